@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// Small string helpers shared by every layer. Pure functions; thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace accel {
+
+std::vector<std::string> split(std::string_view text, char separator);
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+std::string trim(std::string_view text);
+std::string toLower(std::string_view text);
+std::string toUpper(std::string_view text);
+bool startsWith(std::string_view text, std::string_view prefix);
+
+// Levenshtein distance (insert, delete, substitute each cost 1).
+size_t editDistance(std::string_view a, std::string_view b);
+
+// The candidate closest to `word` when it is close enough to be a plausible typo
+// (distance ≤ max(2, |word|/3), or one is a case-insensitive match of the other).
+std::optional<std::string> didYouMean(std::string_view word,
+                                      const std::vector<std::string>& candidates);
+
+// Parses a whole string as a base-10 integer (optional sign); nullopt on anything else.
+std::optional<long long> parseInt(std::string_view text);
+// Parses a whole string as a finite decimal floating-point number; nullopt on anything else.
+std::optional<double> parseDouble(std::string_view text);
+
+// Python's repr() of a float ("1.0", "1e-05", "0.1", "inf"): shortest round-trip digits,
+// scientific notation when the exponent is < -4 or >= 16.
+std::string pythonFloatRepr(double value);
+
+}  // namespace accel

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// THE table of configuration keys. The loader, the writer, validation, the wizard and
+// `accel config show` all read it: adding a key means adding one row in schema.cc.
+// Keys and meanings are Accelerate's (default_config.yaml), so files move freely between tools.
+#pragma once
+
+#include <climits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace accel {
+
+enum class ValueType {
+  Bool,    // true/false (YAML 1.1 words yes/no/on/off too, when unquoted)
+  Int,     // integer within [min, max]
+  Float,   // integer or decimal number
+  String,  // any text; an unquoted number or boolean word is taken as its text
+  Enum,    // one of `choices`
+  List,    // sequence of scalars
+  Map,     // nested map whose keys have their own rows ("fsdp_config.fsdp_version")
+  Scalar,  // any scalar, typed as PyYAML would; strings restricted to `choices` when given
+};
+
+struct KeySpec {
+  std::string_view path;  // "num_processes", or "fsdp_config.fsdp_version" for a nested key
+  ValueType type = ValueType::String;
+  // JSON text of the value a missing key takes (Accelerate's dataclass default); empty = none.
+  std::string_view file_default = {};
+  std::vector<std::string_view> choices = {};
+  std::string_view help = {};
+  // The wizard's question, verbatim from Accelerate; "{}" stands for a device word.
+  std::string_view prompt = {};
+  // JSON text of the wizard's default when it differs from file_default.
+  std::string_view wizard_default = {};
+  long long min = LLONG_MIN;
+  long long max = LLONG_MAX;
+  bool fold_case = false;             // Enum: any case accepted, canonical spelling written
+  std::string_view open_prefix = {};  // Map: unknown keys with this prefix are accepted as-is
+  std::string_view add_prefix = {};   // Map: a key lacking this prefix gets it on load
+};
+
+// Every key, top-level and nested, in table order.
+const std::vector<KeySpec>& configSchema();
+
+// The row for a dotted path, or nullptr.
+const KeySpec* findKey(std::string_view path);
+
+// The row for a dotted path; throws std::logic_error when it does not exist (a programming error).
+const KeySpec& keySpec(std::string_view path);
+
+// Names of the keys directly inside `map_path` ("" for the top level), in table order.
+std::vector<std::string> childKeys(std::string_view map_path);
+
+// The parsed file_default (or wizard_default) of a row; null when it has none.
+nlohmann::json fileDefault(const KeySpec& spec);
+nlohmann::json wizardDefault(const KeySpec& spec);
+
+// "true or false", "an integer from 0 to 65535", "one of: no, fp16, bf16, fp8", …
+std::string describeType(const KeySpec& spec);
+
+}  // namespace accel

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal to the wizard: the question groups, one function each, sharing WizardState.
+#pragma once
+
+#include <string>
+
+#include "lib/config/asker.h"
+#include "lib/config/config.h"
+
+namespace accel::wizard {
+
+struct WizardState {
+  Asker& ask;
+  Config config;                 // values answered so far
+  std::string type = "NO";       // distributed_type as it evolves (MULTI_GPU -> FSDP, …)
+  long long num_machines = 1;
+  bool use_cpu = false;
+  bool dynamo = false;
+  bool deepspeed_json = false;   // DeepSpeed configured by a JSON file: no precision question
+};
+
+// The schema's prompt for a key; "{}" replaced by `word` when given.
+std::string promptFor(std::string_view key, std::string_view word = {});
+
+void askDynamo(WizardState& s);
+void askDeepSpeed(WizardState& s);
+void askFsdp(WizardState& s);
+void askMegatron(WizardState& s);
+void askFp8(WizardState& s);
+
+}  // namespace accel::wizard

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/config/writer.h"
+
+#include <nlohmann/json.hpp>
+
+#include "lib/common/atomic_file.h"
+#include "lib/config/config.h"
+#include "lib/config/yaml_scalar.h"
+
+namespace accel {
+
+namespace {
+
+using nlohmann::json;
+
+bool droppedAtTopLevel(const json& v) { return v.is_null() || (v.is_object() && v.empty()); }
+
+std::string scalar(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case json::value_t::number_integer: return std::to_string(v.get<long long>());
+    case json::value_t::number_unsigned: return std::to_string(v.get<unsigned long long>());
+    case json::value_t::number_float: return formatYamlFloat(v.get<double>());
+    case json::value_t::string: return formatYamlString(v.get_ref<const std::string&>());
+    case json::value_t::object: return "{}";
+    case json::value_t::array: return "[]";
+    default: return "null";
+  }
+}
+
+bool isBlockCollection(const json& v) { return (v.is_object() || v.is_array()) && !v.empty(); }
+
+void emitMap(std::string& out, const json& map, size_t indent, bool top_level);
+
+// Emits a sequence the way PyYAML does inside a mapping: items flush with the parent key.
+void emitSequence(std::string& out, const json& list, size_t indent) {
+  for (const auto& item : list) {
+    out += std::string(indent, ' ') + "-";
+    if (item.is_object() && !item.empty()) {
+      std::string nested;
+      emitMap(nested, item, indent + 2, false);
+      out += " " + nested.substr(indent + 2);  // first key shares the dash's line
+    } else if (item.is_array() && !item.empty()) {
+      std::string nested;
+      emitSequence(nested, item, indent + 2);
+      out += " " + nested.substr(indent + 2);
+    } else {
+      out += " " + scalar(item) + "\n";
+    }
+  }
+}
+
+void emitMap(std::string& out, const json& map, size_t indent, bool top_level) {
+  for (const auto& [key, value] : map.items()) {  // nlohmann objects iterate in sorted order
+    if (top_level && droppedAtTopLevel(value)) continue;
+    out += std::string(indent, ' ') + formatYamlString(key) + ":";
+    if (!isBlockCollection(value)) {
+      out += " " + scalar(value) + "\n";
+    } else if (value.is_object()) {
+      out += "\n";
+      emitMap(out, value, indent + 2, false);
+    } else {
+      out += "\n";
+      emitSequence(out, value, indent);
+    }
+  }
+}
+
+json withoutDropped(const json& values) {
+  json kept = json::object();
+  for (const auto& [key, value] : values.items()) {
+    if (!droppedAtTopLevel(value)) kept[key] = value;
+  }
+  return kept;
+}
+
+}  // namespace
+
+std::string toYaml(const json& values) {
+  std::string out;
+  emitMap(out, values, 0, true);
+  return out.empty() ? "{}\n" : out;
+}
+
+std::string toJson(const json& values) {
+  return withoutDropped(values).dump(2, ' ', /*ensure_ascii=*/true) + "\n";
+}
+
+std::string serializeConfig(const json& values, const std::string& path) {
+  return isJsonPath(path) ? toJson(values) : toYaml(values);
+}
+
+void saveConfig(const json& values, const std::string& path, bool create_parents) {
+  writeFileAtomic(path, serializeConfig(values, path), create_parents);
+}
+
+}  // namespace accel

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/config/yaml_scalar.h"
+
+#include <cmath>
+#include <regex>
+
+#include "lib/common/strings.h"
+
+namespace accel {
+
+namespace {
+
+// The implicit resolvers of PyYAML 6 (resolver.py), verbatim.
+const std::regex kBool("yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF");
+const std::regex kNull("~|null|Null|NULL|");
+const std::regex kInt(
+    "[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
+    "|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+");
+const std::regex kFloat(
+    "[-+]?(?:[0-9][0-9_]*)\\.[0-9_]*(?:[eE][-+][0-9]+)?|\\.[0-9_]+(?:[eE][-+][0-9]+)?"
+    "|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\\.[0-9_]*|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN)");
+const std::regex kTimestamp(
+    "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
+    "|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \\t]+)[0-9][0-9]?:[0-9][0-9]"
+    ":[0-9][0-9](?:\\.[0-9]*)?(?:[ \\t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?");
+
+std::string withoutUnderscores(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c != '_') out += c;
+  }
+  return out;
+}
+
+// Base-60 "1:30" → 90, as PyYAML's construct_yaml_int/float do.
+double sexagesimal(const std::string& digits) {
+  double value = 0;
+  for (const auto& part : split(digits, ':')) value = value * 60 + std::stod(part);
+  return value;
+}
+
+long long constructInt(std::string_view text) {
+  std::string v = withoutUnderscores(text);
+  int sign = 1;
+  if (!v.empty() && (v[0] == '-' || v[0] == '+')) {
+    if (v[0] == '-') sign = -1;
+    v.erase(0, 1);
+  }
+  if (v == "0") return 0;
+  if (startsWith(v, "0b")) return sign * std::stoll(v.substr(2), nullptr, 2);
+  if (startsWith(v, "0x")) return sign * std::stoll(v.substr(2), nullptr, 16);
+  if (v[0] == '0') return sign * std::stoll(v, nullptr, 8);
+  if (v.find(':') != std::string::npos) return sign * static_cast<long long>(sexagesimal(v));
+  return sign * std::stoll(v);
+}
+
+double constructFloat(std::string_view text) {
+  std::string v = toLower(withoutUnderscores(text));
+  double sign = 1;
+  if (!v.empty() && (v[0] == '-' || v[0] == '+')) {
+    if (v[0] == '-') sign = -1;
+    v.erase(0, 1);
+  }
+  if (v == ".inf") return sign * HUGE_VAL;
+  if (v == ".nan") return std::nan("");
+  if (v.find(':') != std::string::npos) return sign * sexagesimal(v);
+  return sign * std::stod(v);
+}
+
+bool isLineBreak(char c) { return c == '\n'; }
+bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\0'; }
+
+struct Analysis {
+  bool allow_block_plain = true;
+  bool allow_single_quoted = true;
+};
+
+// PyYAML's Emitter.analyze_scalar, for block context and allow_unicode=False (safe_dump's
+// default): any byte outside printable ASCII forces double quotes.
+Analysis analyze(std::string_view s) {
+  bool block_indicators = startsWith(s, "---") || startsWith(s, "...");
+  bool line_breaks = false, special = false;
+  bool leading_space = false, leading_break = false, trailing_space = false,
+       trailing_break = false, break_space = false, space_break = false;
+  bool previous_space = false, previous_break = false;
+  bool preceded_by_whitespace = true;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char ch = s[i];
+    bool followed_by_whitespace = i + 1 >= s.size() || isBlank(s[i + 1]);
+    if (i == 0) {
+      if (std::string_view("#,[]{}&*!|>'\"%@`").find(ch) != std::string_view::npos) {
+        block_indicators = true;
+      }
+      if ((ch == '?' || ch == ':' || ch == '-') && followed_by_whitespace) block_indicators = true;
+    } else {
+      if (ch == ':' && followed_by_whitespace) block_indicators = true;
+      if (ch == '#' && preceded_by_whitespace) block_indicators = true;
+    }
+    if (isLineBreak(ch)) line_breaks = true;
+    if (!(ch == '\n' || (ch >= 0x20 && ch <= 0x7E))) special = true;
+    if (ch == ' ') {
+      if (i == 0) leading_space = true;
+      if (i + 1 == s.size()) trailing_space = true;
+      if (previous_break) break_space = true;
+      previous_space = true;
+      previous_break = false;
+    } else if (isLineBreak(ch)) {
+      if (i == 0) leading_break = true;
+      if (i + 1 == s.size()) trailing_break = true;
+      if (previous_space) space_break = true;
+      previous_space = false;
+      previous_break = true;
+    } else {
+      previous_space = previous_break = false;
+    }
+    preceded_by_whitespace = isBlank(ch);
+  }
+  Analysis a;
+  if (leading_space || leading_break || trailing_space || trailing_break || line_breaks ||
+      block_indicators) {
+    a.allow_block_plain = false;
+  }
+  if (break_space || space_break || special) a.allow_block_plain = a.allow_single_quoted = false;
+  // PyYAML folds multi-line single-quoted scalars; accel writes them double-quoted instead,
+  // which every YAML reader reads back as the same string.
+  if (line_breaks) a.allow_single_quoted = false;
+  return a;
+}
+
+// Decodes one UTF-8 sequence starting at s[i]; invalid bytes decode as themselves.
+unsigned decodeUtf8(std::string_view s, size_t& i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t extra = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
+  if (extra == 0 || i + extra >= s.size()) {
+    ++i;
+    return c;
+  }
+  unsigned cp = c & (0x3Fu >> extra);
+  for (size_t k = 1; k <= extra; ++k) {
+    cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
+  }
+  i += extra + 1;
+  return cp;
+}
+
+std::string doubleQuoted(std::string_view s) {
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size();) {
+    unsigned cp = decodeUtf8(s, i);
+    const char* named = nullptr;
+    switch (cp) {
+      case 0x00: named = "0"; break;
+      case 0x07: named = "a"; break;
+      case 0x08: named = "b"; break;
+      case 0x09: named = "t"; break;
+      case 0x0A: named = "n"; break;
+      case 0x0B: named = "v"; break;
+      case 0x0C: named = "f"; break;
+      case 0x0D: named = "r"; break;
+      case 0x1B: named = "e"; break;
+      case '"': named = "\""; break;
+      case '\\': named = "\\"; break;
+      case 0x85: named = "N"; break;
+      case 0xA0: named = "_"; break;
+      case 0x2028: named = "L"; break;
+      case 0x2029: named = "P"; break;
+      default: break;
+    }
+    char buffer[16];
+    if (named) {
+      out += '\\';
+      out += named;
+    } else if (cp >= 0x20 && cp <= 0x7E) {
+      out += static_cast<char>(cp);
+    } else if (cp <= 0xFF) {
+      std::snprintf(buffer, sizeof buffer, "\\x%02X", cp);
+      out += buffer;
+    } else if (cp <= 0xFFFF) {
+      std::snprintf(buffer, sizeof buffer, "\\u%04X", cp);
+      out += buffer;
+    } else {
+      std::snprintf(buffer, sizeof buffer, "\\U%08X", cp);
+      out += buffer;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+ResolvedScalar resolvePlainScalar(std::string_view text) {
+  const std::string s(text);
+  ResolvedScalar r;
+  if (std::regex_match(s, kNull)) {
+    r.kind = ScalarKind::Null;
+  } else if (std::regex_match(s, kBool)) {
+    r.kind = ScalarKind::Bool;
+    char c = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+    r.boolean = c == 'y' || c == 't' || (c == 'o' && s.size() == 2);
+  } else if (std::regex_match(s, kInt)) {
+    r.kind = ScalarKind::Int;
+    try {
+      r.integer = constructInt(s);
+    } catch (const std::exception&) {
+      r.kind = ScalarKind::String;  // out of int64 range: keep the text rather than guess
+    }
+  } else if (std::regex_match(s, kFloat)) {
+    r.kind = ScalarKind::Float;
+    r.real = constructFloat(s);
+  } else if (std::regex_match(s, kTimestamp)) {
+    r.kind = ScalarKind::Timestamp;
+  } else if (s == "<<" || s == "=") {
+    r.kind = ScalarKind::Special;
+  }
+  return r;
+}
+
+std::string formatYamlString(std::string_view text) {
+  Analysis a = analyze(text);
+  bool reads_back_as_string = resolvePlainScalar(text).kind == ScalarKind::String;
+  if (reads_back_as_string && a.allow_block_plain && !text.empty()) return std::string(text);
+  if (a.allow_single_quoted) {
+    std::string out = "'";
+    for (char c : text) {
+      if (c == '\'') out += '\'';
+      out += c;
+    }
+    return out + "'";
+  }
+  return doubleQuoted(text);
+}
+
+std::string formatYamlFloat(double value) {
+  if (std::isnan(value)) return ".nan";
+  if (std::isinf(value)) return value > 0 ? ".inf" : "-.inf";
+  std::string repr = toLower(pythonFloatRepr(value));
+  if (repr.find('.') == std::string::npos && repr.find('e') != std::string::npos) {
+    repr.replace(repr.find('e'), 1, ".0e");
+  }
+  return repr;
+}
+
+}  // namespace accel

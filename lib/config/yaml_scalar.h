@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// PyYAML's (YAML 1.1) rules for plain scalars: how a reader types them and how a writer must
+// quote strings so that Accelerate's `yaml.safe_load` reads back exactly what accel wrote.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace accel {
+
+enum class ScalarKind { Null, Bool, Int, Float, Timestamp, Special, String };
+
+struct ResolvedScalar {
+  ScalarKind kind = ScalarKind::String;
+  bool boolean = false;
+  long long integer = 0;
+  double real = 0;
+};
+
+// Types an unquoted scalar exactly as PyYAML's SafeLoader does: "NO" and "off" are booleans,
+// "0x1f" and "017" are integers, "1e8" is a string (YAML 1.1 floats need a dot), "" is null.
+ResolvedScalar resolvePlainScalar(std::string_view text);
+
+// Writes a string value as PyYAML's safe_dump would: plain when that reads back as the same
+// string, else 'single-quoted', else "double-quoted" with escapes.
+std::string formatYamlString(std::string_view text);
+
+// Writes a float as PyYAML does: repr() plus ".0" before a bare exponent; .inf/.nan.
+std::string formatYamlFloat(double value);
+
+}  // namespace accel
