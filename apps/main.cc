@@ -3,6 +3,7 @@
 // line, dispatches to apps/cmd_*.cc, and turns errors into `accel: error: …` and an exit code.
 #include <algorithm>
 #include <iostream>
+#include <set>
 
 #include <CLI/CLI.hpp>
 
@@ -82,10 +83,16 @@ struct Cli {
 
   // Rejects an unknown (sub)command word before CLI11 sees it, with a did-you-mean.
   void checkCommandWords(int argc, char** argv) const {
+    static const std::set<std::string> kFlags = {"-h", "--help", "--version", "--force",
+                                                 "--json"};
     CLI::App* level = const_cast<CLI::App*>(&app);
     for (int i = 1; i < argc && level && level != config_validate && level != help; ++i) {
       std::string word = argv[i];
-      if (word.empty() || word[0] == '-') continue;
+      if (!word.empty() && word[0] == '-') {
+        // An option without "=value" takes the next word as its value.
+        if (word.find('=') == std::string::npos && !kFlags.count(word)) ++i;
+        continue;
+      }
       std::vector<std::string> known = names(level);
       if (known.empty()) return;
       if (std::find(known.begin(), known.end(), word) == known.end()) {
