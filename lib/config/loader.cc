@@ -40,7 +40,9 @@ std::string kindOf(const YAML::Node& node) {
 
 class Loader {
  public:
-  explicit Loader(std::string path) { result_.config.path = std::move(path); }
+  explicit Loader(std::string path) : json_(isJsonPath(path)) {
+    result_.config.path = std::move(path);
+  }
 
   LoadResult run(const std::string& text) {
     YAML::Node root;
@@ -70,6 +72,7 @@ class Loader {
 
  private:
   LoadResult result_;
+  const bool json_;  // a .json file: JSON number syntax applies to unquoted scalars
   json legacy_fp16_;
   json legacy_dynamo_;
   YAML::Mark legacy_dynamo_mark_;
@@ -187,7 +190,7 @@ class Loader {
     if (!node.IsScalar()) return typeError(spec, node, dotted);
     const std::string& text = node.Scalar();
     const bool quoted = isQuoted(node);
-    ResolvedScalar r = quoted ? ResolvedScalar{} : resolvePlainScalar(text);
+    ResolvedScalar r = quoted ? ResolvedScalar{} : resolve(text);
     switch (spec.type) {
       case ValueType::Bool:
         if (r.kind == ScalarKind::Bool) return json(r.boolean);
@@ -277,7 +280,7 @@ class Loader {
       return map;
     }
     if (isQuoted(node)) return node.Scalar();
-    ResolvedScalar r = resolvePlainScalar(node.Scalar());
+    ResolvedScalar r = resolve(node.Scalar());
     switch (r.kind) {
       case ScalarKind::Null: return json();
       case ScalarKind::Bool: return r.boolean;
@@ -285,6 +288,15 @@ class Loader {
       case ScalarKind::Float: return r.real;
       default: return node.Scalar();
     }
+  }
+
+  ResolvedScalar resolve(const std::string& text) const {
+    ResolvedScalar r = resolvePlainScalar(text);
+    if (json_ && r.kind == ScalarKind::String && isJsonNumber(text)) {
+      r.kind = ScalarKind::Float;  // "1e-05": what Python's json.dumps writes for small floats
+      r.real = std::stod(text);
+    }
+    return r;
   }
 
   // Accelerate's process_config, applied to what was read.

@@ -15,14 +15,16 @@ using nlohmann::json;
 
 bool droppedAtTopLevel(const json& v) { return v.is_null() || (v.is_object() && v.empty()); }
 
-std::string scalar(const json& v) {
+// `column` is where the value starts on its line and `indent` where folded lines continue.
+std::string scalar(const json& v, int column = -1, int indent = 0) {
   switch (v.type()) {
     case json::value_t::null: return "null";
     case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
     case json::value_t::number_integer: return std::to_string(v.get<long long>());
     case json::value_t::number_unsigned: return std::to_string(v.get<unsigned long long>());
     case json::value_t::number_float: return formatYamlFloat(v.get<double>());
-    case json::value_t::string: return formatYamlString(v.get_ref<const std::string&>());
+    case json::value_t::string:
+      return formatYamlString(v.get_ref<const std::string&>(), column, indent);
     case json::value_t::object: return "{}";
     case json::value_t::array: return "[]";
     default: return "null";
@@ -46,7 +48,8 @@ void emitSequence(std::string& out, const json& list, size_t indent) {
       emitSequence(nested, item, indent + 2);
       out += " " + nested.substr(indent + 2);
     } else {
-      out += " " + scalar(item) + "\n";
+      const int at = static_cast<int>(indent) + 2;
+      out += " " + scalar(item, at, at) + "\n";
     }
   }
 }
@@ -54,9 +57,11 @@ void emitSequence(std::string& out, const json& list, size_t indent) {
 void emitMap(std::string& out, const json& map, size_t indent, bool top_level) {
   for (const auto& [key, value] : map.items()) {  // nlohmann objects iterate in sorted order
     if (top_level && droppedAtTopLevel(value)) continue;
-    out += std::string(indent, ' ') + formatYamlString(key) + ":";
+    const std::string key_text = formatYamlString(key);
+    out += std::string(indent, ' ') + key_text + ":";
     if (!isBlockCollection(value)) {
-      out += " " + scalar(value) + "\n";
+      const int column = static_cast<int>(indent + key_text.size()) + 2;
+      out += " " + scalar(value, column, static_cast<int>(indent) + 2) + "\n";
     } else if (value.is_object()) {
       out += "\n";
       emitMap(out, value, indent + 2, false);

@@ -215,19 +215,65 @@ ResolvedScalar resolvePlainScalar(std::string_view text) {
   return r;
 }
 
-std::string formatYamlString(std::string_view text) {
+namespace {
+
+constexpr int kBestWidth = 80;  // PyYAML's default line width
+
+// PyYAML's write_plain / write_single_quoted folding: a single space after a word that ends
+// past the width becomes a line break plus indentation. `quoted` adds the single-quote rules.
+std::string fold(std::string_view text, int column, int indent, bool quoted) {
+  std::string out;
+  int col = column;
+  bool spaces = false;
+  size_t start = 0;
+  for (size_t end = 0; end <= text.size(); ++end) {
+    const bool at_end = end == text.size();
+    const char ch = at_end ? '\0' : text[end];
+    if (spaces) {
+      if (at_end || ch != ' ') {
+        bool may_break = start + 1 == end && col > kBestWidth && column >= 0 &&
+                         (!quoted || (start != 0 && !at_end));
+        if (may_break) {
+          out += "\n" + std::string(static_cast<size_t>(indent), ' ');
+          col = indent;
+        } else {
+          out.append(text.substr(start, end - start));
+          col += static_cast<int>(end - start);
+        }
+        start = end;
+      }
+    } else if (at_end || ch == ' ' || (quoted && ch == '\'')) {
+      out.append(text.substr(start, end - start));
+      col += static_cast<int>(end - start);
+      start = end;
+    }
+    if (quoted && ch == '\'') {
+      out += "''";
+      col += 2;
+      start = end + 1;
+    }
+    if (!at_end) spaces = ch == ' ';
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string formatYamlString(std::string_view text, int column, int indent) {
   Analysis a = analyze(text);
   bool reads_back_as_string = resolvePlainScalar(text).kind == ScalarKind::String;
-  if (reads_back_as_string && a.allow_block_plain && !text.empty()) return std::string(text);
+  if (reads_back_as_string && a.allow_block_plain && !text.empty()) {
+    return fold(text, column, indent, false);
+  }
   if (a.allow_single_quoted) {
-    std::string out = "'";
-    for (char c : text) {
-      if (c == '\'') out += '\'';
-      out += c;
-    }
-    return out + "'";
+    return "'" + fold(text, column < 0 ? column : column + 1, indent, true) + "'";
   }
   return doubleQuoted(text);
+}
+
+bool isJsonNumber(std::string_view text) {
+  static const std::regex number("-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?");
+  return std::regex_match(std::string(text), number);
 }
 
 std::string formatYamlFloat(double value) {

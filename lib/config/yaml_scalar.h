@@ -23,8 +23,14 @@ struct ResolvedScalar {
 ResolvedScalar resolvePlainScalar(std::string_view text);
 
 // Writes a string value as PyYAML's safe_dump would: plain when that reads back as the same
-// string, else 'single-quoted', else "double-quoted" with escapes.
-std::string formatYamlString(std::string_view text);
+// string, else 'single-quoted', else "double-quoted" with escapes. A value placed at `column`
+// is folded at spaces past column 80 onto lines indented by `indent`, as PyYAML does; keys
+// (column < 0) are never folded.
+std::string formatYamlString(std::string_view text, int column = -1, int indent = 0);
+
+// True for a JSON number token ("1e-05", "-2", "0.5"); in .json files these are numbers even
+// where YAML 1.1 would read a string.
+bool isJsonNumber(std::string_view text);
 
 // Writes a float as PyYAML does: repr() plus ".0" before a bare exponent; .inf/.nan.
 std::string formatYamlFloat(double value);

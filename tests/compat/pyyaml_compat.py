@@ -116,6 +116,13 @@ def run_accel(accel, args, timeout=60):
     return p.returncode, out
 
 
+def validate_ok(accel, path):
+    """`accel config validate PATH` must exit 0 and print `PATH: ok`."""
+    rc, out = run_accel(accel, ["config", "validate", path])
+    good = rc == 0 and (path + ": ok") in out.splitlines()
+    return good, "rc=%d\n%s" % (rc, out)
+
+
 def is_json_text(text):
     return text.lstrip().startswith("{")
 
@@ -217,8 +224,8 @@ def check_existing_files(res, accel, label, directory, tmp):
                       "PyYAML loads %s %r (a bare int breaks Accelerate's gpu_ids.split)" % (type_name(v), v))
 
         # accel must accept it, and (for YAML content) leave it untouched.
-        rc, out = run_accel(accel, ["config", "validate", path])
-        res.check(rc == 0, tag + ": accel config validate exits 0", "rc=%d\n%s" % (rc, out))
+        good, detail = validate_ok(accel, path)
+        res.check(good, tag + ": accel config validate prints ok and exits 0", detail)
         if not is_json_text(text):
             copy_path = os.path.join(tmp, "%s__%s" % (label, fname))
             shutil.copyfile(path, copy_path)
@@ -284,11 +291,16 @@ def build_cases():
         distributed_type="MULTI_GPU", gpu_ids="all", mixed_precision="bf16", num_processes=16,
         num_machines=2, main_process_ip="10.0.0.1", main_process_port=29500), "yaml", False))
 
-    # Two machines, not on the same network, c10d rendezvous, rank 1.
+    # Two machines, not on the same network, c10d rendezvous, rank 1, a host
+    # name instead of an IP and port 0 ("pick a free port").
     cases.append(("two_machines_c10d_rank1", wizard(
         distributed_type="MULTI_GPU", gpu_ids="all", mixed_precision="bf16", num_processes=16,
-        num_machines=2, machine_rank=1, main_process_ip="10.0.0.1", main_process_port=29500,
+        num_machines=2, machine_rank=1, main_process_ip="node-0.cluster.local", main_process_port=0,
         rdzv_backend="c10d", same_network=False), "yaml", False))
+
+    # §2.3: a single GPU id must stay a quoted string ('1'), never an int.
+    cases.append(("no_distributed_single_gpu_id", wizard(
+        distributed_type="NO", gpu_ids="1", mixed_precision="bf16", num_processes=1), "yaml", False))
 
     # §2.4: DeepSpeed ZeRO-3, CPU offload, clipping 1.0, 16-bit save, zero.Init.
     cases.append(("deepspeed_zero3", wizard(
@@ -300,6 +312,27 @@ def build_cases():
             "offload_param_device": "cpu",
             "zero3_init_flag": True,
             "zero3_save_16bit_model": True,
+            "zero_stage": 3,
+        }), "yaml", False))
+
+    # §2.4 / §1.2 E16-E19: multi-node DeepSpeed with pdsh, NVMe offload, MoE.
+    cases.append(("deepspeed_multinode_pdsh", wizard(
+        distributed_type="DEEPSPEED", mixed_precision="bf16", num_processes=16, num_machines=2,
+        main_process_ip="10.0.0.1", main_process_port=29500,
+        deepspeed_config={
+            "deepspeed_exclusion_filter": "worker-1:0",
+            "deepspeed_hostfile": "/home/user/hostfile",
+            "deepspeed_inclusion_filter": "worker-0@worker-1:0,2",
+            "deepspeed_moe_layer_cls_names": "MixtralSparseMoeBlock",
+            "deepspeed_multinode_launcher": "pdsh",
+            "gradient_accumulation_steps": 8,
+            "gradient_clipping": 0.5,
+            "offload_optimizer_device": "nvme",
+            "offload_optimizer_nvme_path": "/nvme",
+            "offload_param_device": "nvme",
+            "offload_param_nvme_path": "/nvme",
+            "zero3_init_flag": True,
+            "zero3_save_16bit_model": False,
             "zero_stage": 3,
         }), "yaml", False))
 
@@ -413,6 +446,38 @@ def build_cases():
             "megatron_lm_use_distributed_optimizer": True,
         }), "yaml", False))
 
+    # §1.2 L: TPU cluster.  tpu_use_sudo is stored as the raw answer string
+    # by the wizard (no converter), so 'yes' must survive as a str.
+    cases.append(("xla_tpu_cluster", wizard(
+        distributed_type="XLA", mixed_precision="no", num_processes=8,
+        main_training_function="train_fn", tpu_use_cluster=True, tpu_use_sudo="yes",
+        tpu_name="my-tpu", tpu_zone="us-central1-a",
+        commands=["pip install accelerate", "echo done"],
+        tpu_vm=["tpu-vm-0", "tpu-vm-1"], tpu_env=["FOO=1", "BAR=2"]), "yaml", False))
+
+    # §2.4: mpirun hostfile under a home directory with a non-ASCII name
+    # (PyYAML escapes it as "\xE9").
+    cases.append(("multi_cpu_mpirun_non_ascii_path", wizard(
+        distributed_type="MULTI_CPU", mixed_precision="no", num_processes=4, use_cpu=True,
+        mpirun_config={"mpirun_hostfile": "/home/jos\u00e9/hostfile"}), "yaml", False))
+
+    # Long plain strings: PyYAML's emitter folds plain scalars at spaces once
+    # a line passes 80 columns (best_width), e.g. a TPU startup command or a
+    # layer-class list written with ", ".
+    cases.append(("long_strings_folded_by_pyyaml", wizard(
+        distributed_type="XLA", mixed_precision="no", num_processes=8,
+        tpu_use_cluster=True, tpu_name="my-tpu", tpu_zone="us-central1-a",
+        commands=["pip install accelerate transformers datasets evaluate && "
+                  "git clone https://github.com/huggingface/accelerate && cd accelerate"]), "yaml", False))
+    cases.append(("long_layer_list_folded_by_pyyaml", wizard(
+        distributed_type="FSDP", mixed_precision="bf16", num_processes=4,
+        fsdp_config={
+            "fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP",
+            "fsdp_transformer_layer_cls_to_wrap":
+                "BertLayer, BertEmbeddings, BertSelfOutput, BertIntermediate, BertOutput, BertPooler",
+            "fsdp_version": 2,
+        }), "yaml", False))
+
     # §2.2 / §2.6: legacy fp16 + top-level dynamo_backend.
     cases.append(("legacy_fp16_dynamo_backend", {
         "compute_environment": "LOCAL_MACHINE",
@@ -456,6 +521,12 @@ def build_cases():
     cases.append(("config_default_json_in_yaml_name", default_json, "json_as_yaml", False))
     # The same content under a .json name is read and written as JSON.
     cases.append(("config_default_json_file", copy.deepcopy(default_json), "json", False))
+    # A .json config whose float Python's json module writes with an exponent
+    # and no dot (repr(1e-05) == '1e-05'): a JSON number, not a string.
+    cases.append(("json_file_exponent_float", wizard(
+        distributed_type="DEEPSPEED", mixed_precision="bf16", num_processes=2,
+        deepspeed_config={"gradient_accumulation_steps": 1, "gradient_clipping": 1e-05,
+                          "zero3_init_flag": False, "zero_stage": 2}), "json", False))
     return cases
 
 
@@ -497,8 +568,8 @@ def check_written_by_pyyaml(res, accel, tmp):
             text = canonical_json(data)
         write_text(src, text)
 
-        rc, out = run_accel(accel, ["config", "validate", src])
-        res.check(rc == 0, tag + ": accel config validate exits 0", "rc=%d\n%s\n--- file:\n%s" % (rc, out, text))
+        good, detail = validate_ok(accel, src)
+        res.check(good, tag + ": accel config validate prints ok and exits 0", detail + "\n--- file:\n" + text)
 
         upd = os.path.join(tmp, "upd_" + name + ext)
         shutil.copyfile(src, upd)
@@ -560,8 +631,8 @@ def check_written_by_pyyaml(res, accel, tmp):
                       short_diff(first, second, "first update", "second update"))
 
         # And accel must still accept what it wrote.
-        rc, out = run_accel(accel, ["config", "validate", upd])
-        res.check(rc == 0, tag + ": accel config validate accepts the updated file", "rc=%d\n%s" % (rc, out))
+        good, detail = validate_ok(accel, upd)
+        res.check(good, tag + ": accel config validate accepts the updated file", detail)
 
 
 # --------------------------------------------------------------------------
@@ -596,8 +667,8 @@ def check_bad_inputs(res, accel, tmp):
         path = os.path.join(tmp, "bad_" + name + ".yaml")
         write_text(path, raw)
 
-        rc, out = run_accel(accel, ["config", "validate", path])
-        res.check(rc == 0, tag + ": accel config validate exits 0", "rc=%d\n%s\n--- file:\n%s" % (rc, out, raw))
+        good, detail = validate_ok(accel, path)
+        res.check(good, tag + ": accel config validate prints ok and exits 0", detail + "\n--- file:\n" + raw)
 
         rc, out = run_accel(accel, ["config", "update", "--config_file", path])
         if not res.check(rc == 0, tag + ": accel config update exits 0", "rc=%d\n%s" % (rc, out)):

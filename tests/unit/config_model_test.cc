@@ -127,3 +127,37 @@ TEST_CASE("round trip: write, load, write is byte-identical", "[writer][roundtri
     CHECK(written == text);  // the checked-in files are canonical already
   }
 }
+
+TEST_CASE("writer: long values fold at column 80 exactly as PyYAML folds them", "[writer]") {
+  // Expected text produced by PyYAML 6 yaml.safe_dump on the same dict.
+  json v = {{"fsdp_config",
+             {{"fsdp_transformer_layer_cls_to_wrap",
+               "BertLayer, BertEmbeddings, BertSelfOutput, BertIntermediate, BertOutput, "
+               "BertPooler"}}},
+            {"commands", {"echo one two three four five six seven eight nine ten eleven twelve "
+                          "thirteen fourteen"}},
+            {"q", "it's a long quoted value: with colon space and more words to pass the eighty "
+                  "column limit ok"}};
+  CHECK(toYaml(v) ==
+        "commands:\n- echo one two three four five six seven eight nine ten eleven twelve "
+        "thirteen fourteen\nfsdp_config:\n  fsdp_transformer_layer_cls_to_wrap: BertLayer, "
+        "BertEmbeddings, BertSelfOutput, BertIntermediate,\n    BertOutput, BertPooler\nq: "
+        "'it''s a long quoted value: with colon space and more words to pass the eighty\n  "
+        "column limit ok'\n");
+  json cfg = {{"distributed_type", "NO"}, {"commands", v["commands"]},
+              {"fsdp_config", v["fsdp_config"]}, {"main_process_ip", v["q"]}};
+  auto back = parseConfigText(toYaml(cfg), "t.yaml");  // folded lines read back unchanged
+  REQUIRE(back.errors.empty());
+  CHECK(back.config.values == cfg);
+}
+
+TEST_CASE("loader: JSON number syntax applies in .json files only", "[loader]") {
+  auto j = parseConfigText("{\"distributed_type\": \"NO\", \"deepspeed_config\": "
+                           "{\"gradient_clipping\": 1e-05}}", "c.json");
+  REQUIRE(j.errors.empty());
+  CHECK(*j.config.find("deepspeed_config.gradient_clipping") == 1e-05);
+  auto y = parseConfigText("distributed_type: 'NO'\ndeepspeed_config:\n  gradient_clipping: 1e-05\n",
+                           "c.yaml");
+  REQUIRE(y.errors.size() == 1);  // PyYAML reads 1e-05 as a string; so does accel in YAML
+  CHECK(y.errors[0].where == "c.yaml:3:22");
+}

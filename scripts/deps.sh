@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what accel needs to build and test on Debian 12 (idempotent: apt-get runs only when
+# a package is missing). Sourced by scripts/demo and scripts/test.
+set -euo pipefail
+
+ACCEL_PACKAGES=(
+  cmake ninja-build g++ ccache pkg-config
+  libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libboost-dev libboost-filesystem-dev
+  libfmt-dev catch2 libgloo-dev
+  python3-yaml
+)
+
+accel_install_deps() {
+  local missing=()
+  for p in "${ACCEL_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "scripts: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# Configures (if needed) and builds one build directory: accel_build DIR [cmake args...]
+accel_build() {
+  local dir=$1
+  shift
+  mkdir -p "$dir"
+  cmake -S "$ACCEL_ROOT" -B "$dir" -G Ninja "$@" >"$dir/configure.log" 2>&1 || {
+    cat "$dir/configure.log"
+    echo "scripts: cmake configure of $dir failed" >&2
+    return 1
+  }
+  grep -E '^-- (accel|  \[)' "$dir/configure.log" || true
+  cmake --build "$dir" -j "$(nproc)" >"$dir/build.log" 2>&1 || {
+    tail -n 60 "$dir/build.log"
+    echo "scripts: build of $dir failed (full log: $dir/build.log)" >&2
+    return 1
+  }
+}
