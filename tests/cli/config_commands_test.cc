@@ -216,3 +216,34 @@ TEST_CASE("config-templates: every file validates through the real binary", "[co
   CHECK(r.exit_code == 0);
   CHECK(r.err.empty());
 }
+
+TEST_CASE("config default counts GPUs through NVML and honours CUDA_VISIBLE_DEVICES", "[config][gpu]") {
+  TempDir dir;
+  auto configure = [&](const std::string& gpus, const std::string& visible,
+                       const std::string& fail = "") {
+    auto r = run({accelBinary(), "config", "default", "--force"}, {},
+                 {{"HF_HOME", dir.file("hf")}, {"ACCEL_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+                  {"FAKE_NVML_GPUS", gpus}, {"CUDA_VISIBLE_DEVICES", visible},
+                  {"FAKE_NVML_FAIL", fail}});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    return std::make_pair(r.out, slurp(dir.file("hf/accelerate/default_config.yaml")));
+  };
+  auto [out4, four] = configure("4", "");
+  CHECK(contains(out4, "found 4 GPU(s) (nvml)"));
+  CHECK(contains(four, "distributed_type: MULTI_GPU\n"));
+  CHECK(contains(four, "num_processes: 4\n"));
+  CHECK(contains(four, "use_cpu: false\n"));
+  auto [out1, one] = configure("1", "");
+  CHECK(contains(one, "distributed_type: 'NO'\n"));
+  CHECK(contains(one, "num_processes: 1\n"));
+  CHECK(contains(one, "use_cpu: false\n"));
+  auto [out2, two] = configure("4", "2,3");
+  CHECK(contains(two, "num_processes: 2\n"));
+  auto [out_bad, bad] = configure("4", "0,7,1");  // CUDA stops at the first invalid index
+  CHECK(contains(bad, "distributed_type: 'NO'\n"));
+  auto [out_fail, failed] = configure("4", "", "init");
+  CHECK(contains(out_fail, "no GPU found"));
+  CHECK(contains(out_fail, "nvmlInit_v2 failed"));
+  CHECK(contains(failed, "use_cpu: true\n"));
+}

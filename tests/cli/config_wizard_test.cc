@@ -14,11 +14,22 @@ namespace {
 
 std::string goldenDir() { return ACCEL_SOURCE_DIR "/tests/golden/"; }
 
-// Runs the wizard with one answer per line, writing to <tmp>/out.yaml.
+// What the wizard writes must survive load -> write unchanged: `accel config update` on a copy.
+void expectRoundTrip(const TempDir& dir, const std::string& file) {
+  std::string copy = dir.write("roundtrip-" + file, slurp(dir.file(file)));
+  auto r = run({accelBinary(), "config", "update", "--config_file", copy});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(slurp(copy) == slurp(dir.file(file)));
+}
+
+// Runs the wizard with one answer per line, writing to <tmp>/out.yaml; round-trips the result.
 accel::test::RunResult wizard(const TempDir& dir, const std::string& answers,
                               const std::string& file = "out.yaml") {
-  return run({accelBinary(), "config", "--config_file", dir.file(file)}, answers,
-             {{"HOME", dir.path()}});
+  auto r = run({accelBinary(), "config", "--config_file", dir.file(file)}, answers,
+               {{"HOME", dir.path()}});
+  if (r.exit_code == 0) expectRoundTrip(dir, file);
+  return r;
 }
 
 void expectGolden(const std::string& answers, const std::string& golden) {
