@@ -16,7 +16,7 @@
 #include "lib/config/validate.h"
 #include "lib/config/wizard.h"
 #include "lib/config/writer.h"
-#include "lib/hardware/gpu_count.h"
+#include "lib/hardware/gpu_probe.h"
 
 namespace accel {
 
@@ -107,21 +107,26 @@ int runConfigDefault(const ConfigFileOption& file, const std::string& mixed_prec
                  "replace it.\n";
     return 0;
   }
-  GpuCount gpus = countGpus();
+  const GpuReport probe = probeGpus();
+  const int gpus = static_cast<int>(probe.devices.size());
   json values = json::object();
   for (const auto& spec : configSchema()) {  // every top-level key Accelerate writes here
     if (spec.path.find('.') == std::string_view::npos && !spec.file_default.empty()) {
       values[std::string(spec.path)] = fileDefault(spec);
     }
   }
-  values["distributed_type"] = gpus.count > 1 ? "MULTI_GPU" : "NO";
-  values["num_processes"] = std::max(gpus.count, 1);
-  values["use_cpu"] = gpus.count == 0;
+  values["distributed_type"] = gpus > 1 ? "MULTI_GPU" : "NO";
+  values["num_processes"] = std::max(gpus, 1);
+  values["use_cpu"] = gpus == 0;
   values["mixed_precision"] = mixed_precision;
-  if (gpus.count > 0) {
-    std::cout << fmt::format("found {} GPU(s) ({})\n", gpus.count, gpus.source);
+  for (const auto& warning : probe.warnings) std::cerr << "accel: warning: " << warning << "\n";
+  if (gpus > 0) {
+    std::cout << fmt::format("found {} GPU(s) ({})\n", gpus, probe.source);
+  } else if (probe.source.empty()) {
+    std::cout << fmt::format("no GPU found ({}); configuring one CPU process\n",
+                             probe.unavailable_reason);
   } else {
-    std::cout << fmt::format("no GPU found: {}; configuring one CPU process\n", gpus.source);
+    std::cout << "no GPU visible (CUDA_VISIBLE_DEVICES); configuring one CPU process\n";
   }
   saveConfig(values, path, /*create_parents=*/true);
   std::cout << "accel configuration saved at " << path << "\n";

@@ -18,5 +18,6 @@ int runConfigDefault(const ConfigFileOption& file, const std::string& mixed_prec
 int runConfigUpdate(const ConfigFileOption& file);
 int runConfigShow(const ConfigFileOption& file, bool as_json);
 int runConfigValidate(const std::vector<std::string>& files);
+int runEnv(const ConfigFileOption& file, bool as_json);
 
 }  // namespace accel

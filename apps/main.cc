@@ -43,6 +43,7 @@ struct Cli {
   CLI::App* config_update = nullptr;
   CLI::App* config_show = nullptr;
   CLI::App* config_validate = nullptr;
+  CLI::App* env = nullptr;
   CLI::App* help = nullptr;
 
   explicit Cli(Options& o) {
@@ -69,6 +70,10 @@ struct Cli {
     config_show->add_flag("--json", o.json, "print JSON");
     config_validate = config->add_subcommand("validate", "Check config files; exit 2 on errors");
     config_validate->add_option("files", o.files, "files to check")->required();
+    env = app.add_subcommand(
+        "env", "Report this machine's hardware, software and config for launches and bug reports");
+    addConfigFile(env, o);
+    env->add_flag("--json", o.json, "print one JSON object (stable keys, see lib/hardware/env_report.h)");
     help = app.add_subcommand("help", "Show help for a command: accel help config default");
     help->add_option("command", o.help_topic, "command path");
   }
@@ -130,6 +135,7 @@ int dispatch(Cli& cli, Options& o) {
   if (cli.config_show->parsed()) return runConfigShow(o.file, o.json);
   if (cli.config_validate->parsed()) return runConfigValidate(o.files);
   if (cli.config->parsed()) return runConfigWizard(o.file);
+  if (cli.env->parsed()) return runEnv(o.file, o.json);
   std::cerr << cli.app.help();
   return static_cast<int>(ExitStatus::Usage);
 }

@@ -22,7 +22,7 @@ const std::vector<std::string_view> kShardingStrategies = {
 
 std::vector<KeySpec> buildSchema() {
   return {
-      // ---- top level ----
+      // ---- top level, in the order of Accelerate's ClusterConfig fields ----
       {.path = "compute_environment", .type = T::Enum, .file_default = R"("LOCAL_MACHINE")",
        .choices = {"LOCAL_MACHINE", "AMAZON_SAGEMAKER"},
        .help = "where the job runs; accel supports LOCAL_MACHINE"},
@@ -82,6 +82,15 @@ std::vector<KeySpec> buildSchema() {
        .help = "bind each process to the CPUs of its GPU's NUMA node",
        .prompt = "Would you like to enable numa efficiency? (Currently only supported on NVIDIA "
                  "hardware). [yes/NO]: "},
+      {.path = "fp8_config", .type = T::Map, .help = "FP8 training settings"},
+      {.path = "deepspeed_config", .type = T::Map, .help = "DeepSpeed settings"},
+      {.path = "fsdp_config", .type = T::Map, .help = "FullyShardedDataParallel settings",
+       .add_prefix = "fsdp_"},
+      {.path = "parallelism_config", .type = T::Map, .help = "N-D parallelism (FSDP2)",
+       .open_prefix = "parallelism_config_"},
+      {.path = "megatron_lm_config", .type = T::Map, .help = "Megatron-LM settings",
+       .open_prefix = "megatron_lm_"},
+      {.path = "mpirun_config", .type = T::Map, .help = "launch CPU workers through mpirun"},
       {.path = "downcast_bf16", .type = T::Scalar, .file_default = "false",
        .help = "TPU only: cast float to bfloat16"},
       {.path = "tpu_name", .type = T::String, .help = "TPU only"},
@@ -92,17 +101,8 @@ std::vector<KeySpec> buildSchema() {
       {.path = "commands", .type = T::List, .help = "TPU only"},
       {.path = "tpu_vm", .type = T::List, .help = "TPU only"},
       {.path = "tpu_env", .type = T::List, .help = "TPU only"},
-      {.path = "mpirun_config", .type = T::Map, .help = "launch CPU workers through mpirun"},
       {.path = "dynamo_config", .type = T::Map, .help = "torch.compile settings",
        .add_prefix = "dynamo_"},
-      {.path = "deepspeed_config", .type = T::Map, .help = "DeepSpeed settings"},
-      {.path = "fsdp_config", .type = T::Map, .help = "FullyShardedDataParallel settings",
-       .add_prefix = "fsdp_"},
-      {.path = "megatron_lm_config", .type = T::Map, .help = "Megatron-LM settings",
-       .open_prefix = "megatron_lm_"},
-      {.path = "parallelism_config", .type = T::Map, .help = "N-D parallelism (FSDP2)",
-       .open_prefix = "parallelism_config_"},
-      {.path = "fp8_config", .type = T::Map, .help = "FP8 training settings"},
 
       // ---- mpirun_config ----
       {.path = "mpirun_config.mpirun_hostfile", .type = T::String, .help = "mpirun hostfile",

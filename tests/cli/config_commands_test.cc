@@ -20,7 +20,8 @@ bool contains(const std::string& text, const std::string& part) {
 
 // Environment for a machine without GPUs whose Accelerate cache lives in `dir`.
 std::map<std::string, std::string> noGpuEnv(const TempDir& dir) {
-  return {{"HF_HOME", dir.file("hf")}, {"ACCEL_NVML_LIBRARY", dir.file("no-such-nvml.so")}};
+  return {{"HF_HOME", dir.file("hf")}, {"ACCEL_NVML_LIBRARY", dir.file("no-such-nvml.so")},
+          {"ACCEL_CUDA_LIBRARY", dir.file("no-such-cuda.so")}};
 }
 
 }  // namespace
@@ -79,6 +80,7 @@ TEST_CASE("config location: HF_HOME, then XDG_CACHE_HOME, then ~/.cache", "[conf
   TempDir dir;
   auto where = [&](std::map<std::string, std::string> env) {
     env["ACCEL_NVML_LIBRARY"] = dir.file("none.so");
+    env["ACCEL_CUDA_LIBRARY"] = dir.file("none.so");
     auto r = run({accelBinary(), "config", "default", "--force"}, {}, env);
     REQUIRE(r.exit_code == 0);
     return r.out;
