@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "lib/launch/launch_options.h"
+
 namespace accel {
 
 struct ConfigFileOption {
@@ -19,5 +21,6 @@ int runConfigUpdate(const ConfigFileOption& file);
 int runConfigShow(const ConfigFileOption& file, bool as_json);
 int runConfigValidate(const std::vector<std::string>& files);
 int runEnv(const ConfigFileOption& file, bool as_json);
+int runLaunch(const LaunchOptions& options);
 
 }  // namespace accel

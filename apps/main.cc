@@ -10,6 +10,7 @@
 #include "apps/commands.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
+#include "lib/config/schema.h"
 
 #ifndef ACCEL_VERSION
 #define ACCEL_VERSION "0.0.0"
@@ -26,7 +27,103 @@ struct Options {
   bool json = false;
   std::vector<std::string> files;
   std::vector<std::string> help_topic;
+  LaunchOptions launch;
+  // Launch flags backed by config keys, read after parsing (only those given count).
+  std::vector<std::pair<std::string, CLI::Option*>> launch_values;
+  std::vector<std::pair<std::string, CLI::Option*>> launch_switches;
+  std::map<std::string, std::string> raw;  // storage CLI11 writes value flags into
+  std::map<std::string, bool> switches;     // and switches (std::map: stable addresses)
 };
+
+// "--name,--name-with-dashes" for a flag that Accelerate spells with underscores.
+std::string spellings(const std::string& name) {
+  std::string dashed = name;
+  std::replace(dashed.begin(), dashed.end(), '_', '-');
+  return dashed == name ? "--" + name : "--" + name + ",--" + dashed;
+}
+
+// A value flag stored under config key `key` (e.g. --zero_stage -> deepspeed_config.zero_stage).
+void addKeyOption(CLI::App* cmd, Options& o, const std::string& flag, const std::string& key) {
+  const KeySpec& spec = keySpec(key);
+  std::string help = std::string(spec.help) + " [config: " + key + "]";
+  o.launch_values.emplace_back(key, cmd->add_option(spellings(flag), o.raw[key], help)->group(
+      key.find('.') == std::string::npos ? "Resources" : "Paradigm settings (as in the config file)"));
+}
+
+// A switch that sets config key `key` to true (e.g. --same_network).
+void addKeySwitch(CLI::App* cmd, Options& o, const std::string& flag, const std::string& key) {
+  std::string help = std::string(keySpec(key).help) + " [config: " + key + "]";
+  // Bound to a bool: CLI11 2.1 would take a string second argument as the flag's target.
+  o.launch_switches.emplace_back(key, cmd->add_flag(spellings(flag), o.switches[key], help)->group("Resources"));
+}
+
+void addLaunch(CLI::App* launch, Options& o) {
+  LaunchOptions& l = o.launch;
+  launch->prefix_command();  // the first word that is not an option starts the program's argv
+  launch->add_option("--config_file,--config-file", l.config_file,
+                     "config file (default: the Accelerate default; --cpu skips it)");
+  auto hardware = [&](const char* name, bool& target, const char* help) {
+    launch->add_flag(spellings(name), target, help)->group("Hardware and paradigm (one at most)");
+  };
+  hardware("cpu", l.cpu, "run CPU workers even when GPUs are present");
+  hardware("multi_gpu", l.multi_gpu, "distributed GPU training (DDP)");
+  hardware("use_deepspeed", l.use_deepspeed, "DeepSpeed (exports Accelerate's ACCELERATE_DEEPSPEED_*)");
+  hardware("use_fsdp", l.use_fsdp, "FSDP (exports Accelerate's FSDP_*)");
+  hardware("use_megatron_lm", l.use_megatron_lm, "Megatron-LM (exports MEGATRON_LM_*)");
+  hardware("tpu", l.tpu, "TPU (not supported by accel; accepted to say so)");
+  for (const char* key : {"num_processes", "num_machines", "machine_rank", "main_process_ip",
+                          "main_process_port", "mixed_precision", "gpu_ids", "rdzv_backend"}) {
+    addKeyOption(launch, o, key, key);
+  }
+  addKeySwitch(launch, o, "same_network", "same_network");
+  addKeySwitch(launch, o, "enable_cpu_affinity", "enable_cpu_affinity");
+  addKeySwitch(launch, o, "debug", "debug");
+  addKeyOption(launch, o, "gradient_accumulation_steps", "deepspeed_config.gradient_accumulation_steps");
+  addKeyOption(launch, o, "dynamo_backend", "dynamo_config.dynamo_backend");
+  addKeyOption(launch, o, "dynamo_mode", "dynamo_config.dynamo_mode");
+  for (const char* key : {"dynamo_use_fullgraph", "dynamo_use_dynamic", "dynamo_use_regional_compilation"}) {
+    addKeySwitch(launch, o, key, std::string("dynamo_config.") + key);
+  }
+  for (const char* map : {"deepspeed_config", "fsdp_config", "megatron_lm_config"}) {
+    for (const auto& key : childKeys(map)) {
+      if (key != "gradient_accumulation_steps") addKeyOption(launch, o, key, std::string(map) + "." + key);
+    }
+  }
+  for (const auto& key : childKeys("fp8_config")) {
+    if (key == "override_linear_precision") continue;
+    addKeyOption(launch, o, key.rfind("fp8_", 0) == 0 ? key : "fp8_" + key, "fp8_config." + key);
+  }
+  const char* g = "Launcher";
+  launch->add_option("--num_cpu_threads_per_process,--num-cpu-threads-per-process", l.num_cpu_threads_per_process,
+                     "OMP_NUM_THREADS per worker (default: $OMP_NUM_THREADS, else physical cores / local workers)")->group(g);
+  launch->add_option("--max_restarts,--max-restarts", l.max_restarts, "restart the whole group up to N times after a failure")->group(g);
+  launch->add_option("--monitor_interval,--monitor-interval", l.monitor_interval, "accepted for torchrun compatibility; accel is event-driven")->group(g);
+  launch->add_option("--grace_period,--grace-period", l.grace_period, "seconds between SIGTERM and SIGKILL when stopping workers (default 10)")->group(g);
+  launch->add_option("-t,--tee", l.tee, "streams on the console: 3 both (default), 1 stdout, 2 stderr, 0 none; or LOCAL_RANK:N,…")->group(g);
+  launch->add_option("--log_dir,--log-dir", l.log_dir, "also write DIR/rank<R>.stdout.log and .stderr.log")->group(g);
+  launch->add_option("--role", l.role, "ROLE_NAME for the workers (default: default)")->group(g);
+  launch->add_option("--local_ranks_filter,--local-ranks-filter", l.local_ranks_filter, "local ranks whose output reaches the console, e.g. 0,3")->group(g);
+  launch->add_option("--python", l.python, "interpreter for .py programs and -m (default: $ACCEL_PYTHON, else python3)")->group(g);
+  launch->add_option("--rdzv_token,--rdzv-token", l.rdzv_token, "secret the rank-0 store requires (multi-machine: the same on every machine)")->group(g);
+  launch->add_option("--rdzv_conf,--rdzv-conf", l.rdzv_conf, "accepted for compatibility (torchrun c10d settings)")->group(g);
+  launch->add_flag("-m,--module", l.module, "run PROGRAM as a Python module (python3 -u -m)")->group(g);
+  launch->add_flag("--no_python,--no-python", l.no_python, "run PROGRAM as it is")->group(g);
+  launch->add_flag("-q,--quiet", l.quiet, "no informational lines from the launcher")->group(g);
+  launch->add_flag("--dry_run,--dry-run", l.dry_run, "print each rank's command and environment, start nothing")->group(g);
+  launch->footer("PROGRAM [ARGS...]: an executable (found on PATH), a .py script (run with python3 -u), or a module with -m. "
+                 "Everything after PROGRAM is passed to it unchanged.");
+}
+
+// After parsing: values and switches the user actually gave, and the program's argv.
+void collectLaunch(CLI::App* launch, Options& o) {
+  for (const auto& [key, option] : o.launch_values) {
+    if (option->count() > 0) o.launch.values[key] = o.raw[key];
+  }
+  for (const auto& [key, option] : o.launch_switches) {
+    if (option->count() > 0) o.launch.values[key] = "true";
+  }
+  o.launch.command = launch->remaining();
+}
 
 void addConfigFile(CLI::App* cmd, Options& o) {
   cmd->add_option("--config_file,--config-file", o.file.path,
@@ -44,6 +141,7 @@ struct Cli {
   CLI::App* config_show = nullptr;
   CLI::App* config_validate = nullptr;
   CLI::App* env = nullptr;
+  CLI::App* launch = nullptr;
   CLI::App* help = nullptr;
 
   explicit Cli(Options& o) {
@@ -74,6 +172,8 @@ struct Cli {
         "env", "Report this machine's hardware, software and config for launches and bug reports");
     addConfigFile(env, o);
     env->add_flag("--json", o.json, "print one JSON object (stable keys, see lib/hardware/env_report.h)");
+    launch = app.add_subcommand("launch", "Start one worker per GPU (or CPU process) and supervise them");
+    addLaunch(launch, o);
     help = app.add_subcommand("help", "Show help for a command: accel help config default");
     help->add_option("command", o.help_topic, "command path");
   }
@@ -91,7 +191,7 @@ struct Cli {
     static const std::set<std::string> kFlags = {"-h", "--help", "--version", "--force",
                                                  "--json"};
     CLI::App* level = const_cast<CLI::App*>(&app);
-    for (int i = 1; i < argc && level && level != config_validate && level != help; ++i) {
+    for (int i = 1; i < argc && level && level != config_validate && level != help && level != launch; ++i) {
       std::string word = argv[i];
       if (!word.empty() && word[0] == '-') {
         // An option without "=value" takes the next word as its value.
@@ -136,6 +236,10 @@ int dispatch(Cli& cli, Options& o) {
   if (cli.config_validate->parsed()) return runConfigValidate(o.files);
   if (cli.config->parsed()) return runConfigWizard(o.file);
   if (cli.env->parsed()) return runEnv(o.file, o.json);
+  if (cli.launch->parsed()) {
+    collectLaunch(cli.launch, o);
+    return runLaunch(o.launch);
+  }
   std::cerr << cli.app.help();
   return static_cast<int>(ExitStatus::Usage);
 }

@@ -15,6 +15,7 @@ std::string trim(std::string_view text);
 std::string toLower(std::string_view text);
 std::string toUpper(std::string_view text);
 bool startsWith(std::string_view text, std::string_view prefix);
+bool endsWith(std::string_view text, std::string_view suffix);
 
 // Levenshtein distance (insert, delete, substitute each cost 1).
 size_t editDistance(std::string_view a, std::string_view b);

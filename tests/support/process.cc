@@ -101,6 +101,100 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input,
   return result;
 }
 
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
+                                     const std::map<std::string, std::string>& env) {
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC)) throw std::runtime_error("pipe failed");
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    int null_fd = ::open("/dev/null", O_RDONLY);
+    ::dup2(null_fd, 0);
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    setEnvironment(env);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    _exit(127);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  out_ = out[0];
+  err_ = err[0];
+}
+
+BackgroundProcess::~BackgroundProcess() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  if (out_ >= 0) ::close(out_);
+  if (err_ >= 0) ::close(err_);
+}
+
+bool BackgroundProcess::pump(int timeout_ms) {
+  pollfd fds[2] = {{out_, POLLIN, 0}, {err_, POLLIN, 0}};
+  if (out_ < 0 && err_ < 0) return false;
+  if (::poll(fds, 2, timeout_ms) <= 0) return false;
+  char buffer[4096];
+  for (int i = 0; i < 2; ++i) {
+    if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+    ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+    if (n <= 0) {
+      ::close(fds[i].fd);
+      (i == 0 ? out_ : err_) = -1;
+    } else {
+      (i == 0 ? result_.out : result_.err).append(buffer, static_cast<size_t>(n));
+    }
+  }
+  return true;
+}
+
+bool BackgroundProcess::waitForOutput(const std::string& text, int times, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    std::string all = output();
+    int found = 0;
+    for (size_t at = all.find(text); at != std::string::npos; at = all.find(text, at + 1)) ++found;
+    if (found >= times) return true;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0 || !pump(static_cast<int>(left))) return false;
+  }
+}
+
+void BackgroundProcess::signal(int sig) { ::kill(pid_, sig); }
+
+RunResult BackgroundProcess::wait(int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (out_ >= 0 || err_ >= 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) break;
+    pump(static_cast<int>(left));
+  }
+  int status = 0;
+  while (true) {
+    pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      result_.exit_code = -1;
+      return result_;
+    }
+    ::usleep(5000);
+  }
+  pid_ = -1;
+  result_.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result_;
+}
+
+bool processAlive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
 std::string accelBinary() {
   const char* bin = std::getenv("ACCEL_BIN");
   return bin && *bin ? bin : ACCEL_BIN_DEFAULT;

@@ -2,6 +2,8 @@
 // Test support: runs the real `accel` binary (or any program) as a child process.
 #pragma once
 
+#include <sys/types.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -18,6 +20,34 @@ struct RunResult {
 // unsets a variable). Kills the child and fails the result after `timeout_ms`.
 RunResult run(const std::vector<std::string>& argv, const std::string& input = {},
               const std::map<std::string, std::string>& env = {}, int timeout_ms = 20000);
+
+// A child running in the background, its stdout and stderr collected, for tests that act on
+// it while it runs (signals, SIGKILL). Killed and reaped on destruction.
+class BackgroundProcess {
+ public:
+  BackgroundProcess(const std::vector<std::string>& argv,
+                    const std::map<std::string, std::string>& env = {});
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+  // Reads until `text` has appeared `times` times in stdout+stderr; false on timeout or exit.
+  bool waitForOutput(const std::string& text, int times = 1, int timeout_ms = 20000);
+  void signal(int sig);
+  // Waits for the exit and collects the rest of the output; exit_code -1 on timeout.
+  RunResult wait(int timeout_ms = 30000);
+  pid_t pid() const { return pid_; }
+  std::string output() const { return result_.out + result_.err; }
+
+ private:
+  bool pump(int timeout_ms);
+  pid_t pid_ = -1;
+  int out_ = -1, err_ = -1;
+  RunResult result_;
+};
+
+// Whether a process with this pid exists (and is not a zombie).
+bool processAlive(pid_t pid);
 
 // Path of the accel binary under test (ACCEL_BIN, set by CMake).
 std::string accelBinary();

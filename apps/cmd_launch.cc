@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// `accel launch`: config + flags + machine facts -> LaunchPlan -> supervised workers.
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "apps/commands.h"
+#include "lib/common/atomic_file.h"
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+#include "lib/config/loader.h"
+#include "lib/hardware/gpu_probe.h"
+#include "lib/hardware/host_probe.h"
+#include "lib/launch/launch_plan.h"
+#include "lib/launch/port.h"
+#include "lib/launch/program.h"
+#include "lib/launch/supervisor.h"
+
+extern char** environ;
+
+namespace accel {
+
+namespace {
+
+void say(const std::string& line) { std::cerr << "accel: " << line << "\n"; }
+
+std::string randomHex() {
+  unsigned char bytes[16] = {};
+  std::ifstream("/dev/urandom", std::ios::binary).read(reinterpret_cast<char*>(bytes), sizeof bytes);
+  std::string out;
+  for (unsigned char b : bytes) out += fmt::format("{:02x}", b);
+  return out;
+}
+
+LaunchFacts gatherFacts() {
+  LaunchFacts f;
+  GpuReport gpus = probeGpus();
+  f.visible_gpus = static_cast<int>(gpus.devices.size());
+  f.physical_gpus = gpus.physical_count;
+  f.gpu_note = gpus.source.empty() ? "no NVIDIA driver: " + gpus.unavailable_reason : "";
+  if (gpus.visible_devices && f.visible_gpus == 0 && !gpus.source.empty()) {
+    f.gpu_note = "CUDA_VISIBLE_DEVICES=" + *gpus.visible_devices + " hides them";
+  }
+  HostReport host = probeHost();
+  f.physical_cores = std::max(1, host.physical_cores);
+  f.hostname = host.hostname;
+  f.random_hex = randomHex();
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry = *e;
+    auto eq = entry.find('=');
+    if (eq != std::string::npos) f.env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return f;
+}
+
+std::string shellQuote(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,@%+") == std::string::npos) {
+    return word;
+  }
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+void printDryRun(const LaunchPlan& p) {
+  std::cout << fmt::format("accel launch plan: {} worker(s) on machine {} of {}, world size {}, "
+                           "MASTER_ADDR={} MASTER_PORT={}\n",
+                           p.workers.size(), p.machine_rank, p.num_machines, p.world_size,
+                           p.master_addr, p.master_port);
+  for (const auto& w : p.workers) {
+    std::vector<std::string> words;
+    for (const auto& a : w.argv) words.push_back(shellQuote(a));
+    std::cout << fmt::format("rank {} (local rank {}): {}\n", w.rank, w.local_rank, join(words, " "));
+    for (const auto& [k, v] : w.env) std::cout << "  " << k << "=" << v << "\n";
+  }
+  std::cout << "(each worker also inherits the launcher's environment)\n";
+}
+
+void printSettings(const LaunchSettings& s) {
+  size_t width = 0;
+  for (const auto& [k, v] : s.all()) width = std::max(width, k.size());
+  say("resolved settings (value, where it came from):");
+  for (const auto& [k, v] : s.all()) {
+    std::string value = v.value.is_null() ? "-" : v.value.is_string() ? v.value.get<std::string>() : v.value.dump();
+    std::cerr << fmt::format("accel:   {:<{}}  {}  ({})\n", k, width, value, v.origin);
+  }
+}
+
+// On machine rank 0: the configured port must be free before rank 0's store tries to bind it.
+void settlePort(LaunchPlan& plan, bool quiet) {
+  if (!plan.port_is_ours) return;
+  const int port = plan.master_port;
+  if (port == 0) {
+    if (plan.num_machines > 1) {
+      throw UsageError("main_process_port 0 (pick a free port) cannot work across machines: the "
+                       "others cannot know which port was picked",
+                       "pass the same --main_process_port on every machine");
+    }
+    setMasterPort(plan, pickFreePort());
+    if (!quiet) say(fmt::format("main_process_port 0: using free port {}", plan.master_port));
+    return;
+  }
+  if (portIsFree(port)) return;
+  std::string holder = portHolder(port);
+  std::string who = holder.empty() ? "" : " (held by " + holder + ")";
+  if (plan.num_machines > 1) {
+    throw Error(fmt::format("port {} on this machine is busy{}; the other machines will connect to it",
+                            port, who),
+                "stop that process, or pass another --main_process_port on every machine");
+  }
+  setMasterPort(plan, pickFreePort());
+  if (!quiet) say(fmt::format("port {} is busy{}; using free port {}", port, who, plan.master_port));
+}
+
+}  // namespace
+
+int runLaunch(const LaunchOptions& o) {
+  std::optional<Config> config;
+  std::string looked_at = o.config_file.empty() ? defaultConfigPath() : o.config_file;
+  if (!o.config_file.empty() || (!o.cpu && fileExists(looked_at))) {
+    LoadResult loaded = loadConfigFile(looked_at);  // a named file that is missing is an error
+    for (const auto& note : loaded.notes) say("note: " + note);
+    config = std::move(loaded.config);
+  }
+  LaunchFacts facts = gatherFacts();
+  facts.default_config_exists = o.config_file.empty() && fileExists(looked_at);
+  LaunchSettings settings = resolveLaunchSettings(o, config, looked_at, facts);
+  ProgramOptions program{o.module, o.no_python, o.python, facts.env["PATH"]};
+  LaunchPlan plan = makeLaunchPlan(std::move(settings), resolveProgram(o.command, program), facts);
+  if (!o.quiet) {
+    say(plan.settings.config_line);
+    for (const auto& note : plan.settings.notes) say(note);
+  }
+  if (plan.settings.flag("debug")) printSettings(plan.settings);
+  if (o.dry_run) {
+    printDryRun(plan);
+    return 0;
+  }
+  settlePort(plan, o.quiet);
+  return superviseWorkers(plan);
+}
+
+}  // namespace accel

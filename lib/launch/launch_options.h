@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the user asked `accel launch` for on the command line. An empty optional means "not
+// given", which is what lets config-file values apply (explicit flag > config > default).
+// Plain value type, filled by apps/main.cc.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace accel {
+
+struct LaunchOptions {
+  std::string config_file;  // empty: Accelerate's default location (skipped with --cpu)
+  // Hardware / paradigm selection (at most one).
+  bool cpu = false;
+  bool multi_gpu = false;
+  bool use_deepspeed = false;
+  bool use_fsdp = false;
+  bool use_megatron_lm = false;
+  bool tpu = false;
+  // Values that also exist as config keys, by config key name ("num_processes",
+  // "deepspeed_config.zero_stage", "dynamo_config.dynamo_backend", …), as typed on the command
+  // line; converted by the schema.
+  std::map<std::string, std::string> values;
+  // Launcher-only settings.
+  std::optional<long long> num_cpu_threads_per_process;
+  std::optional<long long> max_restarts;
+  std::optional<double> monitor_interval;
+  std::optional<double> grace_period;
+  std::optional<std::string> tee;
+  std::optional<std::string> log_dir;
+  std::optional<std::string> role;
+  std::optional<std::string> local_ranks_filter;
+  std::optional<std::string> python;
+  std::optional<std::string> rdzv_token;
+  std::optional<std::string> rdzv_conf;
+  bool module = false;
+  bool no_python = false;
+  bool quiet = false;
+  bool dry_run = false;
+  // The program and its arguments: everything from the first word that is not a launcher option.
+  std::vector<std::string> command;
+};
+
+}  // namespace accel

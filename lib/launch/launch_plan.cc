@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/launch_plan.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+#include "lib/config/validate.h"
+#include "lib/launch/launch_env.h"
+
+namespace accel {
+
+namespace {
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+// FNV-1a: a stable id from a string, for values every machine must derive alike.
+std::string stableHash(const std::string& text) {
+  unsigned long long h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return fmt::format("{:016x}", h);
+}
+
+std::string envOr(const LaunchFacts& f, const char* name) {
+  auto it = f.env.find(name);
+  return it == f.env.end() ? "" : it->second;
+}
+
+void checkCounts(const LaunchSettings& s, const LaunchFacts& facts, int per_machine) {
+  const long long processes = s.integer("num_processes"), machines = s.integer("num_machines");
+  if (processes < 1) throw UsageError(fmt::format("num_processes must be at least 1, got {}", processes));
+  if (machines < 1) throw UsageError(fmt::format("num_machines must be at least 1, got {}", machines));
+  if (processes % machines != 0) {
+    throw UsageError(fmt::format("num_processes {} ({}) is not divisible by num_machines {} ({})",
+                                 processes, s.origin("num_processes"), machines, s.origin("num_machines")),
+                     "num_processes counts processes across all machines");
+  }
+  if (s.integer("machine_rank") < 0 || s.integer("machine_rank") >= machines) {
+    throw UsageError(fmt::format("machine_rank {} ({}) must be from 0 to {}", s.integer("machine_rank"),
+                                 s.origin("machine_rank"), machines - 1));
+  }
+  if (s.text("distributed_type") == "MULTI_GPU" && s.origin("distributed_type") == "command line" &&
+      processes < 2) {
+    throw UsageError("--multi_gpu needs at least 2 processes, got num_processes " + std::to_string(processes));
+  }
+  if (s.flag("use_cpu")) return;
+  std::string problem;
+  auto ids = parseGpuIds(s.text("gpu_ids"), problem);
+  if (!ids) throw UsageError(problem, "use `all` or GPU indices such as 0,1");
+  for (int id : *ids) {
+    if (id >= facts.physical_gpus) {
+      throw UsageError(fmt::format("gpu_ids ({}) names GPU {}, but this machine has {} GPU(s)",
+                                   s.origin("gpu_ids"), id, facts.physical_gpus),
+                       "run `accel env` to list the GPUs");
+    }
+  }
+  int usable = ids->empty() ? facts.visible_gpus : static_cast<int>(ids->size());
+  if (usable == 0) {
+    throw UsageError(fmt::format("distributed_type {} needs GPUs, but none is visible ({})",
+                                 s.text("distributed_type"), facts.gpu_note.empty() ? "0 GPUs" : facts.gpu_note),
+                     "pass --cpu to run CPU workers");
+  }
+  if (per_machine > usable) {
+    throw UsageError(fmt::format("{} processes per machine but only {} GPU(s) {}: one process per GPU",
+                                 per_machine, usable, ids->empty() ? "visible" : "in gpu_ids"),
+                     fmt::format("pass --num_processes {} (per machine: {}), or --cpu for CPU workers",
+                                 usable * s.integer("num_machines"), usable));
+  }
+}
+
+// Run id and store token, the same on every machine of a job.
+std::pair<std::string, std::string> runIdentity(const LaunchSettings& s, const LaunchFacts& f) {
+  std::string run_id = envOr(f, launch_env::kAccelRunId);
+  bool multi = s.integer("num_machines") > 1;
+  if (run_id.empty() && !envOr(f, "SLURM_JOB_ID").empty()) run_id = "slurm-" + envOr(f, "SLURM_JOB_ID");
+  if (run_id.empty()) {
+    run_id = multi ? "accel-" + stableHash(s.text("main_process_ip") + ":" + s.text("main_process_port"))
+                   : "accel-" + f.random_hex.substr(0, 16);
+  }
+  std::string token = s.has("rdzv_token") ? s.text("rdzv_token") : envOr(f, launch_env::kStoreToken);
+  if (token.empty()) token = multi ? stableHash("accel-store-token/" + run_id) : f.random_hex;
+  return {run_id, token};
+}
+
+void parseConsole(LaunchPlan& p, const LaunchSettings& s) {
+  const std::string tee = s.text("tee");
+  auto stream = [&](const std::string& text) {
+    auto v = parseInt(text);
+    if (!v || *v < 0 || *v > 3) {
+      throw UsageError("--tee '" + tee + "' is not 0-3 or LOCAL_RANK:0-3,…",
+                       "1 = stdout, 2 = stderr, 3 = both, 0 = neither (files only, with --log_dir)");
+    }
+    return static_cast<int>(*v);
+  };
+  if (tee.find(':') == std::string::npos) {
+    p.console_streams = stream(tee);
+  } else {
+    for (const auto& item : split(tee, ',')) {
+      auto colon = item.find(':');
+      auto rank = parseInt(item.substr(0, colon));
+      if (colon == std::string::npos || !rank) stream("x");
+      p.console_streams_by_rank[static_cast<int>(*rank)] = stream(item.substr(colon + 1));
+    }
+  }
+  if (s.has("local_ranks_filter")) {
+    for (const auto& item : split(s.text("local_ranks_filter"), ',')) {
+      auto rank = parseInt(trim(item));
+      if (!rank || *rank < 0) {
+        throw UsageError("--local_ranks_filter '" + s.text("local_ranks_filter") +
+                         "' is not a comma-separated list of local ranks");
+      }
+      p.console_ranks.insert(static_cast<int>(*rank));
+    }
+  }
+}
+
+std::string pyBool(bool v) { return v ? "True" : "False"; }
+
+Env commonEnv(const LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f,
+              const std::pair<std::string, std::string>& identity, int per_machine) {
+  namespace E = launch_env;
+  Env env = {
+      {E::kWorldSize, std::to_string(p.world_size)},
+      {E::kLocalWorldSize, std::to_string(per_machine)},
+      {E::kGroupRank, std::to_string(p.machine_rank)},
+      {E::kGroupWorldSize, std::to_string(p.num_machines)},
+      {E::kRoleWorldSize, std::to_string(p.world_size)},
+      {E::kRoleName, s.text("role")},
+      {E::kMasterAddr, p.master_addr},
+      {E::kMasterPort, std::to_string(p.master_port)},
+      {E::kMaxRestarts, std::to_string(p.max_restarts)},
+      {E::kRunId, identity.first},
+      {E::kAccelRunId, identity.first},
+      {E::kStoreToken, identity.second},
+      {E::kOmpNumThreads, s.text("num_cpu_threads_per_process")},
+      {E::kMixedPrecision, s.text("mixed_precision")},
+      {E::kUseCpu, pyBool(s.flag("use_cpu"))},
+      {E::kDynamoBackend, s.has("dynamo_config.dynamo_backend") ? s.text("dynamo_config.dynamo_backend") : "NO"},
+      {E::kDynamoMode, s.has("dynamo_config.dynamo_mode") ? s.text("dynamo_config.dynamo_mode") : "default"},
+      {E::kDynamoUseFullgraph, pyBool(s.flag("dynamo_config.dynamo_use_fullgraph"))},
+      {E::kDynamoUseDynamic, pyBool(s.flag("dynamo_config.dynamo_use_dynamic"))},
+      {E::kDynamoUseRegionalCompilation, pyBool(s.flag("dynamo_config.dynamo_use_regional_compilation"))},
+  };
+  if (envOr(f, E::kNcclAsyncErrorHandling).empty()) env.emplace_back(E::kNcclAsyncErrorHandling, "1");
+  if (!p.label_host.empty()) env.emplace_back(E::kMachineName, p.label_host);
+  if (s.flag("debug")) env.emplace_back(E::kDebugMode, "true");
+  if (s.flag("enable_cpu_affinity")) env.emplace_back(E::kCpuAffinity, "1");
+  if (s.has("deepspeed_config.gradient_accumulation_steps")) {
+    env.emplace_back(E::kGradientAccumulationSteps, s.text("deepspeed_config.gradient_accumulation_steps"));
+  }
+  if (!s.flag("use_cpu") && s.text("gpu_ids") != "all") env.emplace_back(E::kCudaVisibleDevices, s.text("gpu_ids"));
+  if (s.text("distributed_type") == "DEEPSPEED") {  // as Accelerate: the script's directory imports
+    std::string path = envOr(f, "PYTHONPATH");
+    env.emplace_back("PYTHONPATH", (path.empty() ? "" : path + ":") + envOr(f, "PWD"));
+  }
+  for (auto& kv : paradigmEnv(s)) env.push_back(std::move(kv));
+  return env;
+}
+
+void checkFsdp(const LaunchSettings& s) {
+  if (s.text("distributed_type") == "FSDP" && s.value("fsdp_config.fsdp_cpu_ram_efficient_loading") == true &&
+      s.value("fsdp_config.fsdp_sync_module_states") == false) {
+    throw UsageError("fsdp_cpu_ram_efficient_loading needs fsdp_sync_module_states",
+                     "set fsdp_sync_module_states: true, or turn off CPU-RAM-efficient loading");
+  }
+}
+
+}  // namespace
+
+LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv, const LaunchFacts& f) {
+  LaunchPlan p;
+  p.num_machines = static_cast<int>(s.integer("num_machines"));
+  p.machine_rank = static_cast<int>(s.integer("machine_rank"));
+  const int per_machine = static_cast<int>(s.integer("num_processes") / std::max(1LL, s.integer("num_machines")));
+  checkCounts(s, f, per_machine);
+  checkFsdp(s);
+  p.world_size = static_cast<int>(s.integer("num_processes"));
+  p.master_addr = s.text("main_process_ip");
+  p.master_port = static_cast<int>(s.integer("main_process_port"));
+  p.port_is_ours = p.machine_rank == 0;
+  p.label_host = p.num_machines > 1 ? f.hostname : "";
+  p.max_restarts = static_cast<int>(s.integer("max_restarts"));
+  p.grace_period = s.value("grace_period").get<double>();
+  p.log_dir = s.text("log_dir");
+  parseConsole(p, s);
+  if (p.console_streams == 0 && p.console_streams_by_rank.empty() && p.log_dir.empty()) {
+    throw UsageError("--tee 0 without --log_dir would discard all worker output",
+                     "add --log_dir DIR, or drop --tee");
+  }
+  const auto identity = runIdentity(s, f);
+  const Env common = commonEnv(p, s, f, identity, per_machine);
+  for (int local = 0; local < per_machine; ++local) {
+    WorkerSpec w;
+    w.local_rank = local;
+    w.rank = p.machine_rank * per_machine + local;
+    w.argv = argv;
+    w.env = {{launch_env::kRank, std::to_string(w.rank)},
+             {launch_env::kLocalRank, std::to_string(local)},
+             {launch_env::kRoleRank, std::to_string(w.rank)},
+             {launch_env::kRestartCount, "0"}};
+    w.env.insert(w.env.end(), common.begin(), common.end());
+    std::sort(w.env.begin(), w.env.end());
+    p.workers.push_back(std::move(w));
+  }
+  p.settings = std::move(s);
+  return p;
+}
+
+void setMasterPort(LaunchPlan& plan, int port) {
+  plan.master_port = port;
+  plan.settings.set("main_process_port", port, "free port (configured one busy)");
+  for (auto& w : plan.workers) {
+    for (auto& [name, value] : w.env) {
+      if (name == launch_env::kMasterPort) value = std::to_string(port);
+    }
+  }
+}
+
+}  // namespace accel

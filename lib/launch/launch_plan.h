@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Resolved settings -> the workers this machine starts: each one's argv and environment
+// (launch_env.h), plus how to supervise them. Pure; checked before anything starts.
+#pragma once
+
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lib/launch/launch_settings.h"
+
+namespace accel {
+
+struct WorkerSpec {
+  int rank = 0;
+  int local_rank = 0;
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;  // set over the launcher's environment
+};
+
+struct LaunchPlan {
+  LaunchSettings settings;
+  std::vector<WorkerSpec> workers;  // this machine's, by local rank
+  int world_size = 1;
+  int num_machines = 1;
+  int machine_rank = 0;
+  std::string master_addr;
+  int master_port = 29500;
+  bool port_is_ours = true;     // machine rank 0: check (and on one machine, replace) the port
+  std::string label_host;       // "" on one machine; the host name in "[host:rank N]" otherwise
+  int max_restarts = 0;
+  double grace_period = 10;
+  std::string log_dir;          // "" for none
+  int console_streams = 3;      // bit 1 stdout, bit 2 stderr (torchrun --tee encoding)
+  std::map<int, int> console_streams_by_rank;  // local rank -> streams, overriding the above
+  std::set<int> console_ranks;  // local ranks shown on the console; empty = all
+};
+
+// `argv` is the resolved program command line (see program.h). Throws UsageError/ConfigError.
+LaunchPlan makeLaunchPlan(LaunchSettings settings, const std::vector<std::string>& argv,
+                          const LaunchFacts& facts);
+
+// Points every worker at another MASTER_PORT (after the launcher found the configured one busy).
+void setMasterPort(LaunchPlan& plan, int port);
+
+// Variables for the paradigm (DeepSpeed, FSDP, Megatron-LM) as Accelerate exports them.
+std::vector<std::pair<std::string, std::string>> paradigmEnv(const LaunchSettings& s);
+
+}  // namespace accel

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// Resolves every setting of a launch and remembers where each came from: an explicit flag beats
+// SLURM (for machine placement), which beats the config file, which beats the default. Unlike
+// Accelerate, every config key applies (same_network, rdzv_backend, enable_cpu_affinity too).
+// Pure: the machine's facts come in as LaunchFacts. Throws UsageError / ConfigError.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/config/config.h"
+#include "lib/launch/launch_options.h"
+#include "lib/launch/slurm.h"
+
+namespace accel {
+
+// What this machine says, gathered by the caller.
+struct LaunchFacts {
+  int visible_gpus = 0;    // after CUDA_VISIBLE_DEVICES
+  int physical_gpus = 0;   // in the machine
+  std::string gpu_note;    // why there are none, for messages
+  int physical_cores = 1;
+  std::string hostname;
+  std::string random_hex;  // fresh randomness for run ids and tokens
+  std::map<std::string, std::string> env;  // the launcher's environment
+  bool default_config_exists = false;        // the default config file exists (--cpu skips it)
+};
+
+struct Setting {
+  nlohmann::json value;  // null: unset
+  std::string origin;    // "command line", "config file", "SLURM", "GPU probe", "environment", "default"
+};
+
+class LaunchSettings {
+ public:
+  const nlohmann::json& value(const std::string& name) const;
+  const std::string& origin(const std::string& name) const;
+  long long integer(const std::string& name) const;
+  std::string text(const std::string& name) const;
+  bool flag(const std::string& name) const;
+  bool has(const std::string& name) const;
+  void set(const std::string& name, nlohmann::json value, std::string origin);
+  const std::map<std::string, Setting>& all() const { return items_; }
+
+  std::optional<std::string> config_path;  // the file read, if any
+  std::string config_line;                 // one line: which config file, or which defaults
+  std::vector<std::string> notes;          // SLURM detection, ignored keys, …
+
+ private:
+  std::map<std::string, Setting> items_;
+};
+
+// `config` is the loaded file (nullopt when none was read; `config_path_looked_at` says where).
+LaunchSettings resolveLaunchSettings(const LaunchOptions& options, const std::optional<Config>& config,
+                                     const std::string& config_path_looked_at, const LaunchFacts& facts);
+
+// True for distributed types whose workers use GPUs.
+bool isGpuType(const std::string& distributed_type);
+
+}  // namespace accel

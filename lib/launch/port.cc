@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/port.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+
+namespace accel {
+
+namespace {
+
+// Binds a fresh IPv4 socket to `port` (0: any); returns the bound port or -1.
+int bindPort(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int one = 1;
+  // SO_REUSEADDR as the store server sets it: TIME_WAIT leftovers do not make a port "busy".
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  int bound = -1;
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    bound = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return bound;
+}
+
+// Socket inodes listening on `port`, from /proc/net/tcp and tcp6 (state 0A = LISTEN).
+std::vector<std::string> listeningInodes(int port) {
+  std::vector<std::string> inodes;
+  const std::string hex_port = fmt::format(":{:04X}", port);
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      for (auto& field : split(trim(line), ' ')) {
+        if (!field.empty()) f.push_back(field);
+      }
+      if (f.size() > 9 && f[3] == "0A" && f[1].size() >= hex_port.size() &&
+          f[1].compare(f[1].size() - hex_port.size(), hex_port.size(), hex_port) == 0) {
+        inodes.push_back(f[9]);
+      }
+    }
+  }
+  return inodes;
+}
+
+}  // namespace
+
+bool portIsFree(int port) { return bindPort(port) == port; }
+
+int pickFreePort() {
+  int port = bindPort(0);
+  if (port <= 0) throw Error(std::string("cannot find a free TCP port: ") + std::strerror(errno));
+  return port;
+}
+
+std::string portHolder(int port) {
+  auto inodes = listeningInodes(port);
+  if (inodes.empty()) return "";
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& proc : fs::directory_iterator("/proc", ec)) {
+    std::string pid = proc.path().filename().string();
+    if (!parseInt(pid)) continue;
+    for (const auto& fd : fs::directory_iterator(proc.path() / "fd", ec)) {
+      std::string target = fs::read_symlink(fd.path(), ec).string();
+      for (const auto& inode : inodes) {
+        if (target == "socket:[" + inode + "]") {
+          std::string comm;
+          std::ifstream(proc.path() / "comm") >> comm;
+          return fmt::format("pid {} ({})", pid, comm);
+        }
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace accel

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/worker_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <fmt/format.h>
+
+#include "lib/common/error.h"
+#include "lib/launch/launch_env.h"
+
+extern char** environ;
+
+namespace accel {
+
+namespace {
+
+// The launcher's environment with the worker's variables laid over it.
+std::vector<std::string> workerEnvironment(const WorkerSpec& spec, int restart_count) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry = *e;
+    std::string name = entry.substr(0, entry.find('='));
+    bool overridden = false;
+    for (const auto& kv : spec.env) overridden |= kv.first == name;
+    if (!overridden) env.push_back(std::move(entry));
+  }
+  for (const auto& [name, value] : spec.env) {
+    env.push_back(name + "=" +
+                  (name == launch_env::kRestartCount ? std::to_string(restart_count) : value));
+  }
+  return env;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Runs in the child between fork and exec: async-signal-safe calls only.
+[[noreturn]] void execChild(pid_t launcher, int out_w, int err_w, char* const* argv, char* const* envp) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != launcher) _exit(1);  // the launcher died before prctl took effect
+  int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd >= 0) ::dup2(null_fd, 0);
+  ::dup2(out_w, 1);
+  ::dup2(err_w, 2);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::signal(SIGPIPE, SIG_DFL);  // an ignored disposition would survive exec
+  ::execve(argv[0], argv, envp);
+  const char* why = ::strerror(errno);
+  const char* what = "accel: error: cannot execute ";
+  (void)!::write(2, what, ::strlen(what));
+  (void)!::write(2, argv[0], ::strlen(argv[0]));
+  (void)!::write(2, ": ", 2);
+  (void)!::write(2, why, ::strlen(why));
+  (void)!::write(2, "\n", 1);
+  _exit(127);
+}
+
+}  // namespace
+
+int WorkerProcess::exitCode() const {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+std::string WorkerProcess::describeExit() const {
+  if (WIFSIGNALED(status)) {
+    const char* name = ::sigabbrev_np(WTERMSIG(status));
+    return fmt::format("was killed by signal SIG{} ({})", name ? name : "?", WTERMSIG(status));
+  }
+  return fmt::format("exited with code {}", exitCode());
+}
+
+void spawnWorker(WorkerProcess& w, int restart_count) {
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) throw Error(fmt::format("cannot create a pipe: {}", ::strerror(errno)));
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    throw Error(fmt::format("cannot create a pipe: {}", ::strerror(errno)));
+  }
+  std::vector<std::string> args = w.spec->argv;
+  std::vector<std::string> env = workerEnvironment(*w.spec, restart_count);
+  auto argv = pointers(args);
+  auto envp = pointers(env);
+  const pid_t launcher = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
+    throw Error(fmt::format("cannot start rank {}: fork failed: {}", w.spec->rank, ::strerror(errno)));
+  }
+  if (pid == 0) execChild(launcher, out[1], err[1], argv.data(), envp.data());
+  ::setpgid(pid, pid);  // also here, so the group exists before any signal is sent to it
+  ::close(out[1]);
+  ::close(err[1]);
+  ::fcntl(out[0], F_SETFL, O_NONBLOCK);
+  ::fcntl(err[0], F_SETFL, O_NONBLOCK);
+  w.pid = pid;
+  w.out_fd = out[0];
+  w.err_fd = err[0];
+  w.running = true;
+  w.status = 0;
+  w.stopped_by_us = false;
+}
+
+void signalGroup(const WorkerProcess& w, int signal) {
+  if (w.pid > 0) ::kill(-w.pid, signal);
+}
+
+}  // namespace accel

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// One worker: a child process in its own process group (so a signal reaches everything it
+// started), that dies with the launcher (PR_SET_PDEATHSIG), stdin from /dev/null, stdout and
+// stderr through pipes. Owned by the supervisor's single thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/launch/launch_plan.h"
+#include "lib/launch/output_router.h"
+
+namespace accel {
+
+struct WorkerProcess {
+  const WorkerSpec* spec = nullptr;
+  pid_t pid = -1;               // also the process group id
+  int out_fd = -1;              // read ends; -1 once closed
+  int err_fd = -1;
+  std::unique_ptr<OutputStream> out;
+  std::unique_ptr<OutputStream> err;
+  bool running = false;
+  int status = 0;               // waitpid status once exited
+  double exited_at = 0;         // seconds since the launch started
+  bool stopped_by_us = false;   // we signalled it before it exited
+
+  // 0 for a clean exit, the exit code, or 128 + signal number.
+  int exitCode() const;
+  // "exited with code 3", "was killed by signal SIGKILL".
+  std::string describeExit() const;
+};
+
+// Forks and execs `spec` with `restart_count` in TORCHELASTIC_RESTART_COUNT. The caller must
+// have SIGCHLD/SIGINT/SIGTERM/SIGHUP blocked; the child unblocks them and restores SIGPIPE.
+// Throws Error when fork or pipe fails; an exec failure shows as exit code 127 with a message.
+void spawnWorker(WorkerProcess& w, int restart_count);
+
+// Sends `signal` to the worker's whole process group (ignores groups that are gone).
+void signalGroup(const WorkerProcess& w, int signal);
+
+}  // namespace accel

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// `accel launch` supervision through the real binary and real worker processes: exit codes,
+// fail-fast with a summary, signal forwarding, no orphans, whole prefixed lines, log files,
+// console filters and restarts.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "tests/support/process.h"
+
+using accel::test::accelBinary;
+using accel::test::BackgroundProcess;
+using accel::test::processAlive;
+using accel::test::run;
+using accel::test::RunResult;
+using accel::test::slurp;
+using accel::test::TempDir;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::map<std::string, std::string> env(const TempDir& dir) {
+  return {{"HF_HOME", dir.file("hf")}, {"ACCEL_NVML_LIBRARY", dir.file("none.so")},
+          {"ACCEL_CUDA_LIBRARY", dir.file("none.so")}, {"SLURM_JOB_ID", ""}};
+}
+
+std::vector<std::string> launchArgs(std::vector<std::string> launcher, std::vector<std::string> worker) {
+  std::vector<std::string> argv = {accelBinary(), "launch", "--cpu", "--main_process_port", "0"};
+  argv.insert(argv.end(), launcher.begin(), launcher.end());
+  argv.push_back(ENV_WORKER);
+  argv.insert(argv.end(), worker.begin(), worker.end());
+  return argv;
+}
+
+RunResult launch(const TempDir& dir, std::vector<std::string> launcher, std::vector<std::string> worker) {
+  return run(launchArgs(std::move(launcher), std::move(worker)), {}, env(dir), 60000);
+}
+
+std::vector<pid_t> pids(const std::string& pidfile) {
+  std::vector<pid_t> out;
+  std::ifstream in(pidfile);
+  for (pid_t p; in >> p;) out.push_back(p);
+  return out;
+}
+
+bool allGone(const std::vector<pid_t>& list, int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool any = false;
+    for (pid_t p : list) any |= processAlive(p);
+    if (!any) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("supervision: success is 0, a failure passes the worker's own exit code", "[launch][supervise]") {
+  TempDir dir;
+  auto ok = launch(dir, {"--num_processes", "3"}, {});
+  CHECK(ok.exit_code == 0);
+  auto failed = launch(dir, {"--num_processes", "2"}, {"--fail-rank", "1", "--exit-code", "7", "--stderr-lines", "25",
+                                                       "--sleep", "30"});
+  INFO(failed.err);
+  CHECK(failed.exit_code == 7);
+  CHECK(std::regex_search(failed.err, std::regex(R"(accel: error: rank 1 \(pid \d+\) exited with code 7 after [0-9.]+ s; it failed first)")));
+  CHECK(contains(failed.err, "accel: last 20 line(s) of rank 1's stderr:\naccel:   | stderr line 6\n"));
+  CHECK(contains(failed.err, "accel:   | stderr line 25\naccel: stopped ranks 0\n"));
+  CHECK_FALSE(contains(failed.err, "| stderr line 5\n"));
+}
+
+TEST_CASE("supervision: a worker killed by SIGKILL stops the others within the grace period", "[launch][supervise]") {
+  TempDir dir;
+  const std::string pidfile = dir.file("pids");
+  auto start = std::chrono::steady_clock::now();
+  auto r = launch(dir, {"--num_processes", "3", "--grace_period", "2"},
+                  {"--fail-rank", "2", "--signal", "KILL", "--fail-after", "0.3", "--sleep", "60", "--ignore-term",
+                   "--pidfile", pidfile});
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r.err);
+  CHECK(r.exit_code == 128 + 9);
+  CHECK(contains(r.err, "exited") == false);
+  CHECK(std::regex_search(r.err, std::regex(R"(rank 2 \(pid \d+\) was killed by signal SIGKILL \(9\))")));
+  CHECK(contains(r.err, "rank 2 wrote nothing to stderr"));
+  CHECK(contains(r.err, "still running after 2 s: sending SIGKILL"));  // they ignored SIGTERM
+  CHECK(contains(r.err, "accel: stopped ranks 0, 1\n"));
+  CHECK(seconds < 10);  // 0.3 s + 2 s grace, not the workers' 60 s
+  CHECK(allGone(pids(pidfile), 2000));
+}
+
+TEST_CASE("supervision: SIGINT reaches every worker and the launcher exits 130", "[launch][signals]") {
+  TempDir dir;
+  BackgroundProcess launcher(launchArgs({"--num_processes", "2"}, {"--trap-int", "--sleep", "60"}), env(dir));
+  REQUIRE(launcher.waitForOutput("] pgid ", 2));
+  launcher.signal(SIGINT);
+  RunResult r = launcher.wait();
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 130);
+  CHECK(contains(r.out, "[rank 0] got SIGINT"));
+  CHECK(contains(r.out, "[rank 1] got SIGINT"));
+  CHECK(contains(r.err, "accel: received SIGINT: forwarding it to every worker"));
+  CHECK(contains(r.err, "accel: interrupted by SIGINT; stopped ranks 0, 1"));
+}
+
+TEST_CASE("supervision: SIGTERM is forwarded; the launcher exits 143", "[launch][signals]") {
+  TempDir dir;
+  BackgroundProcess launcher(launchArgs({"--num_processes", "2"}, {"--trap-term", "--sleep", "60"}), env(dir));
+  REQUIRE(launcher.waitForOutput("] pgid ", 2));
+  launcher.signal(SIGTERM);
+  RunResult r = launcher.wait();
+  CHECK(r.exit_code == 143);
+  CHECK(contains(r.out, "[rank 1] got SIGTERM"));
+}
+
+TEST_CASE("supervision: a second Ctrl-C kills workers that ignore the first", "[launch][signals]") {
+  TempDir dir;
+  // Workers that ignore SIGINT (an ignored signal stays ignored across exec).
+  BackgroundProcess launcher({accelBinary(), "launch", "--cpu", "--num_processes", "2", "--grace_period", "60",
+                              "--no_python", "sh", "-c", "trap '' INT; echo ready; exec sleep 60"},
+                             env(dir));
+  REQUIRE(launcher.waitForOutput("] ready", 2));
+  auto start = std::chrono::steady_clock::now();
+  launcher.signal(SIGINT);
+  REQUIRE(launcher.waitForOutput("accel: received SIGINT: forwarding it to every worker"));
+  launcher.signal(SIGINT);
+  RunResult r = launcher.wait(20000);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r.err);
+  CHECK(r.exit_code == 130);
+  CHECK(contains(r.err, "accel: second interrupt: killing all workers"));
+  CHECK(seconds < 10);  // not the 60 s grace period
+}
+
+TEST_CASE("supervision: when the launcher is SIGKILLed no worker survives", "[launch][signals]") {
+  TempDir dir;
+  const std::string pidfile = dir.file("pids");
+  BackgroundProcess launcher(launchArgs({"--num_processes", "3"}, {"--sleep", "60", "--pidfile", pidfile}), env(dir));
+  REQUIRE(launcher.waitForOutput("] pgid ", 3));
+  auto workers = pids(pidfile);
+  REQUIRE(workers.size() == 3);
+  for (pid_t p : workers) CHECK(processAlive(p));
+  launcher.signal(SIGKILL);
+  launcher.wait();
+  CHECK(allGone(workers, 5000));
+}
+
+TEST_CASE("supervision: what a worker leaves in its process group is cleaned up", "[launch][supervise]") {
+  TempDir dir;
+  const std::string pidfile = dir.file("pids");
+  auto r = launch(dir, {"--num_processes", "2"}, {"--spawn-child", "--sleep", "0", "--pidfile", pidfile});
+  CHECK(r.exit_code == 0);
+  auto all = pids(pidfile);
+  CHECK(all.size() == 4);  // 2 workers + 2 grandchildren
+  CHECK(allGone(all, 3000));
+}
+
+TEST_CASE("supervision: output is whole lines, each prefixed with its rank", "[launch][output]") {
+  TempDir dir;
+  auto r = launch(dir, {"--num_processes", "4"}, {"--lines", "2000", "--partial"});
+  REQUIRE(r.exit_code == 0);
+  std::regex good(R"(\[rank (\d)\] (line \d+ of rank (\d) x+|env [A-Z_]+=.*|pid \d+|pgid \d+|no newline at end))");
+  size_t lines = 0, bad = 0;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line); ++lines) {
+    std::smatch m;
+    if (!std::regex_match(line, m, good) || (m[3].matched && m[1] != m[3])) ++bad;
+  }
+  CHECK(bad == 0);
+  CHECK(lines > 8000);
+  CHECK(contains(r.out, "[rank 3] no newline at end\n"));  // a last partial line still ends cleanly
+}
+
+TEST_CASE("supervision: --log_dir files, --tee and --local_ranks_filter", "[launch][output]") {
+  TempDir dir;
+  const std::string logs = dir.file("logs");
+  auto r = launch(dir, {"--num_processes", "2", "--log_dir", logs, "--local_ranks_filter", "1", "--tee", "1"},
+                  {"--stderr-lines", "2"});
+  REQUIRE(r.exit_code == 0);
+  CHECK_FALSE(contains(r.out, "[rank 0]"));
+  CHECK(contains(r.out, "[rank 1] env RANK=1"));
+  CHECK_FALSE(contains(r.err, "[rank 1] stderr line"));  // --tee 1: only stdout on the console
+  CHECK(contains(slurp(logs + "/rank0.stdout.log"), "env RANK=0\n"));
+  CHECK(slurp(logs + "/rank1.stderr.log") == "stderr line 1\nstderr line 2\n");
+  auto none = launch(dir, {"--tee", "0"}, {});
+  CHECK(none.exit_code == 2);
+  CHECK(contains(none.err, "--tee 0 without --log_dir would discard all worker output"));
+}
+
+TEST_CASE("supervision: --max_restarts restarts the whole group with a new restart count", "[launch][restart]") {
+  TempDir dir;
+  auto r = launch(dir, {"--num_processes", "2", "--max_restarts", "2"}, {"--fail-rank", "0", "--fail-after", "0.5", "--exit-code", "5", "--sleep", "5"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 5);
+  CHECK(contains(r.err, "accel: restarting all workers (restart 1 of 2)"));
+  CHECK(contains(r.err, "accel: restarting all workers (restart 2 of 2)"));
+  CHECK(contains(r.out, "[rank 1] env TORCHELASTIC_RESTART_COUNT=2"));
+  CHECK(contains(r.out, "[rank 0] env TORCHELASTIC_MAX_RESTARTS=2"));
+}

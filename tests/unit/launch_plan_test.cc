@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+// The pure parts of the launcher: SLURM hostlists, setting precedence, worker environments,
+// paradigm exports, checks.
+#include <catch2/catch.hpp>
+
+#include "lib/common/error.h"
+#include "lib/config/loader.h"
+#include "lib/launch/launch_plan.h"
+#include "lib/launch/program.h"
+#include "lib/launch/slurm.h"
+
+using namespace accel;
+
+namespace {
+
+LaunchFacts facts(int gpus = 0) {
+  LaunchFacts f;
+  f.visible_gpus = f.physical_gpus = gpus;
+  f.physical_cores = 8;
+  f.hostname = "host0";
+  f.random_hex = "00112233445566778899aabbccddeeff";
+  f.env = {{"PWD", "/work"}};
+  return f;
+}
+
+std::string envOf(const WorkerSpec& w, const std::string& name) {
+  for (const auto& [k, v] : w.env) {
+    if (k == name) return v;
+  }
+  return "<unset>";
+}
+
+LaunchPlan plan(const LaunchOptions& o, const std::string& config_text = "", int gpus = 0,
+                LaunchFacts f = facts()) {
+  f.visible_gpus = f.physical_gpus = gpus;
+  std::optional<Config> config;
+  if (!config_text.empty()) {
+    auto loaded = parseConfigText(config_text, "c.yaml");
+    REQUIRE(loaded.errors.empty());
+    config = loaded.config;
+  }
+  return makeLaunchPlan(resolveLaunchSettings(o, config, "c.yaml", f), {"/bin/true"}, f);
+}
+
+}  // namespace
+
+TEST_CASE("slurm hostlists expand like scontrol show hostnames", "[slurm]") {
+  CHECK(expandHostlist("node[01-04,07]") ==
+        std::vector<std::string>{"node01", "node02", "node03", "node04", "node07"});
+  CHECK(expandHostlist("a,b[1-2],c") == std::vector<std::string>{"a", "b1", "b2", "c"});
+  CHECK(expandHostlist("rack[1-2]-n[8-9]") == std::vector<std::string>{"rack1-n8", "rack1-n9", "rack2-n8", "rack2-n9"});
+  CHECK(expandHostlist("gpu-a100") == std::vector<std::string>{"gpu-a100"});
+  CHECK_THROWS_AS(expandHostlist("node[1-"), UsageError);
+  CHECK_THROWS_AS(expandHostlist("node[3-1]"), UsageError);
+  auto s = detectSlurm({{"SLURM_JOB_ID", "9"}, {"SLURM_NODEID", "3"}, {"SLURM_NNODES", "4"},
+                        {"SLURM_JOB_NODELIST", "n[10-13]"}, {"SLURM_GPUS_ON_NODE", "8(x4)"}});
+  REQUIRE(s);
+  CHECK(s->node_rank == 3);
+  CHECK(s->num_nodes == 4);
+  CHECK(s->first_host == "n10");
+  CHECK(s->gpus_on_node == 8);
+  CHECK_FALSE(s->in_step);
+  CHECK_FALSE(detectSlurm({{"PATH", "/bin"}}));
+}
+
+TEST_CASE("plan: ranks, world and rendezvous for machine 1 of 2", "[plan]") {
+  LaunchOptions o;
+  o.cpu = true;
+  o.values = {{"num_machines", "2"}, {"num_processes", "4"}, {"machine_rank", "1"},
+              {"main_process_ip", "10.0.0.1"}, {"main_process_port", "29555"}};
+  LaunchPlan p = plan(o);
+  REQUIRE(p.workers.size() == 2);
+  CHECK(p.workers[1].rank == 3);
+  CHECK(envOf(p.workers[1], "RANK") == "3");
+  CHECK(envOf(p.workers[1], "LOCAL_RANK") == "1");
+  CHECK(envOf(p.workers[1], "GROUP_RANK") == "1");
+  CHECK(envOf(p.workers[1], "MASTER_ADDR") == "10.0.0.1");
+  CHECK(envOf(p.workers[1], "OMP_NUM_THREADS") == "4");  // 8 physical cores / 2 local workers
+  CHECK(envOf(p.workers[1], "ACCEL_MACHINE") == "host0");
+  CHECK_FALSE(p.port_is_ours);
+  // Machines derive the same run id and token from the rendezvous address.
+  LaunchPlan other = plan(o, "", 0, [] { auto f = facts(); f.random_hex = "ffffffffffffffffffffffffffffffff"; return f; }());
+  CHECK(envOf(other.workers[0], "ACCEL_STORE_TOKEN") == envOf(p.workers[0], "ACCEL_STORE_TOKEN"));
+}
+
+TEST_CASE("plan: precedence and origins", "[plan]") {
+  LaunchOptions o;
+  o.values = {{"mixed_precision", "fp16"}};
+  LaunchPlan p = plan(o, "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: bf16\n"
+                         "rdzv_backend: c10d\nsame_network: false\n", 2);
+  CHECK(p.settings.text("mixed_precision") == "fp16");
+  CHECK(p.settings.origin("mixed_precision") == "command line");
+  CHECK(p.settings.origin("num_processes") == "config file");
+  CHECK(p.settings.origin("main_process_port") == "default");
+  CHECK(p.settings.text("rdzv_backend") == "c10d");
+  CHECK(envOf(p.workers[0], "ACCELERATE_USE_CPU") == "False");
+  bool noted = false;
+  for (const auto& n : p.settings.notes) noted |= n.find("rdzv_backend c10d") != std::string::npos;
+  CHECK(noted);
+}
+
+TEST_CASE("plan: DeepSpeed and FSDP settings are exported as Accelerate exports them", "[plan]") {
+  LaunchOptions o;
+  o.values = {{"deepspeed_config.zero_stage", "2"}};
+  LaunchPlan ds = plan(o, "distributed_type: DEEPSPEED\nnum_processes: 2\nmixed_precision: bf16\n"
+                          "deepspeed_config:\n  zero_stage: 3\n  offload_param_device: cpu\n  zero3_init_flag: true\n"
+                          "  gradient_accumulation_steps: 1\n", 2);
+  const auto& w = ds.workers[0];
+  CHECK(envOf(w, "ACCELERATE_USE_DEEPSPEED") == "true");
+  CHECK(envOf(w, "ACCELERATE_DEEPSPEED_ZERO_STAGE") == "2");  // the flag wins
+  CHECK(envOf(w, "ACCELERATE_DEEPSPEED_OFFLOAD_PARAM_DEVICE") == "cpu");
+  CHECK(envOf(w, "ACCELERATE_DEEPSPEED_ZERO3_INIT") == "true");
+  CHECK(envOf(w, "ACCELERATE_GRADIENT_ACCUMULATION_STEPS") == "1");
+  CHECK(envOf(w, "ACCELERATE_CONFIG_DS_FIELDS") ==
+        "gradient_accumulation_steps,offload_param_device,zero3_init_flag,mixed_precision");
+  CHECK(envOf(w, "PYTHONPATH") == "/work");
+  LaunchPlan fsdp = plan({}, "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_version: 2\n"
+                             "  fsdp_reshard_after_forward: true\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
+                             "  fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer\n", 2);
+  const auto& f = fsdp.workers[1];
+  CHECK(envOf(f, "ACCELERATE_USE_FSDP") == "true");
+  CHECK(envOf(f, "FSDP_VERSION") == "2");
+  CHECK(envOf(f, "FSDP_RESHARD_AFTER_FORWARD") == "true");
+  CHECK(envOf(f, "FSDP_SHARDING_STRATEGY") == "FULL_SHARD");
+  CHECK(envOf(f, "FSDP_TRANSFORMER_CLS_TO_WRAP") == "LlamaDecoderLayer");
+  CHECK(envOf(f, "FSDP_USE_ORIG_PARAMS") == "true");
+  CHECK_THROWS_AS(plan({}, "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_cpu_ram_efficient_loading: true\n"
+                           "  fsdp_sync_module_states: false\n", 2),
+                  UsageError);
+}
+
+TEST_CASE("plan: checks before anything starts", "[plan]") {
+  LaunchOptions o;
+  o.values = {{"num_processes", "3"}, {"num_machines", "2"}, {"main_process_ip", "h"}};
+  o.cpu = true;
+  CHECK_THROWS_WITH(plan(o), Catch::Contains("num_processes 3 (command line) is not divisible by num_machines 2"));
+  LaunchOptions multi;
+  multi.multi_gpu = true;
+  multi.values = {{"num_processes", "1"}};
+  CHECK_THROWS_WITH(plan(multi, "", 2), Catch::Contains("--multi_gpu needs at least 2 processes"));
+  LaunchOptions xla;
+  CHECK_THROWS_WITH(plan(xla, "distributed_type: XLA\n"), Catch::Contains("distributed_type XLA cannot be launched by accel"));
+}
+
+TEST_CASE("program resolution", "[program]") {
+  ProgramOptions o;
+  o.path_env = "/usr/bin:/bin";
+  CHECK(resolveProgram({"true", "x"}, o) == std::vector<std::string>{"/usr/bin/true", "x"});
+  CHECK_THROWS_WITH(resolveProgram({}, o), Catch::Contains("no program to launch"));
+  o.module = o.no_python = true;
+  CHECK_THROWS_WITH(resolveProgram({"m"}, o), Catch::Contains("cannot be combined"));
+  ProgramOptions py;
+  py.path_env = "/usr/bin:/bin";
+  py.python = "/no/such/python";
+  CHECK_THROWS_WITH(resolveProgram({"-"}, py), Catch::Contains("not found"));
+  py.module = true;
+  CHECK_THROWS_WITH(resolveProgram({"pkg.mod"}, py), Catch::Contains("Python interpreter '/no/such/python' not found"));
+}

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: Apache-2.0
+// env_worker: the worker program that `accel launch` tests start instead of a training script.
+// C++17, standard library + POSIX only. One binary, behaviour chosen by the arguments.
+//
+// Output (stdout, flushed before anything else happens):
+//   env NAME=VALUE   for each variable of kVars (below) that is set, in that order
+//   pid PID
+//   pgid PGID
+//
+// Options (all optional, any order; anything else: message on stderr, exit 64):
+//   --exit-code N      exit with N at the end (default 0)
+//   --fail-rank R      only the worker whose env RANK == R fails (--exit-code / --signal), and
+//                      it does so right away (after --fail-after, not --sleep); the others
+//                      sleep --sleep seconds and exit 0
+//   --fail-after S     (extension) seconds the failing rank waits before failing (default 0)
+//   --signal NAME      end by raising NAME (KILL, SEGV, TERM, ..., SIGxxx or a number) on
+//                      itself instead of exiting; core dumps are disabled first
+//   --sleep S          sleep S seconds (a double) before ending; nanosleep in a loop, so
+//                      signals are handled while sleeping
+//   --stderr-lines N   write `stderr line K` (K = 1..N) to stderr before ending
+//   --partial          write `no newline at end` to stdout, without a newline, before ending
+//   --trap-int         on SIGINT: print `got SIGINT` (async-signal-safe write), exit 42
+//   --trap-term        on SIGTERM: print `got SIGTERM`, exit 43
+//   --ignore-term      ignore SIGTERM (tests the SIGKILL after the grace period)
+//   --pidfile PATH     append `PID\n` to PATH (O_APPEND, one write)
+//   --spawn-child      fork a grandchild (same process group, default signal handling) that
+//                      sleeps --sleep seconds then exits 0; its pid is appended to --pidfile
+//   --lines N          print `line K of rank R xxx...` (K = 1..N, R = env RANK, each line
+//                      200 bytes with the newline) to stdout, each with a single write()
+//
+// Order of events: parse arguments, install signal handlers, write the pidfile, spawn the
+// grandchild (so both pids are in the pidfile once the `pid` line is visible), print the
+// variables, then --lines, --stderr-lines, --partial, the sleep, and the end.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+const char* const kVars[] = {
+    "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
+    "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR", "MASTER_PORT",
+    "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID",
+    "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "ACCELERATE_MIXED_PRECISION", "ACCELERATE_USE_CPU",
+    "ACCELERATE_DEBUG_MODE", "ACCELERATE_GRADIENT_ACCUMULATION_STEPS", "ACCELERATE_DYNAMO_BACKEND",
+    "ACCELERATE_USE_DEEPSPEED", "ACCELERATE_USE_FSDP", "ACCEL_RUN_ID", "ACCEL_STORE_TOKEN",
+    "TORCHELASTIC_USE_AGENT_STORE"};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr, "env_worker: %s\n", why.c_str());
+  std::exit(64);
+}
+
+long parseInt(const char* opt, const char* s, long lo, long hi) {
+  char* end = nullptr;
+  errno = 0;
+  long v = std::strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+    usage(std::string("bad value for ") + opt + ": '" + s + "'");
+  return v;
+}
+
+double parseSeconds(const char* opt, const char* s) {
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s, &end);
+  if (errno != 0 || end == s || *end != '\0' || !std::isfinite(v) || v < 0)
+    usage(std::string("bad value for ") + opt + ": '" + s + "'");
+  return v;
+}
+
+int parseSignal(const char* s) {
+  static const struct { const char* name; int sig; } kSignals[] = {
+      {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ILL", SIGILL},
+      {"TRAP", SIGTRAP}, {"ABRT", SIGABRT}, {"BUS", SIGBUS},   {"FPE", SIGFPE},
+      {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"SEGV", SIGSEGV}, {"USR2", SIGUSR2},
+      {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"TERM", SIGTERM}};
+  const char* name = std::strncmp(s, "SIG", 3) == 0 ? s + 3 : s;
+  for (const auto& e : kSignals)
+    if (std::strcmp(name, e.name) == 0) return e.sig;
+  return static_cast<int>(parseInt("--signal", s, 1, 64));
+}
+
+void writeAll(int fd, const char* p, size_t n) {  // async-signal-safe
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+extern "C" void onTrappedSignal(int sig) {  // --trap-int / --trap-term
+  static const char kInt[] = "got SIGINT\n", kTerm[] = "got SIGTERM\n";
+  if (sig == SIGINT) writeAll(STDOUT_FILENO, kInt, sizeof kInt - 1);
+  else writeAll(STDOUT_FILENO, kTerm, sizeof kTerm - 1);
+  _exit(sig == SIGINT ? 42 : 43);
+}
+
+void setHandler(int sig, void (*handler)(int)) {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, nullptr);
+}
+
+void sleepFor(double seconds) {  // resumes after handled signals until the time is up
+  struct timespec req {};
+  req.tv_sec = static_cast<time_t>(seconds);
+  req.tv_nsec = static_cast<long>((seconds - static_cast<double>(req.tv_sec)) * 1e9);
+  struct timespec rem {};
+  while (nanosleep(&req, &rem) != 0 && errno == EINTR) req = rem;
+}
+
+void appendPid(const char* path, pid_t pid) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) usage(std::string("cannot open pidfile ") + path + ": " + std::strerror(errno));
+  std::string line = std::to_string(pid) + "\n";
+  writeAll(fd, line.data(), line.size());
+  close(fd);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int exit_code = 0, signal_to_raise = 0;
+  constexpr long kMax = 1L << 30;
+  long fail_rank = -1, stderr_lines = 0, lines = 0;  // fail_rank -1: every rank fails
+  bool partial = false, spawn_child = false;
+  bool trap_int = false, trap_term = false, ignore_term = false;
+  double sleep_s = 0, fail_after_s = 0;
+  const char* pidfile = nullptr;
+
+  for (int i = 1; i < argc; ++i) {
+    const std::string opt = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) usage(opt + " needs a value");
+      return argv[++i];
+    };
+    if (opt == "--exit-code") exit_code = static_cast<int>(parseInt(opt.c_str(), value(), 0, 255));
+    else if (opt == "--fail-rank") fail_rank = parseInt(opt.c_str(), value(), 0, kMax);
+    else if (opt == "--fail-after") fail_after_s = parseSeconds(opt.c_str(), value());
+    else if (opt == "--signal") signal_to_raise = parseSignal(value());
+    else if (opt == "--sleep") sleep_s = parseSeconds(opt.c_str(), value());
+    else if (opt == "--stderr-lines") stderr_lines = parseInt(opt.c_str(), value(), 0, kMax);
+    else if (opt == "--partial") partial = true;
+    else if (opt == "--trap-int") trap_int = true;
+    else if (opt == "--trap-term") trap_term = true, ignore_term = false;
+    else if (opt == "--ignore-term") ignore_term = true, trap_term = false;
+    else if (opt == "--pidfile") pidfile = value();
+    else if (opt == "--spawn-child") spawn_child = true;
+    else if (opt == "--lines") lines = parseInt(opt.c_str(), value(), 0, kMax);
+    else usage("unknown argument '" + opt + "'");
+  }
+
+  if (trap_int) setHandler(SIGINT, onTrappedSignal);
+  if (trap_term) setHandler(SIGTERM, onTrappedSignal);
+  if (ignore_term) setHandler(SIGTERM, SIG_IGN);
+
+  if (pidfile) appendPid(pidfile, getpid());
+  if (spawn_child) {
+    pid_t child = fork();
+    if (child < 0) usage(std::string("fork: ") + std::strerror(errno));
+    if (child == 0) {  // grandchild: default signal handling, sleep, exit 0
+      setHandler(SIGINT, SIG_DFL);
+      setHandler(SIGTERM, SIG_DFL);
+      sleepFor(sleep_s);
+      _exit(0);
+    }
+    if (pidfile) appendPid(pidfile, child);
+  }
+
+  for (const char* name : kVars)
+    if (const char* v = std::getenv(name)) std::printf("env %s=%s\n", name, v);
+  std::printf("pid %ld\npgid %ld\n", static_cast<long>(getpid()), static_cast<long>(getpgrp()));
+  std::fflush(stdout);
+
+  const char* rank_env = std::getenv("RANK");
+  const std::string rank = rank_env ? rank_env : "?";
+  for (long k = 1; k <= lines; ++k) {
+    std::string line = "line " + std::to_string(k) + " of rank " + rank + " ";
+    if (line.size() < 199) line.append(199 - line.size(), 'x');
+    line += '\n';
+    writeAll(STDOUT_FILENO, line.data(), line.size());
+  }
+  for (long k = 1; k <= stderr_lines; ++k) std::fprintf(stderr, "stderr line %ld\n", k);
+  std::fflush(stderr);
+  if (partial) {
+    static const char kPartial[] = "no newline at end";
+    writeAll(STDOUT_FILENO, kPartial, sizeof kPartial - 1);
+  }
+
+  const bool fails = fail_rank < 0 || (rank_env && rank == std::to_string(fail_rank));
+  sleepFor(fail_rank >= 0 && fails ? fail_after_s : sleep_s);
+  if (!fails) return 0;
+  if (signal_to_raise != 0) {
+    struct rlimit no_core {};
+    setrlimit(RLIMIT_CORE, &no_core);  // no core files from SEGV/ABRT/... in test directories
+    setHandler(signal_to_raise, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, signal_to_raise);
+    sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    raise(signal_to_raise);
+    return 128 + signal_to_raise;  // only if the signal did not end the process
+  }
+  return exit_code;
+}
