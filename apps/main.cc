@@ -144,7 +144,7 @@ struct Cli {
   CLI::App* launch = nullptr;
   CLI::App* help = nullptr;
 
-  explicit Cli(Options& o) {
+  Cli(Options& o, bool wants_launch) {
     app.set_version_flag("--version", std::string("accel ") + ACCEL_VERSION);
     app.require_subcommand(0, 1);
     config = app.add_subcommand(
@@ -173,7 +173,9 @@ struct Cli {
     addConfigFile(env, o);
     env->add_flag("--json", o.json, "print one JSON object (stable keys, see lib/hardware/env_report.h)");
     launch = app.add_subcommand("launch", "Start one worker per GPU (or CPU process) and supervise them");
-    addLaunch(launch, o);
+    // CLI11 2.1 checks each new option against all earlier ones: the ~100 launch options cost
+    // milliseconds, so they are only built when the launch command (or its help) is asked for.
+    if (wants_launch) addLaunch(launch, o);
     help = app.add_subcommand("help", "Show help for a command: accel help config default");
     help->add_option("command", o.help_topic, "command path");
   }
@@ -258,7 +260,9 @@ void printError(const Error& e) {
 
 int run(int argc, char** argv) {
   Options options;
-  Cli cli(options);
+  auto word = [&](int i) { return i < argc ? std::string(argv[i]) : std::string(); };
+  const bool wants_launch = word(1) == "launch" || (word(1) == "help" && word(2) == "launch");
+  Cli cli(options, wants_launch);
   try {
     cli.checkCommandWords(argc, argv);
     cli.app.parse(argc, argv);

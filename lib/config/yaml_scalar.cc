@@ -2,7 +2,6 @@
 #include "lib/config/yaml_scalar.h"
 
 #include <cmath>
-#include <regex>
 
 #include "lib/common/strings.h"
 
@@ -10,19 +9,137 @@ namespace accel {
 
 namespace {
 
-// The implicit resolvers of PyYAML 6 (resolver.py), verbatim.
-const std::regex kBool("yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF");
-const std::regex kNull("~|null|Null|NULL|");
-const std::regex kInt(
-    "[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
-    "|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+");
-const std::regex kFloat(
-    "[-+]?(?:[0-9][0-9_]*)\\.[0-9_]*(?:[eE][-+][0-9]+)?|\\.[0-9_]+(?:[eE][-+][0-9]+)?"
-    "|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\\.[0-9_]*|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN)");
-const std::regex kTimestamp(
-    "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
-    "|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \\t]+)[0-9][0-9]?:[0-9][0-9]"
-    ":[0-9][0-9](?:\\.[0-9]*)?(?:[ \\t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?");
+// PyYAML 6's implicit resolvers (resolver.py), hand-matched: std::regex would cost
+// milliseconds of start-up to compile them, on every accel command.
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isHex(char c) { return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+// A cursor over the scalar; each eat* consumes on success only.
+struct Scan {
+  std::string_view s;
+  size_t i = 0;
+  bool done() const { return i == s.size(); }
+  bool eat(char c) { return !done() && s[i] == c ? (++i, true) : false; }
+  bool eatSign() { return eat('-') || eat('+'); }
+  size_t eatWhile(bool (*ok)(char)) {
+    size_t start = i;
+    while (!done() && ok(s[i])) ++i;
+    return i - start;
+  }
+  bool eatWord(std::string_view w) { return s.substr(i, w.size()) == w ? (i += w.size(), true) : false; }
+  // (':' [0-5]?[0-9])+
+  bool eatSexagesimal() {
+    size_t count = 0;
+    while (!done() && s[i] == ':') {
+      size_t save = i++;
+      if (i + 1 < s.size() && s[i] >= '0' && s[i] <= '5' && isDigit(s[i + 1])) {
+        i += 2;
+      } else if (!done() && isDigit(s[i])) {
+        ++i;
+      } else {
+        i = save;
+        break;
+      }
+      ++count;
+    }
+    return count > 0;
+  }
+  // ([eE][-+][0-9]+)?
+  void eatExponent() {
+    size_t save = i;
+    if ((eat('e') || eat('E')) && eatSign() && eatWhile(isDigit) > 0) return;
+    i = save;
+  }
+};
+
+bool digitOrUnderscore(char c) { return isDigit(c) || c == '_'; }
+bool octalOrUnderscore(char c) { return (c >= '0' && c <= '7') || c == '_'; }
+bool binaryOrUnderscore(char c) { return c == '0' || c == '1' || c == '_'; }
+bool hexOrUnderscore(char c) { return isHex(c) || c == '_'; }
+
+bool matchesBool(std::string_view s) {
+  static const char* words[] = {"yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE",
+                                "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF"};
+  for (const char* w : words) {
+    if (s == w) return true;
+  }
+  return false;
+}
+
+bool matchesNull(std::string_view s) {
+  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
+}
+
+bool matchesInt(std::string_view text) {
+  Scan c{text};
+  c.eatSign();
+  if (c.eatWord("0b")) return c.eatWhile(binaryOrUnderscore) > 0 && c.done();
+  if (c.eatWord("0x")) return c.eatWhile(hexOrUnderscore) > 0 && c.done();
+  if (c.eat('0')) return c.done() || (c.eatWhile(octalOrUnderscore) > 0 && c.done());
+  if (c.done() || c.s[c.i] < '1' || c.s[c.i] > '9') return false;
+  c.eatWhile(digitOrUnderscore);
+  return c.done() || (c.eatSexagesimal() && c.done());
+}
+
+bool matchesFloat(std::string_view text) {
+  {  // [-+]?[0-9][0-9_]*\.[0-9_]*(exp)?  and  [-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*
+    Scan c{text};
+    c.eatSign();
+    if (!c.done() && isDigit(c.s[c.i])) {
+      c.eatWhile(digitOrUnderscore);
+      if (c.eat('.')) {
+        c.eatWhile(digitOrUnderscore);
+        c.eatExponent();
+        if (c.done()) return true;
+      } else if (c.eatSexagesimal() && c.eat('.')) {
+        c.eatWhile(digitOrUnderscore);
+        if (c.done()) return true;
+      }
+    }
+  }
+  {  // \.[0-9][0-9_]*(exp)?
+    Scan c{text};
+    if (c.eat('.') && !c.done() && isDigit(c.s[c.i]) && c.eatWhile(digitOrUnderscore) > 0) {
+      c.eatExponent();
+      if (c.done()) return true;
+    }
+  }
+  {  // [-+]?\.(inf|Inf|INF)  and  \.(nan|NaN|NAN)
+    Scan c{text};
+    bool signed_ = c.eatSign();
+    if (c.eat('.')) {
+      std::string_view rest = c.s.substr(c.i);
+      if (rest == "inf" || rest == "Inf" || rest == "INF") return true;
+      if (!signed_ && (rest == "nan" || rest == "NaN" || rest == "NAN")) return true;
+    }
+  }
+  return false;
+}
+
+// [0-9]{4}-[0-9]{2}-[0-9]{2}, or a date and time as PyYAML's timestamp resolver allows.
+bool matchesTimestamp(std::string_view text) {
+  Scan c{text};
+  auto digits = [&c](size_t lo, size_t hi) {
+    size_t n = 0;
+    while (n < hi && !c.done() && isDigit(c.s[c.i])) ++c.i, ++n;
+    return n >= lo;
+  };
+  if (!digits(4, 4) || !c.eat('-')) return false;
+  size_t after_year = c.i;
+  if (digits(2, 2) && c.eat('-') && digits(2, 2) && c.done()) return true;
+  c.i = after_year;
+  if (!digits(1, 2) || !c.eat('-') || !digits(1, 2)) return false;
+  if (!c.eat('T') && !c.eat('t') && c.eatWhile([](char ch) { return ch == ' ' || ch == '\t'; }) == 0) return false;
+  if (!digits(1, 2) || !c.eat(':') || !digits(2, 2) || !c.eat(':') || !digits(2, 2)) return false;
+  if (c.eat('.')) c.eatWhile(isDigit);
+  c.eatWhile([](char ch) { return ch == ' ' || ch == '\t'; });
+  if (c.eat('Z')) return c.done();
+  if (c.eatSign()) {
+    if (!digits(1, 2)) return false;
+    if (c.eat(':') && !digits(2, 2)) return false;
+  }
+  return c.done();
+}
 
 std::string withoutUnderscores(std::string_view text) {
   std::string out;
@@ -191,23 +308,23 @@ std::string doubleQuoted(std::string_view s) {
 ResolvedScalar resolvePlainScalar(std::string_view text) {
   const std::string s(text);
   ResolvedScalar r;
-  if (std::regex_match(s, kNull)) {
+  if (matchesNull(s)) {
     r.kind = ScalarKind::Null;
-  } else if (std::regex_match(s, kBool)) {
+  } else if (matchesBool(s)) {
     r.kind = ScalarKind::Bool;
     char c = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
     r.boolean = c == 'y' || c == 't' || (c == 'o' && s.size() == 2);
-  } else if (std::regex_match(s, kInt)) {
+  } else if (matchesInt(s)) {
     r.kind = ScalarKind::Int;
     try {
       r.integer = constructInt(s);
     } catch (const std::exception&) {
       r.kind = ScalarKind::String;  // out of int64 range: keep the text rather than guess
     }
-  } else if (std::regex_match(s, kFloat)) {
+  } else if (matchesFloat(s)) {
     r.kind = ScalarKind::Float;
     r.real = constructFloat(s);
-  } else if (std::regex_match(s, kTimestamp)) {
+  } else if (matchesTimestamp(s)) {
     r.kind = ScalarKind::Timestamp;
   } else if (s == "<<" || s == "=") {
     r.kind = ScalarKind::Special;
@@ -261,7 +378,8 @@ std::string fold(std::string_view text, int column, int indent, bool quoted) {
 
 std::string formatYamlString(std::string_view text, int column, int indent) {
   Analysis a = analyze(text);
-  bool reads_back_as_string = resolvePlainScalar(text).kind == ScalarKind::String;
+  // matchesInt too: "0b_" or a 20-digit number resolve as int in PyYAML even where no int fits.
+  bool reads_back_as_string = resolvePlainScalar(text).kind == ScalarKind::String && !matchesInt(text);
   if (reads_back_as_string && a.allow_block_plain && !text.empty()) {
     return fold(text, column, indent, false);
   }
@@ -272,8 +390,15 @@ std::string formatYamlString(std::string_view text, int column, int indent) {
 }
 
 bool isJsonNumber(std::string_view text) {
-  static const std::regex number("-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?");
-  return std::regex_match(std::string(text), number);
+  Scan c{text};
+  c.eat('-');
+  if (!c.eat('0') && c.eatWhile(isDigit) == 0) return false;
+  if (c.eat('.') && c.eatWhile(isDigit) == 0) return false;
+  if (c.eat('e') || c.eat('E')) {
+    c.eatSign();
+    if (c.eatWhile(isDigit) == 0) return false;
+  }
+  return c.done();
 }
 
 std::string formatYamlFloat(double value) {

@@ -31,6 +31,18 @@ TEST_CASE("plain scalars are typed as PyYAML types them", "[yaml]") {
   CHECK(resolvePlainScalar("10.0.0.1").kind == ScalarKind::String);
   CHECK(resolvePlainScalar("0,1").kind == ScalarKind::String);
   CHECK(resolvePlainScalar("99999999999999999999").kind == ScalarKind::String);
+  CHECK(resolvePlainScalar("._5").kind == ScalarKind::String);  // PyYAML 6: a digit after the dot
+  CHECK(resolvePlainScalar(".5e+3").kind == ScalarKind::Float);
+  CHECK(resolvePlainScalar("190:20:30.15").kind == ScalarKind::Float);
+  CHECK(resolvePlainScalar("1:60").kind == ScalarKind::String);
+  CHECK(resolvePlainScalar("2024-1-2 3:04:05.1 +5:30").kind == ScalarKind::Timestamp);
+  CHECK(resolvePlainScalar("-.nan").kind == ScalarKind::String);
+  CHECK(resolvePlainScalar("08").kind == ScalarKind::String);  // not octal, not decimal
+  CHECK(formatYamlString("99999999999999999999") == "'99999999999999999999'");
+  CHECK(formatYamlString("0b_") == "'0b_'");
+  CHECK(isJsonNumber("-1.5E-3"));
+  CHECK_FALSE(isJsonNumber("01"));
+  CHECK_FALSE(isJsonNumber("1."));
 }
 
 TEST_CASE("strings are quoted exactly when PyYAML quotes them", "[yaml]") {
