@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// accel-bench: collective and store benchmarks, run under `accel launch`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/comm/backend.h"
+
+namespace accel {
+class Accelerator;
+}
+
+namespace accel::bench {
+
+struct Args {
+  std::string mode = "collectives";  // or "store"
+  std::string backend = "gloo";
+  std::string op = "all_reduce";     // all_reduce | broadcast | all_gather | reduce_scatter
+  DataType dtype = DataType::F32;
+  std::vector<size_t> sizes;         // bytes
+  int iters = 0;                     // 0: by size, as the Gloo anchor does
+  bool json = false;
+  int store_ranks = 8;               // store mode: clients
+  int store_ops = 2000;              // store mode: set+get pairs per client
+  bool store_processes = false;      // store mode: processes instead of threads
+};
+
+int runCollectives(const Args& args, Accelerator& acc, Backend& backend);
+int runStore(const Args& args);
+
+}  // namespace accel::bench

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/comm/gloo_backend.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+#include <gloo/allgather.h>
+#include <gloo/allgatherv.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/gather.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/scatter.h>
+#include <gloo/transport/tcp/device.h>
+
+#include "runtime/comm/reduce_ops.h"
+
+namespace accel {
+
+namespace {
+
+// Gloo's rendezvous speaks to accel's Store.
+class StoreAdapter : public gloo::rendezvous::Store {
+ public:
+  explicit StoreAdapter(accel::Store& store) : store_(store) {}
+  void set(const std::string& key, const std::vector<char>& data) override {
+    store_.set(key, Bytes(data.begin(), data.end()));
+  }
+  std::vector<char> get(const std::string& key) override {
+    Bytes b = store_.get(key);
+    return {b.begin(), b.end()};
+  }
+  void wait(const std::vector<std::string>& keys) override { store_.wait(keys); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    store_.wait(keys, timeout);
+  }
+
+ private:
+  accel::Store& store_;
+};
+
+// Calls f with a pointer type whose size is the element size: Gloo only needs the width.
+template <typename F>
+void withWidth(DataType t, F&& f) {
+  switch (dtypeSize(t)) {
+    case 1: return f(static_cast<uint8_t*>(nullptr));
+    case 2: return f(static_cast<uint16_t*>(nullptr));
+    case 4: return f(static_cast<uint32_t*>(nullptr));
+    default: return f(static_cast<uint64_t*>(nullptr));
+  }
+}
+
+void runAllReduce(const std::shared_ptr<gloo::rendezvous::Context>& ctx, Tensor t, ReduceOp op,
+                  uint32_t tag, std::chrono::milliseconds timeout) {
+  withWidth(t.dtype, [&](auto* typed) {
+    using S = std::remove_pointer_t<decltype(typed)>;
+    gloo::AllreduceOptions o(ctx);
+    o.setOutput(static_cast<S*>(t.data), t.count);
+    o.setReduceFunction(reduceFunction(t.dtype, op));
+    o.setTag(tag);
+    o.setTimeout(timeout);
+    gloo::allreduce(o);
+  });
+  if (op == ReduceOp::Avg) finishAverage(t, ctx->size);
+}
+
+}  // namespace
+
+GlooBackend::GlooBackend(Store& store, int rank, int size, GlooOptions options)
+    : rank_(rank), size_(size), options_(std::move(options)) {
+  gloo::transport::tcp::attr attr;
+  if (options_.iface.empty()) {
+    attr.hostname = options_.hostname;
+  } else {
+    attr.iface = options_.iface;
+  }
+  try {
+    auto device = gloo::transport::tcp::CreateDevice(attr);
+    context_ = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    context_->setTimeout(options_.timeout);
+    StoreAdapter adapter(store);
+    context_->connectFullMesh(adapter, device);
+  } catch (const StoreTimeout&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw CommError(fmt::format("gloo: rank {} of {} could not connect to its peers: {}", rank, size, e.what()),
+                    "check that every rank can reach the others (GLOO_SOCKET_IFNAME selects the interface)");
+  }
+  thread_ = std::thread([this] { loop(); });
+}
+
+GlooBackend::~GlooBackend() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+WorkPtr GlooBackend::enqueue(std::string description, std::function<void(uint32_t)> run) {
+  auto work = std::make_shared<Work>(std::move(description));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back({work, std::move(run)});
+  }
+  wake_.notify_one();
+  return work;
+}
+
+void GlooBackend::loop() {
+  while (true) {
+    Task task;
+    uint32_t tag = 0;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      task = std::move(queue_.front());
+      queue_.pop_front();
+      tag = next_tag_++;
+    }
+    if (!broken_.empty()) {
+      task.work->complete(std::make_exception_ptr(
+          CommError(task.work->description() + " not run: the group failed earlier: " + broken_)));
+      continue;
+    }
+    try {
+      task.run(tag);
+      task.work->complete();
+    } catch (const std::exception& e) {
+      std::string cause = options_.diagnose ? options_.diagnose() : "";
+      broken_ = fmt::format("{} failed on rank {} of {}: {}{}", task.work->description(), rank_, size_, e.what(),
+                            cause.empty() ? "" : "; " + cause);
+      task.work->complete(std::make_exception_ptr(CommError(broken_)));
+    }
+  }
+}
+
+void GlooBackend::checkCpu(const Tensor& t, const char* op) const {
+  if (t.device != DeviceType::CPU) {
+    throw CommError(fmt::format("gloo {}: the tensor is in CUDA memory; the Gloo backend works on CPU memory", op),
+                    "use the NCCL backend for GPU tensors");
+  }
+}
+
+std::string GlooBackend::describe(const char* op, const Tensor& t) const {
+  return fmt::format("{} ({} x {})", op, dtypeName(t.dtype), t.count);
+}
+
+WorkPtr GlooBackend::allReduce(Tensor t, ReduceOp op) {
+  checkCpu(t, "all_reduce");
+  reduceFunction(t.dtype, op);  // unsupported combinations fail here, on the caller's thread
+  auto d = describe("all_reduce", t) + " " + reduceOpName(op);
+  if (size_ == 1 || t.count == 0) return completedWork(d);
+  return enqueue(d, [this, t, op](uint32_t tag) { runAllReduce(context_, t, op, tag, options_.timeout); });
+}
+
+WorkPtr GlooBackend::broadcast(Tensor t, int root) {
+  checkCpu(t, "broadcast");
+  auto d = describe("broadcast", t) + fmt::format(" from rank {}", root);
+  if (size_ == 1 || t.count == 0) return completedWork(d);
+  return enqueue(d, [this, t, root](uint32_t tag) {
+    withWidth(t.dtype, [&](auto* typed) {
+      using S = std::remove_pointer_t<decltype(typed)>;
+      gloo::BroadcastOptions o(context_);
+      o.setOutput(static_cast<S*>(t.data), t.count);
+      o.setRoot(root);
+      o.setTag(tag);
+      o.setTimeout(options_.timeout);
+      gloo::broadcast(o);
+    });
+  });
+}
+
+WorkPtr GlooBackend::allGather(Tensor in, Tensor out) {
+  checkCpu(in, "all_gather");
+  checkCpu(out, "all_gather");
+  if (out.count != in.count * static_cast<size_t>(size_)) {
+    throw CommError(fmt::format("all_gather: output holds {} elements, expected {} x {}", out.count, size_, in.count));
+  }
+  auto d = describe("all_gather", in);
+  if (size_ == 1 || in.count == 0) {
+    if (in.count && in.data != out.data) std::memcpy(out.data, in.data, in.bytes());
+    return completedWork(d);
+  }
+  return enqueue(d, [this, in, out](uint32_t tag) {
+    withWidth(in.dtype, [&](auto* typed) {
+      using S = std::remove_pointer_t<decltype(typed)>;
+      gloo::AllgatherOptions o(context_);
+      o.setInput(static_cast<S*>(in.data), in.count);
+      o.setOutput(static_cast<S*>(out.data), out.count);
+      o.setTag(tag);
+      o.setTimeout(options_.timeout);
+      gloo::allgather(o);
+    });
+  });
+}
+
+WorkPtr GlooBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> counts) {
+  checkCpu(in, "all_gather_v");
+  size_t total = 0;
+  for (size_t c : counts) total += c;
+  if (counts.size() != static_cast<size_t>(size_) || counts[rank_] != in.count || out.count != total) {
+    throw CommError("all_gather_v: counts must list every rank's element count and sum to the output size");
+  }
+  auto d = describe("all_gather_v", in);
+  if (size_ == 1 || total == 0) {
+    if (in.count && in.data != out.data) std::memcpy(out.data, in.data, in.bytes());
+    return completedWork(d);
+  }
+  return enqueue(d, [this, in, out, counts](uint32_t tag) {
+    withWidth(in.dtype, [&](auto* typed) {
+      using S = std::remove_pointer_t<decltype(typed)>;
+      gloo::AllgathervOptions o(context_);
+      o.setInput(static_cast<S*>(in.data), in.count);
+      o.setOutput(static_cast<S*>(out.data), counts);
+      o.setTag(tag);
+      o.setTimeout(options_.timeout);
+      gloo::allgatherv(o);
+    });
+  });
+}
+
+// Gloo's options API has no reduce-scatter: all-reduce a copy, keep this rank's chunk.
+WorkPtr GlooBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
+  checkCpu(in, "reduce_scatter");
+  if (in.count != out.count * static_cast<size_t>(size_)) {
+    throw CommError(fmt::format("reduce_scatter: input holds {} elements, expected {} x {}", in.count, size_, out.count));
+  }
+  auto d = describe("reduce_scatter", out) + " " + reduceOpName(op);
+  if (out.count == 0) return completedWork(d);
+  if (size_ == 1) {
+    if (in.data != out.data) std::memcpy(out.data, in.data, out.bytes());
+    return completedWork(d);
+  }
+  return enqueue(d, [this, in, out, op](uint32_t tag) {
+    std::vector<uint8_t> scratch(static_cast<const uint8_t*>(in.data), static_cast<const uint8_t*>(in.data) + in.bytes());
+    Tensor all = in;
+    all.data = scratch.data();
+    runAllReduce(context_, all, op, tag, options_.timeout);
+    std::memcpy(out.data, scratch.data() + static_cast<size_t>(rank_) * out.bytes(), out.bytes());
+  });
+}
+
+WorkPtr GlooBackend::gather(Tensor in, Tensor out, int root) {
+  checkCpu(in, "gather");
+  auto d = describe("gather", in) + fmt::format(" to rank {}", root);
+  if (size_ == 1 || in.count == 0) {
+    if (in.count && in.data != out.data) std::memcpy(out.data, in.data, in.bytes());
+    return completedWork(d);
+  }
+  return enqueue(d, [this, in, out, root](uint32_t tag) {
+    withWidth(in.dtype, [&](auto* typed) {
+      using S = std::remove_pointer_t<decltype(typed)>;
+      gloo::GatherOptions o(context_);
+      o.setInput(static_cast<S*>(in.data), in.count);
+      if (rank_ == root) o.setOutput(static_cast<S*>(out.data), in.count * static_cast<size_t>(size_));
+      o.setRoot(root);
+      o.setTag(tag);
+      o.setTimeout(options_.timeout);
+      gloo::gather(o);
+    });
+  });
+}
+
+WorkPtr GlooBackend::scatter(Tensor in, Tensor out, int root) {
+  checkCpu(out, "scatter");
+  auto d = describe("scatter", out) + fmt::format(" from rank {}", root);
+  if (size_ == 1 || out.count == 0) {
+    if (out.count && in.data != out.data) std::memcpy(out.data, in.data, out.bytes());
+    return completedWork(d);
+  }
+  return enqueue(d, [this, in, out, root](uint32_t tag) {
+    withWidth(out.dtype, [&](auto* typed) {
+      using S = std::remove_pointer_t<decltype(typed)>;
+      gloo::ScatterOptions o(context_);
+      if (rank_ == root) {
+        std::vector<S*> chunks;
+        for (int r = 0; r < size_; ++r) chunks.push_back(static_cast<S*>(in.slice(static_cast<size_t>(r) * out.count, out.count).data));
+        o.setInputs(chunks, out.count);
+      }
+      o.setOutput(static_cast<S*>(out.data), out.count);
+      o.setRoot(root);
+      o.setTag(tag);
+      o.setTimeout(options_.timeout);
+      gloo::scatter(o);
+    });
+  });
+}
+
+WorkPtr GlooBackend::barrier() {
+  if (size_ == 1) return completedWork("barrier");
+  return enqueue("barrier", [this](uint32_t tag) {
+    gloo::BarrierOptions o(context_);
+    o.setTag(tag);
+    o.setTimeout(options_.timeout);
+    gloo::barrier(o);
+  });
+}
+
+}  // namespace accel

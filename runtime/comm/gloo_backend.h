@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// Collectives on CPU memory through Gloo (TCP). Operations run in submission order on one
+// worker thread per group, so all ranks issue Gloo calls in the same order and the caller never
+// blocks until it waits. After a failure the group is broken: later operations fail at once
+// with the first error. Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "runtime/comm/backend.h"
+#include "runtime/store/store.h"
+
+namespace gloo::rendezvous {
+class Context;
+}
+
+namespace accel {
+
+struct GlooOptions {
+  std::string hostname = "127.0.0.1";  // the address other ranks reach this one at
+  std::string iface;                   // or a network interface (GLOO_SOCKET_IFNAME)
+  std::chrono::milliseconds timeout = std::chrono::minutes(30);  // per collective
+  // After a failure: a sentence naming what is known about the cause (e.g. a departed rank).
+  std::function<std::string()> diagnose;
+};
+
+class GlooBackend : public Backend {
+ public:
+  // Connects a full mesh of `size` ranks through `store` (which must outlive the call). Blocks
+  // until every rank has joined or the store times out.
+  GlooBackend(Store& store, int rank, int size, GlooOptions options);
+  ~GlooBackend() override;  // finishes queued operations, then stops the worker thread
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const char* name() const override { return "gloo"; }
+
+  WorkPtr allReduce(Tensor data, ReduceOp op) override;
+  WorkPtr broadcast(Tensor data, int root) override;
+  WorkPtr allGather(Tensor input, Tensor output) override;
+  WorkPtr allGatherV(Tensor input, Tensor output, std::vector<size_t> counts) override;
+  WorkPtr reduceScatter(Tensor input, Tensor output, ReduceOp op) override;
+  WorkPtr gather(Tensor input, Tensor output, int root) override;
+  WorkPtr scatter(Tensor input, Tensor output, int root) override;
+  WorkPtr barrier() override;
+
+ private:
+  struct Task {
+    WorkPtr work;
+    std::function<void(uint32_t tag)> run;
+  };
+  WorkPtr enqueue(std::string description, std::function<void(uint32_t tag)> run);
+  void loop();
+  void checkCpu(const Tensor& t, const char* op) const;
+  std::string describe(const char* op, const Tensor& t) const;
+
+  int rank_, size_;
+  GlooOptions options_;
+  std::shared_ptr<gloo::rendezvous::Context> context_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Task> queue_;
+  bool stopping_ = false;
+  uint32_t next_tag_ = 1;
+  std::string broken_;  // first failure; worker thread only
+  std::thread thread_;
+};
+
+}  // namespace accel

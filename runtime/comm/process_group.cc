@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/comm/process_group.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace accel {
+
+ProcessGroup::ProcessGroup(Store& store, const std::string& prefix, int rank, int size, BackendFactory factory)
+    : base_(store), prefix_(prefix), store_(prefix, store), rank_(rank), size_(size), factory_(std::move(factory)) {
+  backend_ = factory_(store_, rank, size);
+}
+
+std::unique_ptr<ProcessGroup> ProcessGroup::newGroup(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  if (ranks.empty() || std::adjacent_find(ranks.begin(), ranks.end()) != ranks.end() || ranks.front() < 0 ||
+      ranks.back() >= size_) {
+    throw CommError(fmt::format("new_group: ranks must be distinct and from 0 to {}", size_ - 1));
+  }
+  const std::string prefix = fmt::format("{}/group{}", prefix_, groups_made_++);
+  auto me = std::find(ranks.begin(), ranks.end(), rank_);
+  if (me == ranks.end()) return nullptr;
+  return std::make_unique<ProcessGroup>(base_, prefix, static_cast<int>(me - ranks.begin()),
+                                        static_cast<int>(ranks.size()), factory_);
+}
+
+}  // namespace accel

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/comm/work.h"
+
+#include <fmt/format.h>
+
+namespace accel {
+
+bool Work::isCompleted() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return done_;
+}
+
+void Work::wait(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!done_cv_.wait_for(lock, timeout, [this] { return done_; })) {
+    throw CommError(fmt::format("{} did not finish within {} ms", description_, timeout.count()));
+  }
+  if (error_) std::rethrow_exception(error_);
+}
+
+std::exception_ptr Work::exception() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_;
+}
+
+void Work::complete(std::exception_ptr error) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_ = true;
+    error_ = std::move(error);
+  }
+  done_cv_.notify_all();
+}
+
+WorkPtr completedWork(const std::string& description) {
+  auto w = std::make_shared<Work>(description);
+  w->complete();
+  return w;
+}
+
+}  // namespace accel

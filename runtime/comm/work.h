@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// The handle of an asynchronous collective: wait for it, poll it, read its error.
+// Thread-safe: any thread may wait; exactly one completes it.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "lib/common/error.h"
+
+namespace accel {
+
+// A collective failed (a peer died, a timeout, a backend error). The message names the operation,
+// this rank and, where it can be known, the rank at fault.
+class CommError : public Error {
+ public:
+  explicit CommError(const std::string& message, std::string hint = {}) : Error(message, std::move(hint)) {}
+};
+
+class Work {
+ public:
+  explicit Work(std::string description) : description_(std::move(description)) {}
+  virtual ~Work() = default;
+  Work(const Work&) = delete;
+  Work& operator=(const Work&) = delete;
+
+  bool isCompleted();
+  // Blocks until done; rethrows the operation's error. Throws CommError when `timeout` passes
+  // first (the operation itself keeps its own timeout and will still end).
+  void wait(std::chrono::milliseconds timeout = std::chrono::minutes(30));
+  std::exception_ptr exception();
+  const std::string& description() const { return description_; }
+
+  // Called once by the backend.
+  void complete(std::exception_ptr error = nullptr);
+
+ private:
+  std::string description_;
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::exception_ptr error_;
+};
+
+using WorkPtr = std::shared_ptr<Work>;
+
+// A Work that is already finished (world size 1, zero elements).
+WorkPtr completedWork(const std::string& description);
+
+}  // namespace accel

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/state/accelerator.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "lib/common/strings.h"
+#include "runtime/comm/gloo_backend.h"
+#include "runtime/state/cuda_devices.h"
+#include "runtime/store/hash_store.h"
+#include "runtime/store/tcp_store.h"
+
+namespace accel {
+
+namespace {
+
+bool isLoopback(const std::string& host) {
+  return host == "localhost" || startsWith(host, "127.") || host == "::1";
+}
+
+// The local address this machine uses to reach `peer` (what other ranks can reach us at):
+// connecting a UDP socket sends nothing but makes the kernel choose the route.
+std::string localAddressTowards(const std::string& peer) {
+  addrinfo hints{}, *result = nullptr;
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  if (::getaddrinfo(peer.c_str(), "9", &hints, &result) != 0 || !result) return "";
+  std::string local;
+  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd >= 0 && ::connect(fd, result->ai_addr, result->ai_addrlen) == 0) {
+    sockaddr_in me{};
+    socklen_t len = sizeof me;
+    char text[INET_ADDRSTRLEN] = {};
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&me), &len) == 0 &&
+        ::inet_ntop(AF_INET, &me.sin_addr, text, sizeof text)) {
+      local = text;
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  ::freeaddrinfo(result);
+  return local;
+}
+
+GlooOptions glooOptions(const DistributedEnv& env, std::chrono::milliseconds timeout) {
+  GlooOptions o;
+  o.timeout = timeout;
+  if (const char* iface = std::getenv("GLOO_SOCKET_IFNAME"); iface && *iface) {
+    o.iface = iface;
+  } else if (!isLoopback(env.master_addr)) {
+    std::string local = localAddressTowards(env.master_addr);
+    if (!local.empty()) o.hostname = local;
+  }
+  return o;
+}
+
+// After a collective failed: which ranks have left, as the store server saw their connections
+// close. Gloo notices a dead peer at once; the server may need a moment to see the same close.
+std::string departedRanks(Store& store) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    try {
+      if (store.check({kDepartedRanksKey})) {
+        auto ranks = split(toString(store.get(kDepartedRanksKey)), ',');  // in the order they left
+        std::string first = fmt::format("rank {} left the job first (its store connection closed)", ranks.front());
+        if (ranks.size() == 1) return first;
+        return first + "; since then: rank" + (ranks.size() > 2 ? "s " : " ") +
+               join(std::vector<std::string>(ranks.begin() + 1, ranks.end()), ", ");
+      }
+    } catch (const std::exception&) {
+      return "the store is unreachable: rank 0, which hosts it, has probably exited";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return "";
+}
+
+}  // namespace
+
+Accelerator::Accelerator(AcceleratorOptions options) : env_(readDistributedEnv()) {
+  // Gloo writes to peer sockets without MSG_NOSIGNAL: when a peer dies, SIGPIPE would kill this
+  // rank before it can report the failure. Python (hence torch) ignores SIGPIPE at start-up too.
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) ::signal(SIGPIPE, SIG_IGN);
+  if (!options.cpu && !env_.use_cpu) {
+    int gpus = cudaDeviceCount();
+    if (gpus > 0) device_ = {DeviceType::CUDA, env_.local_rank % gpus};
+  }
+  if (env_.world_size == 1) {
+    store_ = std::make_unique<HashStore>();
+  } else {
+    TCPStoreOptions so;
+    so.is_server = env_.rank == 0;
+    so.rank = env_.rank;
+    so.world_size = env_.world_size;
+    so.token = env_.token;
+    so.timeout = options.timeout;
+    store_ = std::make_unique<TCPStore>(env_.master_addr, env_.master_port, so);
+  }
+  store_->setTimeout(options.timeout);
+  GlooOptions gloo = glooOptions(env_, options.timeout);
+  gloo.diagnose = [this] { return departedRanks(*store_); };
+  group_ = std::make_unique<ProcessGroup>(*store_, "accel/world", env_.rank, env_.world_size,
+                                          [gloo](Store& s, int r, int n) { return std::make_unique<GlooBackend>(s, r, n, gloo); });
+  rng_.seed(0);
+}
+
+Accelerator::~Accelerator() {
+  try {
+    waitForEveryone();
+  } catch (const std::exception& e) {
+    std::cerr << "accel-runtime: rank " << env_.rank << ": final barrier failed: " << e.what() << "\n";
+  }
+  group_.reset();
+  store_.reset();
+}
+
+void Accelerator::waitForEveryone() { group_->backend().barrier()->wait(); }
+
+void Accelerator::print(const std::string& line) const {
+  if (isMainProcess()) std::cout << line << std::endl;
+}
+
+uint64_t Accelerator::setSeed(uint64_t seed, bool per_process) {
+  uint64_t used = per_process ? seed + static_cast<uint64_t>(env_.rank) : seed;
+  rng_.seed(used);
+  std::srand(static_cast<unsigned>(used));
+  return used;
+}
+
+}  // namespace accel

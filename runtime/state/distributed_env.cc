@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/state/distributed_env.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+#include "lib/launch/launch_env.h"
+
+namespace accel {
+
+namespace {
+
+using Getenv = std::function<std::optional<std::string>(const char*)>;
+
+std::optional<int> number(const Getenv& get, std::initializer_list<const char*> names, const char** found = nullptr) {
+  for (const char* name : names) {
+    auto v = get(name);
+    if (!v || v->empty()) continue;
+    auto n = parseInt(*v);
+    if (!n) throw Error(fmt::format("{}='{}' is not a number", name, *v), "check the launcher's environment");
+    if (found) *found = name;
+    return static_cast<int>(*n);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+DistributedEnv readDistributedEnv(const Getenv& get) {
+  namespace E = launch_env;
+  DistributedEnv d;
+  const char* rank_var = nullptr;
+  auto rank = number(get, {E::kRank, "OMPI_COMM_WORLD_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK"}, &rank_var);
+  auto world = number(get, {E::kWorldSize, "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"});
+  if (rank && world) {
+    d.rank = *rank;
+    d.world_size = *world;
+    d.local_rank = number(get, {E::kLocalRank, "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK"}).value_or(d.rank);
+    d.local_world_size = number(get, {E::kLocalWorldSize, "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_LOCAL_SIZE"}).value_or(d.world_size);
+    std::string var = rank_var;
+    d.source = var == E::kRank ? "accel launch / torchrun" : startsWith(var, "OMPI") ? "Open MPI" : "MPI";
+  } else {
+    d.source = "single process";
+  }
+  if (d.world_size < 1 || d.rank < 0 || d.rank >= d.world_size) {
+    throw Error(fmt::format("rank {} is outside a world of {} (from {})", d.rank, d.world_size, d.source),
+                "RANK must be from 0 to WORLD_SIZE-1");
+  }
+  if (d.local_rank < 0 || d.local_rank >= d.local_world_size) {
+    throw Error(fmt::format("local rank {} is outside a local world of {}", d.local_rank, d.local_world_size));
+  }
+  if (auto a = get(E::kMasterAddr); a && !a->empty()) d.master_addr = *a;
+  d.master_port = number(get, {E::kMasterPort}).value_or(29500);
+  d.token = get(E::kStoreToken).value_or("");
+  d.use_cpu = toLower(get(E::kUseCpu).value_or("false")) == "true";
+  d.mixed_precision = get(E::kMixedPrecision).value_or("no");
+  d.gradient_accumulation_steps = number(get, {E::kGradientAccumulationSteps}).value_or(1);
+  return d;
+}
+
+DistributedEnv readDistributedEnv() {
+  return readDistributedEnv([](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  });
+}
+
+}  // namespace accel

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// Namespacing decorator: every key becomes "<prefix>/<key>" in the wrapped store, so process
+// groups and runs sharing one store never see each other's keys. Thread-safe if the base is.
+// Does not own the base store, which must outlive it.
+#pragma once
+
+#include "runtime/store/store.h"
+
+namespace accel {
+
+class PrefixStore : public Store {
+ public:
+  PrefixStore(std::string prefix, Store& base);
+  void set(const std::string& key, const Bytes& value) override;
+  Bytes get(const std::string& key) override;
+  int64_t add(const std::string& key, int64_t delta) override;
+  bool check(const std::vector<std::string>& keys) override;
+  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
+  using Store::wait;
+  bool deleteKey(const std::string& key) override;
+  int64_t numKeys() override;  // of the whole base store (c10d semantics)
+  Bytes compareSet(const std::string& key, const Bytes& expected, const Bytes& desired) override;
+  Store& base() { return base_; }
+
+ private:
+  std::string joined(const std::string& key) const { return prefix_ + "/" + key; }
+  std::vector<std::string> joined(const std::vector<std::string>& keys) const;
+  std::string prefix_;
+  Store& base_;
+};
+
+}  // namespace accel

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Accelerator as users meet it: real worker processes under the real `accel launch`, a
+// world of one without a launcher, MPI's variables, and a rank dying mid-collective.
+#include <catch2/catch.hpp>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <regex>
+
+#include "lib/common/error.h"
+#include "runtime/state/distributed_env.h"
+#include "tests/support/process.h"
+
+using namespace accel;
+using accel::test::accelBinary;
+using accel::test::BackgroundProcess;
+using accel::test::run;
+using accel::test::TempDir;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+size_t occurrences(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+const char* kHelpers[] = {"ranks", "roles", "device", "main_process_first", "gather", "split_between_processes",
+                          "gather_for_metrics", "reduce", "broadcast", "pad_across_processes", "set_seed",
+                          "set_seed per process"};
+
+std::map<std::string, std::string> hermetic(const TempDir& dir) {
+  return {{"HF_HOME", dir.file("hf")}, {"ACCEL_NVML_LIBRARY", dir.file("none.so")},
+          {"ACCEL_CUDA_LIBRARY", dir.file("none.so")}, {"SLURM_JOB_ID", ""}, {"GLOO_SOCKET_IFNAME", "lo"}};
+}
+
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+}  // namespace
+
+TEST_CASE("accelerator: every helper under accel launch --cpu --num_processes 3", "[accelerator]") {
+  TempDir dir;
+  auto r = run({accelBinary(), "launch", "--cpu", "--num_processes", "3", "--main_process_port", "0", RUNTIME_WORKER,
+                "helpers", dir.file("shared.txt")},
+               {}, hermetic(dir), 120000);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(contains(r.out, "FAIL"));
+  for (int rank = 0; rank < 3; ++rank) {
+    for (const char* helper : kHelpers) {
+      INFO("rank " << rank << " helper " << helper);
+      CHECK(contains(r.out, "[rank " + std::to_string(rank) + "] ok " + helper + "\n"));
+    }
+  }
+  CHECK(occurrences(r.out, "printed by the main process only") == 1);
+  CHECK(contains(r.out, "[rank 0] printed by the main process only"));
+}
+
+TEST_CASE("accelerator: a world of one without any launcher", "[accelerator]") {
+  TempDir dir;
+  auto env = hermetic(dir);
+  for (const char* unset : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}) env[unset] = "";
+  auto r = run({RUNTIME_WORKER, "helpers", dir.file("shared.txt")}, {}, env, 60000);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "ok gather\n"));
+  CHECK(contains(r.out, "ok set_seed per process\n"));
+}
+
+TEST_CASE("distributed env: the launcher's variables, MPI's, and inconsistent ones", "[accelerator]") {
+  auto from = [](std::map<std::string, std::string> vars) {
+    return readDistributedEnv([vars](const char* name) -> std::optional<std::string> {
+      auto it = vars.find(name);
+      return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+    });
+  };
+  auto launched = from({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},
+                        {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29511"}, {"ACCEL_STORE_TOKEN", "t"},
+                        {"ACCELERATE_MIXED_PRECISION", "bf16"}, {"ACCELERATE_GRADIENT_ACCUMULATION_STEPS", "4"},
+                        {"ACCELERATE_USE_CPU", "True"}});
+  CHECK(launched.rank == 3);
+  CHECK(launched.local_rank == 1);
+  CHECK(launched.master_addr == "10.0.0.1");
+  CHECK(launched.master_port == 29511);
+  CHECK(launched.token == "t");
+  CHECK(launched.mixed_precision == "bf16");
+  CHECK(launched.gradient_accumulation_steps == 4);
+  CHECK(launched.use_cpu);
+  CHECK(launched.source == "accel launch / torchrun");
+  auto mpi = from({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "8"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+                   {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}});
+  CHECK(mpi.rank == 2);
+  CHECK(mpi.world_size == 8);
+  CHECK(mpi.local_world_size == 4);
+  CHECK(mpi.source == "Open MPI");
+  auto pmi = from({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}});
+  CHECK(pmi.rank == 1);
+  CHECK(from({}).source == "single process");
+  CHECK_THROWS_WITH(from({{"RANK", "4"}, {"WORLD_SIZE", "4"}}), Catch::Contains("rank 4 is outside a world of 4"));
+  CHECK_THROWS_WITH(from({{"RANK", "x"}, {"WORLD_SIZE", "4"}}), Catch::Contains("RANK='x' is not a number"));
+}
+
+TEST_CASE("accelerator: a rank that dies mid-collective is named by the others", "[accelerator][failure]") {
+  TempDir dir;
+  const std::string port = std::to_string(freePort());
+  std::vector<std::unique_ptr<BackgroundProcess>> ranks;
+  auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < 3; ++r) {
+    auto env = hermetic(dir);
+    env.insert({{"RANK", std::to_string(r)}, {"WORLD_SIZE", "3"}, {"LOCAL_RANK", std::to_string(r)},
+                {"LOCAL_WORLD_SIZE", "3"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port},
+                {"ACCEL_STORE_TOKEN", "die-test"}});
+    ranks.push_back(std::make_unique<BackgroundProcess>(std::vector<std::string>{RUNTIME_WORKER, "die", "1"}, env));
+  }
+  auto r0 = ranks[0]->wait(60000), r1 = ranks[1]->wait(60000), r2 = ranks[2]->wait(60000);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r0.err << "\n---\n" << r2.err);
+  CHECK(r1.exit_code == 9);
+  CHECK(r0.exit_code == 3);
+  CHECK(r2.exit_code == 3);
+  CHECK(std::regex_search(r0.err, std::regex("error: all_reduce \\(f32 x 1048576\\) sum failed on rank 0 of 3: .*rank 1")));
+  CHECK(std::regex_search(r2.err, std::regex("failed on rank 2 of 3: .*rank 1")));
+  CHECK(seconds < 20);  // well within the 20 s collective timeout: an error, not a hang
+}

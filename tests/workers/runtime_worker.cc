@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+// A worker linking libaccel_runtime, for tests run under `accel launch` (or started by hand):
+//   runtime_worker helpers FILE   exercise every Accelerator helper; print "ok NAME" or
+//                                 "FAIL NAME: why" per helper; exit 1 if any failed
+//   runtime_worker die RANK       all ranks all-reduce; RANK exits in the middle; the others
+//                                 print the error they get ("error: …") and exit 3
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <numeric>
+#include <sstream>
+
+#include "runtime/state/accelerator.h"
+
+using namespace accel;
+
+namespace {
+
+int failures = 0;
+
+template <typename T>
+std::string show(const std::vector<T>& v) {
+  std::ostringstream s;
+  for (size_t i = 0; i < v.size(); ++i) s << (i ? "," : "") << v[i];
+  return s.str();
+}
+
+void expect(bool ok, const std::string& name, const std::string& detail = "") {
+  std::cout << (ok ? "ok " + name : "FAIL " + name + ": " + detail) << std::endl;
+  failures += ok ? 0 : 1;
+}
+
+int helpers(Accelerator& acc, const std::string& file) {
+  const int rank = acc.processIndex(), world = acc.numProcesses();
+  const char* env_rank = std::getenv("RANK");  // unset: a world of one without a launcher
+  const char* env_world = std::getenv("WORLD_SIZE");
+  expect(rank == (env_rank ? std::atoi(env_rank) : 0) && world == (env_world ? std::atoi(env_world) : 1), "ranks");
+  expect(acc.isMainProcess() == (rank == 0) && acc.isLastProcess() == (rank == world - 1) &&
+             acc.isLocalMainProcess() == (acc.localProcessIndex() == 0), "roles");
+  expect(acc.device().str() == "cpu", "device", acc.device().str());
+  acc.waitForEveryone();
+  acc.mainProcessFirst([&] {
+    if (acc.isMainProcess()) std::ofstream(file) << "written by rank 0";
+    std::ifstream in(file);
+    std::string text;
+    std::getline(in, text);
+    expect(text == "written by rank 0", "main_process_first", text);
+  });
+  acc.print("printed by the main process only");
+  std::vector<int32_t> mine(static_cast<size_t>(rank + 1), rank);
+  auto all = acc.gather(mine);
+  std::vector<int32_t> want;
+  for (int r = 0; r < world; ++r) want.insert(want.end(), static_cast<size_t>(r + 1), r);
+  expect(all == want, "gather", show(all));
+  std::vector<int64_t> dataset(10);
+  std::iota(dataset.begin(), dataset.end(), 0);
+  auto share = acc.splitBetweenProcesses(dataset);
+  auto padded = acc.splitBetweenProcesses(dataset, true);
+  const size_t base = dataset.size() / static_cast<size_t>(world), extra = dataset.size() % static_cast<size_t>(world);
+  expect(share.size() == base + (static_cast<size_t>(rank) < extra ? 1 : 0) && padded.size() == base + (extra ? 1 : 0),
+         "split_between_processes",
+         show(share) + " / " + show(padded));
+  auto metrics = acc.gatherForMetrics(padded, dataset.size());
+  expect(metrics == dataset, "gather_for_metrics", show(metrics));
+  std::vector<float> value = {static_cast<float>(rank + 1)};
+  acc.reduce(value);
+  expect(value[0] == static_cast<float>(world * (world + 1) / 2), "reduce", show(value));
+  std::vector<double> shared = rank == 0 ? std::vector<double>{7, 8, 9} : std::vector<double>{};
+  acc.broadcast(shared);
+  expect(shared == std::vector<double>{7, 8, 9}, "broadcast", show(shared));
+  auto pad = acc.padAcrossProcesses(std::vector<int32_t>(static_cast<size_t>(rank + 1), 5), -1);
+  expect(pad.size() == static_cast<size_t>(world) && pad.back() == (rank == world - 1 ? 5 : -1), "pad_across_processes", show(pad));
+  acc.setSeed(42);
+  std::vector<int64_t> draw = {static_cast<int64_t>(acc.rng()() >> 1)};
+  auto draws = acc.gather(draw);
+  expect(std::all_of(draws.begin(), draws.end(), [&](int64_t d) { return d == draws[0]; }), "set_seed", show(draws));
+  acc.setSeed(42, true);
+  draw = {static_cast<int64_t>(acc.rng()() >> 1)};
+  draws = acc.gather(draw);
+  expect(world == 1 || draws[0] != draws[1], "set_seed per process", show(draws));
+  return failures ? 1 : 0;
+}
+
+int die(Accelerator& acc, int victim) {
+  std::vector<float> data(1 << 20, 1.0f);
+  acc.reduce(data);
+  if (acc.processIndex() == victim) _exit(9);
+  try {
+    for (int i = 0; i < 100; ++i) acc.reduce(data);
+  } catch (const std::exception& e) {
+    // Returning (not _exit) is what a real program does: ~Accelerator keeps rank 0's store up
+    // until the other survivors have left, so they can still learn who died.
+    std::cerr << "error: " << e.what() << std::endl;
+    return 3;
+  }
+  std::cerr << "no error" << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  try {
+    AcceleratorOptions options;
+    options.timeout = std::chrono::seconds(20);
+    Accelerator acc(options);
+    if (mode == "helpers" && argc > 2) return helpers(acc, argv[2]);
+    if (mode == "die" && argc > 2) return die(acc, std::atoi(argv[2]));
+    std::cerr << "usage: runtime_worker helpers FILE | die RANK" << std::endl;
+    return 64;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << std::endl;
+    return 3;
+  }
+}
