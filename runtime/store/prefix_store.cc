@@ -14,7 +14,11 @@ std::vector<std::string> PrefixStore::joined(const std::vector<std::string>& key
 }
 
 void PrefixStore::set(const std::string& key, const Bytes& value) { base_.set(joined(key), value); }
-Bytes PrefixStore::get(const std::string& key) { return base_.get(joined(key)); }
+// The wait applies this store's own timeout; the base's get() would block with the base's.
+Bytes PrefixStore::get(const std::string& key) {
+  base_.wait({joined(key)}, timeout());
+  return base_.get(joined(key));
+}
 int64_t PrefixStore::add(const std::string& key, int64_t delta) { return base_.add(joined(key), delta); }
 bool PrefixStore::check(const std::vector<std::string>& keys) { return base_.check(joined(keys)); }
 void PrefixStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
