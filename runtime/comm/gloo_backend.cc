@@ -123,8 +123,7 @@ void GlooBackend::loop() {
       tag = next_tag_++;
     }
     if (!broken_.empty()) {
-      task.work->complete(std::make_exception_ptr(
-          CommError(task.work->description() + " not run: the group failed earlier: " + broken_)));
+      task.work->complete(task.work->description() + " not run: the group failed earlier: " + broken_);
       continue;
     }
     try {
@@ -134,7 +133,7 @@ void GlooBackend::loop() {
       std::string cause = options_.diagnose ? options_.diagnose() : "";
       broken_ = fmt::format("{} failed on rank {} of {}: {}{}", task.work->description(), rank_, size_, e.what(),
                             cause.empty() ? "" : "; " + cause);
-      task.work->complete(std::make_exception_ptr(CommError(broken_)));
+      task.work->complete(broken_);
     }
   }
 }

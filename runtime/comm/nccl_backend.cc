@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -126,8 +127,8 @@ class NcclBackend::Impl {
     ncclCommAbort(comm_);
     std::string cause = options_.diagnose ? options_.diagnose() : "";
     for (auto& p : pending_) {
-      p.work->complete(std::make_exception_ptr(CommError(fmt::format(
-          "{} failed on rank {} of {}: {}{}", p.work->description(), rank_, size_, reason, cause.empty() ? "" : "; " + cause))));
+      p.work->complete(fmt::format("{} failed on rank {} of {}: {}{}", p.work->description(), rank_, size_, reason,
+                                   cause.empty() ? "" : "; " + cause));
       cudaEventDestroy(p.done);
     }
     pending_.clear();

@@ -15,15 +15,15 @@ void Work::wait(std::chrono::milliseconds timeout) {
   if (!done_cv_.wait_for(lock, timeout, [this] { return done_; })) {
     throw CommError(fmt::format("{} did not finish within {} ms", description_, timeout.count()));
   }
-  if (error_) std::rethrow_exception(error_);
+  if (!error_.empty()) throw CommError(error_);
 }
 
 std::exception_ptr Work::exception() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return error_;
+  return error_.empty() ? nullptr : std::make_exception_ptr(CommError(error_));
 }
 
-void Work::complete(std::exception_ptr error) {
+void Work::complete(std::string error) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     done_ = true;

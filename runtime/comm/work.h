@@ -29,21 +29,23 @@ class Work {
   Work& operator=(const Work&) = delete;
 
   bool isCompleted();
-  // Blocks until done; rethrows the operation's error. Throws CommError when `timeout` passes
-  // first (the operation itself keeps its own timeout and will still end).
+  // Blocks until done; throws the operation's error as a CommError. Throws CommError when
+  // `timeout` passes first (the operation itself keeps its own timeout and will still end).
   void wait(std::chrono::milliseconds timeout = std::chrono::minutes(30));
+  // The error (a CommError), or null. Made on the calling thread.
   std::exception_ptr exception();
   const std::string& description() const { return description_; }
 
-  // Called once by the backend.
-  void complete(std::exception_ptr error = nullptr);
+  // Called once by the backend; a non-empty `error` marks failure. Only the message crosses
+  // threads: every waiter throws its own exception object (no exception_ptr is shared).
+  void complete(std::string error = {});
 
  private:
   std::string description_;
   std::mutex mutex_;
   std::condition_variable done_cv_;
   bool done_ = false;
-  std::exception_ptr error_;
+  std::string error_;
 };
 
 using WorkPtr = std::shared_ptr<Work>;
