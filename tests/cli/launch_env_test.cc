@@ -54,17 +54,6 @@ std::map<int, std::map<std::string, std::string>> workerEnvs(const std::string& 
   return envs;
 }
 
-int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 }  // namespace
 
@@ -155,7 +144,7 @@ TEST_CASE("launch: without a config one line names the defaults taken", "[launch
 
 TEST_CASE("launch: a two-machine job on loopback", "[launch][multinode]") {
   TempDir dir;
-  const std::string port = std::to_string(freePort());
+  const std::string port = std::to_string(accel::test::freeLoopbackPort());
   auto machine = [&](int rank) {
     return std::make_unique<BackgroundProcess>(
         std::vector<std::string>{accelBinary(), "launch", "--cpu", "--num_machines", "2", "--num_processes", "4",

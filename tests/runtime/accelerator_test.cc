@@ -39,17 +39,6 @@ std::map<std::string, std::string> hermetic(const TempDir& dir) {
           {"ACCEL_CUDA_LIBRARY", dir.file("none.so")}, {"SLURM_JOB_ID", ""}, {"GLOO_SOCKET_IFNAME", "lo"}};
 }
 
-int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 }  // namespace
 
@@ -117,7 +106,7 @@ TEST_CASE("distributed env: the launcher's variables, MPI's, and inconsistent on
 
 TEST_CASE("accelerator: a rank that dies mid-collective is named by the others", "[accelerator][failure]") {
   TempDir dir;
-  const std::string port = std::to_string(freePort());
+  const std::string port = std::to_string(accel::test::freeLoopbackPort());
   std::vector<std::unique_ptr<BackgroundProcess>> ranks;
   auto start = std::chrono::steady_clock::now();
   for (int r = 0; r < 3; ++r) {

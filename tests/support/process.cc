@@ -2,6 +2,8 @@
 #include "tests/support/process.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -29,7 +31,36 @@ void setEnvironment(const std::map<std::string, std::string>& env) {
   }
 }
 
+// In the forked child: wire up stdin/stdout/stderr, apply `env`, exec (exit 127 on failure).
+[[noreturn]] void execChild(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                            int in, int out, int err) {
+  ::dup2(in, 0);
+  ::dup2(out, 1);
+  ::dup2(err, 2);
+  setEnvironment(env);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  ::execvp(args[0], args.data());
+  _exit(127);
+}
+
 }  // namespace
+
+int freeLoopbackPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
 
 RunResult run(const std::vector<std::string>& argv, const std::string& input,
               const std::map<std::string, std::string>& env, int timeout_ms) {
@@ -38,17 +69,7 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input,
     throw std::runtime_error("pipe failed");
   }
   pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
-    setEnvironment(env);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    _exit(127);
-  }
+  if (pid == 0) execChild(argv, env, in[0], out[1], err[1]);
   ::close(in[0]);
   ::close(out[1]);
   ::close(err[1]);
@@ -106,18 +127,7 @@ BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC)) throw std::runtime_error("pipe failed");
   pid_ = ::fork();
-  if (pid_ == 0) {
-    int null_fd = ::open("/dev/null", O_RDONLY);
-    ::dup2(null_fd, 0);
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
-    setEnvironment(env);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    _exit(127);
-  }
+  if (pid_ == 0) execChild(argv, env, ::open("/dev/null", O_RDONLY), out[1], err[1]);
   ::close(out[1]);
   ::close(err[1]);
   out_ = out[0];

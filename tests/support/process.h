@@ -46,6 +46,9 @@ class BackgroundProcess {
   RunResult result_;
 };
 
+// A TCP port on 127.0.0.1 that was free a moment ago (the OS picked it).
+int freeLoopbackPort();
+
 // Whether a process with this pid exists (and is not a zombie).
 bool processAlive(pid_t pid);
 
