@@ -170,13 +170,15 @@ TEST_CASE("broadcast, all_gather(v), reduce_scatter, gather, scatter, barrier", 
             }
             offset += piece.size();
           }
-          // reduce_scatter (sum): chunk `rank` of the element-wise sum
-          fill(in, t, n * w, rank);
-          out.assign(n * dtypeSize(t), 0);
-          b.reduceScatter(view(in, t), view(out, t), ReduceOp::Sum)->wait();
-          std::vector<uint8_t> full = reference(t, ReduceOp::Sum, n * w, world);
-          if (!out.empty() && std::memcmp(out.data(), full.data() + static_cast<size_t>(rank) * out.size(), out.size())) {
-            bad.add(label("reduce_scatter", t, n, world, rank));
+          // reduce_scatter, every op: chunk `rank` of the element-wise reduction
+          for (auto op : kOps) {
+            fill(in, t, n * w, rank);
+            out.assign(n * dtypeSize(t), 0);
+            b.reduceScatter(view(in, t), view(out, t), op)->wait();
+            std::vector<uint8_t> full = reference(t, op, n * w, world);
+            if (!out.empty() && std::memcmp(out.data(), full.data() + static_cast<size_t>(rank) * out.size(), out.size())) {
+              bad.add(label("reduce_scatter", t, n, world, rank) + " " + reduceOpName(op));
+            }
           }
           // gather to rank 0, scatter from the last rank
           fill(in, t, n, rank);
