@@ -17,6 +17,9 @@
 #include "runtime/state/cuda_devices.h"
 #include "runtime/store/hash_store.h"
 #include "runtime/store/tcp_store.h"
+#ifdef ACCEL_HAVE_NCCL
+#include "runtime/comm/nccl_backend.h"
+#endif
 
 namespace accel {
 
@@ -83,7 +86,7 @@ std::string departedRanks(Store& store) {
 
 }  // namespace
 
-Accelerator::Accelerator(AcceleratorOptions options) : env_(readDistributedEnv()) {
+Accelerator::Accelerator(AcceleratorOptions options) : env_(readDistributedEnv()), timeout_(options.timeout) {
   // Gloo writes to peer sockets without MSG_NOSIGNAL: when a peer dies, SIGPIPE would kill this
   // rank before it can report the failure. Python (hence torch) ignores SIGPIPE at start-up too.
   struct sigaction current {};
@@ -111,12 +114,28 @@ Accelerator::Accelerator(AcceleratorOptions options) : env_(readDistributedEnv()
   rng_.seed(0);
 }
 
+ProcessGroup& Accelerator::deviceProcessGroup() {
+  if (device_.type == DeviceType::CPU) return *group_;
+  if (!device_group_) {
+#ifdef ACCEL_HAVE_NCCL
+    NcclOptions nccl;
+    nccl.timeout = timeout_;
+    nccl.diagnose = [this] { return departedRanks(*store_); };
+    const int device = device_.index;
+    device_group_ = std::make_unique<ProcessGroup>(*store_, "accel/device", env_.rank, env_.world_size,
+        [nccl, device](Store& s, int r, int n) { return std::make_unique<NcclBackend>(s, r, n, device, nccl); });
+#endif
+  }
+  return *device_group_;
+}
+
 Accelerator::~Accelerator() {
   try {
     waitForEveryone();
   } catch (const std::exception& e) {
     std::cerr << "accel-runtime: rank " << env_.rank << ": final barrier failed: " << e.what() << "\n";
   }
+  device_group_.reset();
   group_.reset();
   store_.reset();
 }

@@ -79,7 +79,10 @@ class Accelerator {
   uint64_t setSeed(uint64_t seed, bool per_process = false);
   std::mt19937_64& rng() { return rng_; }
 
-  ProcessGroup& processGroup() { return *group_; }  // all ranks, CPU (Gloo)
+  ProcessGroup& processGroup() { return *group_; }  // all ranks, CPU memory (Gloo)
+  // All ranks, for memory on device(): NCCL on a CUDA device, else processGroup(). Made on the
+  // first call, which every rank must make (it is a collective).
+  ProcessGroup& deviceProcessGroup();
   Store& store() { return *store_; }
 
  private:
@@ -88,6 +91,8 @@ class Accelerator {
   Device device_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<ProcessGroup> group_;
+  std::unique_ptr<ProcessGroup> device_group_;
+  std::chrono::milliseconds timeout_;
   std::mt19937_64 rng_;
 };
 

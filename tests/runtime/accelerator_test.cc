@@ -30,7 +30,7 @@ size_t occurrences(const std::string& text, const std::string& part) {
   return n;
 }
 
-const char* kHelpers[] = {"ranks", "roles", "device", "main_process_first", "gather", "split_between_processes",
+const char* kHelpers[] = {"ranks", "roles", "device", "device_process_group", "main_process_first", "gather", "split_between_processes",
                           "gather_for_metrics", "reduce", "broadcast", "pad_across_processes", "set_seed",
                           "set_seed per process"};
 

@@ -40,6 +40,7 @@ int helpers(Accelerator& acc, const std::string& file) {
   expect(acc.isMainProcess() == (rank == 0) && acc.isLastProcess() == (rank == world - 1) &&
              acc.isLocalMainProcess() == (acc.localProcessIndex() == 0), "roles");
   expect(acc.device().str() == "cpu", "device", acc.device().str());
+  expect(&acc.deviceProcessGroup() == &acc.processGroup(), "device_process_group");  // CPU: one group
   acc.waitForEveryone();
   acc.mainProcessFirst([&] {
     if (acc.isMainProcess()) std::ofstream(file) << "written by rank 0";
