@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// Groundwork of the training layer: DDP's bucket assignment and GradScaler's algorithm.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "runtime/amp/loss_scaler.h"
+#include "runtime/comm/gloo_backend.h"
+#include "runtime/ddp/bucketing.h"
+#include "runtime/store/hash_store.h"
+
+using namespace accel;
+
+namespace {
+
+std::vector<std::vector<size_t>> indices(const std::vector<Bucket>& buckets) {
+  std::vector<std::vector<size_t>> out;
+  for (const auto& b : buckets) out.push_back(b.params);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("bucketing: DDP's limits, registration order packed, then reversed", "[ddp][bucketing]") {
+  // f32 gradients of 0.8 MB, 0.4 MB, 12 MB, 20 MB and 8 MB.
+  std::vector<GradientInfo> grads = {{200000}, {100000}, {3000000}, {5000000}, {2000000}};
+  auto buckets = assignBuckets(grads);
+  CHECK(indices(buckets) == std::vector<std::vector<size_t>>{{4}, {2, 3}, {0, 1}});
+  CHECK(buckets.back().bytes == 1200000);  // the first (small) bucket is reduced last
+  // A gradient above the cap gets a bucket of its own; a custom cap gives uniform buckets.
+  auto own = assignBuckets({{10}, {50'000'000}, {10}}, 1 << 20, 1 << 20);
+  CHECK(indices(own) == std::vector<std::vector<size_t>>{{2}, {0, 1}});
+  auto uniform = assignBuckets({{300}, {300}, {300}, {300}}, 2400, 2400);
+  CHECK(indices(uniform) == std::vector<std::vector<size_t>>{{2, 3}, {0, 1}});
+}
+
+TEST_CASE("bucketing: dtypes and devices never share a bucket", "[ddp][bucketing]") {
+  std::vector<GradientInfo> grads = {{10, DataType::F32}, {10, DataType::F16}, {10, DataType::F32},
+                                     {10, DataType::F32, DeviceType::CUDA}};
+  auto buckets = assignBuckets(grads);
+  CHECK(indices(buckets) == std::vector<std::vector<size_t>>{{3}, {1}, {0, 2}});
+  CHECK(assignBuckets({}).empty());
+}
+
+TEST_CASE("loss scaler: GradScaler's defaults, unscale with the inf check, growth and backoff", "[amp][scaler]") {
+  LossScaler scaler;
+  CHECK(scaler.scale() == 65536.0f);
+  CHECK(scaler.scaleLoss(0.5f) == 32768.0f);
+  std::vector<float> g = {65536.0f, -131072.0f};
+  scaler.unscale(g.data(), g.size());
+  CHECK(g == std::vector<float>{1.0f, -2.0f});
+  CHECK(scaler.step(nullptr));
+  CHECK(scaler.growthTracker() == 1);
+  g = {std::numeric_limits<float>::infinity(), 1.0f};
+  scaler.unscale(g.data(), g.size());
+  CHECK_FALSE(scaler.step(nullptr));  // overflow: skip the step, halve, reset the tracker
+  CHECK(scaler.scale() == 32768.0f);
+  CHECK(scaler.growthTracker() == 0);
+  LossScaler fast({.init_scale = 4.0f, .growth_interval = 3});
+  for (int i = 0; i < 3; ++i) CHECK(fast.step(nullptr));
+  CHECK(fast.scale() == 8.0f);  // doubled after 3 clean steps
+  std::vector<float> nan = {std::nanf("")};
+  CHECK(unscaleAndCheck(nan.data(), 1, 1.0f));
+  LossScaler off({.enabled = false});
+  CHECK(off.scale() == 1.0f);
+  CHECK(off.step(nullptr));
+}
+
+TEST_CASE("loss scaler: state round trip", "[amp][scaler]") {
+  LossScaler a({.init_scale = 1024.0f, .growth_interval = 7});
+  a.step(nullptr);
+  a.step(nullptr);
+  LossScaler b;
+  b.loadState(a.state());
+  CHECK(b.scale() == 1024.0f);
+  CHECK(b.growthTracker() == 2);
+  CHECK_THROWS_WITH(b.loadState({1, 2, 3}), Catch::Contains("loss scaler state has 3 bytes"));
+}
+
+TEST_CASE("loss scaler: when only one rank overflows, every rank skips the step", "[amp][scaler]") {
+  HashStore store;
+  std::vector<int> applied(3, -1);
+  std::vector<float> scales(3, 0);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 3; ++r) {
+    ranks.emplace_back([&, r] {
+      GlooBackend group(store, r, 3, GlooOptions{});
+      LossScaler scaler;
+      std::vector<float> g = {r == 1 ? std::numeric_limits<float>::infinity() : 1.0f};
+      scaler.unscale(g.data(), g.size());
+      applied[static_cast<size_t>(r)] = scaler.step(&group);
+      scales[static_cast<size_t>(r)] = scaler.scale();
+    });
+  }
+  for (auto& t : ranks) t.join();
+  CHECK(applied == std::vector<int>{0, 0, 0});
+  CHECK(scales == std::vector<float>{32768.0f, 32768.0f, 32768.0f});
+}
