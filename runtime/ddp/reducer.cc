@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/ddp/reducer.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+#include "runtime/comm/half.h"
+
+namespace accel {
+
+Reducer::Reducer(Backend& group, const std::vector<size_t>& counts, ReducerOptions options)
+    : group_(group), options_(options) {
+  std::vector<GradientInfo> info;
+  for (size_t c : counts) info.push_back({c, DataType::F32, DeviceType::CPU});
+  buckets_ = assignBuckets(info, options_.first_bucket_bytes, options_.bucket_bytes);
+  state_.resize(buckets_.size());
+  slots_.resize(counts.size());
+  marked_.assign(counts.size(), false);
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    size_t total = 0;
+    for (size_t p : buckets_[b].params) total += counts[p];
+    state_[b].buffer.assign(total, 0.0f);
+    size_t offset = 0;
+    for (size_t p : buckets_[b].params) {
+      slots_[p] = {state_[b].buffer.data() + offset, counts[p], b};
+      offset += counts[p];
+    }
+  }
+  for (auto& s : state_) s.pending = 0;
+  for (const auto& slot : slots_) ++state_[slot.bucket].pending;
+}
+
+void Reducer::zeroGradients() {
+  for (auto& s : state_) std::fill(s.buffer.begin(), s.buffer.end(), 0.0f);
+}
+
+void Reducer::markReady(size_t i) {
+  if (i >= slots_.size()) throw Error(fmt::format("mark_ready: no parameter {} (there are {})", i, slots_.size()));
+  if (marked_[i]) throw Error(fmt::format("mark_ready: parameter {} was marked ready twice in one step", i));
+  marked_[i] = true;
+  if (!sync_) return;
+  // Pre-divide while the gradient is hot in cache, as DDP does: the sum is then the mean.
+  const float inv = 1.0f / static_cast<float>(group_.size());
+  Slot& s = slots_[i];
+  if (group_.size() > 1) {
+    for (size_t k = 0; k < s.count; ++k) s.data[k] *= inv;
+  }
+  BucketState& b = state_[s.bucket];
+  if (--b.pending == 0) {
+    b.ready = true;
+    launchReadyBuckets();
+  }
+}
+
+// Strictly in bucket order: a ready bucket waits for every earlier one to be launched.
+void Reducer::launchReadyBuckets() {
+  while (next_launch_ < state_.size() && state_[next_launch_].ready) {
+    BucketState& b = state_[next_launch_++];
+    Tensor t{b.buffer.data(), b.buffer.size(), DataType::F32};
+    if (options_.compression != Compression::None) {
+      const bool bf = options_.compression == Compression::Bf16;
+      b.half.resize(b.buffer.size());
+      for (size_t k = 0; k < b.buffer.size(); ++k) b.half[k] = bf ? floatToBf16(b.buffer[k]) : floatToHalf(b.buffer[k]);
+      t = {b.half.data(), b.half.size(), bf ? DataType::BF16 : DataType::F16};
+    }
+    b.work = group_.allReduce(t, ReduceOp::Sum);
+  }
+}
+
+void Reducer::decompress(BucketState& b) {
+  const bool bf = options_.compression == Compression::Bf16;
+  for (size_t k = 0; k < b.buffer.size(); ++k) b.buffer[k] = bf ? bf16ToFloat(b.half[k]) : halfToFloat(b.half[k]);
+}
+
+void Reducer::finish() {
+  std::vector<std::string> unready;
+  for (size_t i = 0; i < marked_.size(); ++i) {
+    if (!marked_[i]) unready.push_back(std::to_string(i));
+  }
+  if (!unready.empty() && sync_) {
+    throw Error(fmt::format("gradient sync: parameter(s) {} were never marked ready in this step; their buckets "
+                            "were not reduced", join(unready, ", ")),
+                "call markReady for every parameter after its gradient is computed (mark unused ones too)");
+  }
+  for (auto& b : state_) {
+    if (b.work) {
+      b.work->wait();
+      if (options_.compression != Compression::None) decompress(b);
+      b.work.reset();
+    }
+    b.ready = false;
+  }
+  for (auto& s : state_) s.pending = 0;
+  for (const auto& slot : slots_) ++state_[slot.bucket].pending;
+  std::fill(marked_.begin(), marked_.end(), false);
+  next_launch_ = 0;
+}
+
+void broadcastParameters(Backend& group, const std::vector<Tensor>& params, int root) {
+  std::vector<WorkPtr> works;
+  for (const auto& p : params) works.push_back(group.broadcast(p, root));
+  for (auto& w : works) w->wait();
+}
+
+}  // namespace accel

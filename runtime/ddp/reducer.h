@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// Bucketed gradient synchronisation, as PyTorch DDP's Reducer does it. Gradients live in the
+// reducer's flat bucket buffers (gradient(i) is a view: backward writes there, no copy). As each
+// gradient is marked ready it is pre-divided by the world size; a complete bucket's all-reduce
+// (sum) is launched asynchronously once every earlier bucket has been launched, so all ranks
+// issue the same collectives in the same order while backward goes on. finish() waits for all.
+// CPU memory (Gloo) for now. Not thread-safe: one training loop drives it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/comm/backend.h"
+#include "runtime/ddp/bucketing.h"
+
+namespace accel {
+
+enum class Compression { None, Fp16, Bf16 };  // PyTorch's fp16/bf16 compress hooks
+
+struct ReducerOptions {
+  size_t first_bucket_bytes = kDefaultFirstBucketBytes;
+  size_t bucket_bytes = kDefaultBucketBytes;
+  Compression compression = Compression::None;
+};
+
+class Reducer {
+ public:
+  // One f32 gradient of `counts[i]` elements per parameter, in registration order.
+  Reducer(Backend& group, const std::vector<size_t>& counts, ReducerOptions options = {});
+
+  // Where parameter i's gradient lives (valid for the reducer's lifetime).
+  float* gradient(size_t i) { return slots_[i].data; }
+  size_t count(size_t i) const { return slots_[i].count; }
+  const std::vector<Bucket>& buckets() const { return buckets_; }
+
+  // Zeroes every gradient (start of a step, or of an accumulation window).
+  void zeroGradients();
+  // With sync off (accumulation steps), markReady only records; nothing is reduced.
+  void setSync(bool sync) { sync_ = sync; }
+  bool sync() const { return sync_; }
+  // Parameter i's gradient is final for this step. Throws Error when marked twice.
+  void markReady(size_t i);
+  // Waits for every bucket; afterwards each gradient holds the mean over ranks. Throws Error
+  // naming the parameters never marked ready, CommError when a reduction failed.
+  void finish();
+  // Buckets launched so far in this step (for tests of overlap).
+  size_t launched() const { return next_launch_; }
+
+ private:
+  struct Slot {
+    float* data = nullptr;
+    size_t count = 0;
+    size_t bucket = 0;
+  };
+  struct BucketState {
+    std::vector<float> buffer;
+    std::vector<uint16_t> half;  // compressed copy on the wire
+    size_t pending = 0;
+    bool ready = false;
+    WorkPtr work;
+  };
+  void launchReadyBuckets();
+  void decompress(BucketState& b);
+
+  Backend& group_;
+  ReducerOptions options_;
+  std::vector<Bucket> buckets_;
+  std::vector<BucketState> state_;
+  std::vector<Slot> slots_;
+  std::vector<bool> marked_;
+  size_t next_launch_ = 0;
+  bool sync_ = true;
+};
+
+// Rank `root`'s values of every tensor to all ranks (initial parameters), in order.
+void broadcastParameters(Backend& group, const std::vector<Tensor>& params, int root = 0);
+
+}  // namespace accel
