@@ -4,6 +4,8 @@
 //                                 "FAIL NAME: why" per helper; exit 1 if any failed
 //   runtime_worker die RANK       all ranks all-reduce; RANK exits in the middle; the others
 //                                 print the error they get ("error: …") and exit 3
+//   runtime_worker save-loop DIR  saves checkpoints of steps 1, 2, … forever (to be SIGKILLed)
+//   runtime_worker check DIR      loads DIR's latest checkpoint, checks every byte; prints the step
 #include <unistd.h>
 
 #include <cstdlib>
@@ -12,6 +14,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "runtime/checkpoint/checkpoint.h"
 #include "runtime/state/accelerator.h"
 
 using namespace accel;
@@ -100,6 +103,31 @@ int die(Accelerator& acc, int victim) {
   return 0;
 }
 
+// Every byte of step s's blobs is (s + blob) % 251: a torn or mixed checkpoint cannot pass.
+CheckpointPart partFor(int64_t step) {
+  CheckpointPart part;
+  part.step = step;
+  for (int blob = 0; blob < 3; ++blob) {
+    part.blobs["blob" + std::to_string(blob)] = std::vector<uint8_t>(1 << 20, static_cast<uint8_t>((step + blob) % 251));
+  }
+  return part;
+}
+
+int saveLoop(Accelerator& acc, const std::string& dir) {
+  int64_t first = hasCheckpoint(dir) ? loadCheckpoint(acc.processGroup().backend(), dir).step + 1 : 1;  // resume
+  for (int64_t step = first;; ++step) {
+    saveCheckpoint(acc.processGroup().backend(), dir, partFor(step));
+    std::cout << "saved " << step << std::endl;
+  }
+}
+
+int check(Accelerator& acc, const std::string& dir) {
+  CheckpointPart part = loadCheckpoint(acc.processGroup().backend(), dir);
+  bool ok = part.blobs == partFor(part.step).blobs;
+  std::cout << (ok ? "intact step " : "DAMAGED step ") << part.step << std::endl;
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -110,7 +138,9 @@ int main(int argc, char** argv) {
     Accelerator acc(options);
     if (mode == "helpers" && argc > 2) return helpers(acc, argv[2]);
     if (mode == "die" && argc > 2) return die(acc, std::atoi(argv[2]));
-    std::cerr << "usage: runtime_worker helpers FILE | die RANK" << std::endl;
+    if (mode == "save-loop" && argc > 2) return saveLoop(acc, argv[2]);
+    if (mode == "check" && argc > 2) return check(acc, argv[2]);
+    std::cerr << "usage: runtime_worker helpers FILE | die RANK | save-loop DIR | check DIR" << std::endl;
     return 64;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/checkpoint/checkpoint.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "lib/common/atomic_file.h"
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+
+namespace accel {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kMagic[8] = {'A', 'C', 'C', 'E', 'L', 'C', 'K', '1'};
+
+// A part file: magic, step, then (name length, name, size, bytes) per blob, little-endian.
+std::string encode(const CheckpointPart& part) {
+  std::string out(kMagic, sizeof kMagic);
+  auto put = [&out](uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); };
+  put(static_cast<uint64_t>(part.step));
+  put(part.blobs.size());
+  for (const auto& [name, bytes] : part.blobs) {
+    put(name.size());
+    out += name;
+    put(bytes.size());
+    out.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  return out;
+}
+
+CheckpointPart decode(const std::string& data, const std::string& path) {
+  size_t at = 0;
+  auto need = [&](size_t n) {
+    if (at + n > data.size()) throw Error("checkpoint part " + path + " is truncated");
+  };
+  auto get = [&]() {
+    need(8);
+    uint64_t v;
+    std::memcpy(&v, data.data() + at, 8);
+    at += 8;
+    return v;
+  };
+  need(sizeof kMagic);
+  if (std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) throw Error(path + " is not an accel checkpoint part");
+  at = sizeof kMagic;
+  CheckpointPart part;
+  part.step = static_cast<int64_t>(get());
+  for (uint64_t blobs = get(); blobs > 0; --blobs) {
+    uint64_t n = get();
+    need(n);
+    std::string name = data.substr(at, n);
+    at += n;
+    uint64_t size = get();
+    need(size);
+    part.blobs[name] = std::vector<uint8_t>(data.begin() + static_cast<long>(at), data.begin() + static_cast<long>(at + size));
+    at += size;
+  }
+  return part;
+}
+
+void writeDurable(const std::string& path, const std::string& content) {
+  writeFileAtomic(path, content);  // temp + fsync + rename
+}
+
+std::string partName(int rank) { return fmt::format("rank{}.part", rank); }
+
+struct ManifestEntry {
+  uint64_t size = 0;
+  uint32_t crc = 0;
+};
+
+struct Manifest {
+  int world = 0;
+  int64_t step = 0;
+  std::map<int, ManifestEntry> parts;
+};
+
+std::string formatManifest(const Manifest& m) {
+  std::string out = fmt::format("accel-checkpoint 1\nworld_size {}\nstep {}\n", m.world, m.step);
+  for (const auto& [rank, e] : m.parts) out += fmt::format("part {} {} {:08x}\n", rank, e.size, e.crc);
+  return out;
+}
+
+Manifest parseManifest(const std::string& text, const std::string& path) {
+  Manifest m;
+  std::istringstream in(text);
+  std::string word;
+  in >> word;
+  if (word != "accel-checkpoint") throw Error(path + " is not an accel checkpoint manifest");
+  int version = 0;
+  in >> version;
+  while (in >> word) {
+    if (word == "world_size") in >> m.world;
+    else if (word == "step") in >> m.step;
+    else if (word == "part") {
+      int rank;
+      ManifestEntry e;
+      std::string crc;
+      in >> rank >> e.size >> crc;
+      e.crc = static_cast<uint32_t>(std::stoul(crc, nullptr, 16));
+      m.parts[rank] = e;
+    }
+  }
+  if (m.world <= 0) throw Error(path + " has no world_size");
+  return m;
+}
+
+std::string resolve(const std::string& dir) {
+  if (fileExists(dir + "/manifest")) return dir;
+  std::string latest = dir + "/latest";
+  if (!fileExists(latest)) throw Error("no checkpoint in " + dir, "save one first, or start without --resume");
+  return dir + "/" + trim(readFile(latest));
+}
+
+}  // namespace
+
+uint32_t crc32(const uint8_t* data, size_t size) {
+  static const std::array<uint32_t, 256> table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < size; ++i) c = table[(c ^ data[i]) & 0xFFu] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+// A directory name no earlier save used: the one `latest` names is never touched.
+std::string freshName(const std::string& dir, int64_t step) {
+  std::string name = fmt::format("step-{}", step);
+  for (int k = 1; fs::exists(dir + "/" + name); ++k) name = fmt::format("step-{}.{}", step, k);
+  return name;
+}
+
+// Keeps the new checkpoint and the one before it; removes older ones and leftovers.
+void prune(const std::string& dir, const std::string& keep, const std::string& previous) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if ((startsWith(name, "step-") || startsWith(name, ".step-")) && name != keep && name != previous) {
+      fs::remove_all(entry.path(), ec);
+    }
+  }
+}
+
+std::string saveCheckpoint(Backend& group, const std::string& dir, const CheckpointPart& mine) {
+  const int rank = group.rank(), world = group.size();
+  const std::string tmp_dir = fmt::format("{}/.step-{}.tmp", dir, mine.step);
+  std::error_code ec;
+  if (rank == 0) {
+    fs::create_directories(dir, ec);
+    fs::remove_all(tmp_dir, ec);  // a leftover of a crashed save
+    fs::create_directories(tmp_dir, ec);
+    if (ec) throw Error("cannot create " + tmp_dir + ": " + ec.message());
+  }
+  group.barrier()->wait();
+  const std::string bytes = encode(mine);
+  writeDurable(tmp_dir + "/" + partName(rank), bytes);
+  // Rank 0 learns every part's size and checksum.
+  std::vector<uint64_t> info = {bytes.size(), crc32(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())};
+  std::vector<uint64_t> all(2 * static_cast<size_t>(world));
+  group.allGather(Tensor{info.data(), 2, DataType::I64}, Tensor{all.data(), all.size(), DataType::I64})->wait();
+  if (rank == 0) {
+    Manifest m{world, mine.step, {}};
+    for (int r = 0; r < world; ++r) m.parts[r] = {all[2 * r], static_cast<uint32_t>(all[2 * r + 1])};
+    writeDurable(tmp_dir + "/manifest", formatManifest(m));
+    const std::string previous = fileExists(dir + "/latest") ? trim(readFile(dir + "/latest")) : "";
+    const std::string name = freshName(dir, mine.step);
+    fs::rename(tmp_dir, dir + "/" + name, ec);
+    if (ec) throw Error("cannot rename " + tmp_dir + " to " + dir + "/" + name + ": " + ec.message());
+    writeDurable(dir + "/latest", name + "\n");  // the commit point
+    prune(dir, name, previous);
+  }
+  group.barrier()->wait();
+  return dir + "/" + trim(readFile(dir + "/latest"));
+}
+
+CheckpointPart loadCheckpoint(Backend& group, const std::string& dir) {
+  const std::string where = resolve(dir);
+  const Manifest m = parseManifest(readFile(where + "/manifest"), where + "/manifest");
+  if (m.world != group.size()) {
+    throw Error(fmt::format("checkpoint {} was saved by {} processes, but this run has {}", where, m.world, group.size()),
+                fmt::format("resume with --num_processes {}", m.world));
+  }
+  const std::string path = where + "/" + partName(group.rank());
+  auto entry = m.parts.find(group.rank());
+  if (entry == m.parts.end() || !fileExists(path)) throw Error("checkpoint part " + path + " is missing");
+  const std::string data = readFile(path);
+  const uint32_t crc = crc32(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  if (data.size() != entry->second.size || crc != entry->second.crc) {
+    throw Error(fmt::format("checkpoint part {} is corrupt: {} bytes with CRC-32 {:08x}, the manifest says {} bytes with "
+                            "{:08x}", path, data.size(), crc, entry->second.size, entry->second.crc));
+  }
+  CheckpointPart part = decode(data, path);
+  if (part.step != m.step) throw Error(fmt::format("checkpoint part {} is from step {}, the manifest says {}", path, part.step, m.step));
+  return part;
+}
+
+bool hasCheckpoint(const std::string& dir) {
+  return fileExists(dir + "/latest") || fileExists(dir + "/manifest");
+}
+
+}  // namespace accel

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// Checkpoints: round trip across ranks, refusals with their messages, and crash safety (a saver
+// SIGKILLed at random points always leaves a loadable, intact previous checkpoint).
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "lib/common/error.h"
+#include "runtime/checkpoint/checkpoint.h"
+#include "runtime/comm/gloo_backend.h"
+#include "runtime/store/hash_store.h"
+#include "tests/support/process.h"
+
+using namespace accel;
+using accel::test::BackgroundProcess;
+using accel::test::run;
+using accel::test::TempDir;
+
+namespace {
+
+std::vector<std::string> onRanks(int world, const std::function<void(int, Backend&)>& body) {
+  HashStore store;
+  std::vector<std::string> errors(static_cast<size_t>(world));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        GlooBackend group(store, r, world, GlooOptions{});
+        body(r, group);
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(r)] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
+}
+
+CheckpointPart sample(int rank, int64_t step) {
+  return {step, {{"params", std::vector<uint8_t>(1000 + static_cast<size_t>(rank), static_cast<uint8_t>(rank + step))},
+                 {"scaler", {1, 2, 3}}}};
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint: every rank gets its own part back", "[checkpoint]") {
+  TempDir dir;
+  std::mutex m;
+  std::vector<bool> same(2, false);
+  auto errors = onRanks(2, [&](int rank, Backend& g) {
+    saveCheckpoint(g, dir.path(), sample(rank, 5));
+    saveCheckpoint(g, dir.path(), sample(rank, 10));
+    CheckpointPart back = loadCheckpoint(g, dir.path());
+    std::lock_guard<std::mutex> lock(m);
+    same[static_cast<size_t>(rank)] = back.step == 10 && back.blobs == sample(rank, 10).blobs;
+  });
+  CHECK(errors == std::vector<std::string>(2));
+  CHECK(same == std::vector<bool>{true, true});
+  CHECK(accel::test::slurp(dir.file("latest")) == "step-10\n");
+  CHECK(std::filesystem::exists(dir.file("step-5")));  // the previous checkpoint is kept
+  CHECK(hasCheckpoint(dir.path()));
+}
+
+TEST_CASE("checkpoint: another world size, a corrupt part, a missing part are refused", "[checkpoint]") {
+  TempDir dir;
+  onRanks(2, [&](int rank, Backend& g) { saveCheckpoint(g, dir.path(), sample(rank, 3)); });
+  auto world3 = onRanks(3, [&](int, Backend& g) { loadCheckpoint(g, dir.path()); });
+  CHECK_THAT(world3[0], Catch::Contains("was saved by 2 processes, but this run has 3"));
+  {
+    std::fstream part(dir.file("step-3/rank1.part"), std::ios::in | std::ios::out | std::ios::binary);
+    part.seekp(100);
+    part.put('\x7f');
+  }
+  auto corrupt = onRanks(2, [&](int, Backend& g) { loadCheckpoint(g, dir.path()); });
+  CHECK(corrupt[0].empty());
+  CHECK_THAT(corrupt[1], Catch::Contains("rank1.part is corrupt") && Catch::Contains("the manifest says"));
+  std::filesystem::remove(dir.file("step-3/rank1.part"));
+  auto missing = onRanks(2, [&](int, Backend& g) { loadCheckpoint(g, dir.path()); });
+  CHECK_THAT(missing[1], Catch::Contains("rank1.part is missing"));
+  auto none = onRanks(1, [&](int, Backend& g) { loadCheckpoint(g, dir.file("empty")); });
+  CHECK_THAT(none[0], Catch::Contains("no checkpoint in"));
+}
+
+TEST_CASE("checkpoint: a saver SIGKILLed at random points leaves the previous checkpoint intact", "[checkpoint][crash]") {
+  TempDir dir;
+  std::mt19937 random(12345);
+  std::map<std::string, std::string> env = {{"RANK", ""}, {"WORLD_SIZE", ""}};
+  int64_t last_step = 0;
+  for (int round = 0; round < 12; ++round) {
+    BackgroundProcess saver({RUNTIME_WORKER, "save-loop", dir.path()}, env);
+    if (round == 0) REQUIRE(saver.waitForOutput("saved 1"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 + random() % 60));  // anywhere in a save
+    saver.signal(SIGKILL);
+    saver.wait();
+    auto r = run({RUNTIME_WORKER, "check", dir.path()}, {}, env);
+    INFO("round " << round << ": " << r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(accel::test::slurp(dir.file("latest")).rfind("step-", 0) == 0);
+    int64_t step = std::stoll(r.out.substr(r.out.rfind(' ') + 1));
+    CHECK(step >= last_step);  // the saver resumes, so latest never goes back
+    size_t kept = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) kept += e.path().filename().string().rfind("step-", 0) == 0;
+    CHECK(kept <= 2);  // pruned: the latest and the one before
+    last_step = step;
+  }
+}
