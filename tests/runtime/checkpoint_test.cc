@@ -16,6 +16,7 @@
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/comm/gloo_backend.h"
 #include "runtime/store/hash_store.h"
+#include "tests/runtime/gloo_ranks.h"
 #include "tests/support/process.h"
 
 using namespace accel;
@@ -25,23 +26,6 @@ using accel::test::TempDir;
 
 namespace {
 
-std::vector<std::string> onRanks(int world, const std::function<void(int, Backend&)>& body) {
-  HashStore store;
-  std::vector<std::string> errors(static_cast<size_t>(world));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        GlooBackend group(store, r, world, GlooOptions{});
-        body(r, group);
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(r)] = e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  return errors;
-}
 
 CheckpointPart sample(int rank, int64_t step) {
   return {step, {{"params", std::vector<uint8_t>(1000 + static_cast<size_t>(rank), static_cast<uint8_t>(rank + step))},
@@ -54,7 +38,7 @@ TEST_CASE("checkpoint: every rank gets its own part back", "[checkpoint]") {
   TempDir dir;
   std::mutex m;
   std::vector<bool> same(2, false);
-  auto errors = onRanks(2, [&](int rank, Backend& g) {
+  auto errors = accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
     saveCheckpoint(g, dir.path(), sample(rank, 5));
     saveCheckpoint(g, dir.path(), sample(rank, 10));
     CheckpointPart back = loadCheckpoint(g, dir.path());
@@ -70,21 +54,21 @@ TEST_CASE("checkpoint: every rank gets its own part back", "[checkpoint]") {
 
 TEST_CASE("checkpoint: another world size, a corrupt part, a missing part are refused", "[checkpoint]") {
   TempDir dir;
-  onRanks(2, [&](int rank, Backend& g) { saveCheckpoint(g, dir.path(), sample(rank, 3)); });
-  auto world3 = onRanks(3, [&](int, Backend& g) { loadCheckpoint(g, dir.path()); });
+  accel::test::onGlooRanks(2, [&](int rank, Backend& g) { saveCheckpoint(g, dir.path(), sample(rank, 3)); });
+  auto world3 = accel::test::onGlooRanks(3, [&](int, Backend& g) { loadCheckpoint(g, dir.path()); });
   CHECK_THAT(world3[0], Catch::Contains("was saved by 2 processes, but this run has 3"));
   {
     std::fstream part(dir.file("step-3/rank1.part"), std::ios::in | std::ios::out | std::ios::binary);
     part.seekp(100);
     part.put('\x7f');
   }
-  auto corrupt = onRanks(2, [&](int, Backend& g) { loadCheckpoint(g, dir.path()); });
+  auto corrupt = accel::test::onGlooRanks(2, [&](int, Backend& g) { loadCheckpoint(g, dir.path()); });
   CHECK(corrupt[0].empty());
   CHECK_THAT(corrupt[1], Catch::Contains("rank1.part is corrupt") && Catch::Contains("the manifest says"));
   std::filesystem::remove(dir.file("step-3/rank1.part"));
-  auto missing = onRanks(2, [&](int, Backend& g) { loadCheckpoint(g, dir.path()); });
+  auto missing = accel::test::onGlooRanks(2, [&](int, Backend& g) { loadCheckpoint(g, dir.path()); });
   CHECK_THAT(missing[1], Catch::Contains("rank1.part is missing"));
-  auto none = onRanks(1, [&](int, Backend& g) { loadCheckpoint(g, dir.file("empty")); });
+  auto none = accel::test::onGlooRanks(1, [&](int, Backend& g) { loadCheckpoint(g, dir.file("empty")); });
   CHECK_THAT(none[0], Catch::Contains("no checkpoint in"));
 }
 

@@ -11,6 +11,7 @@
 #include "runtime/comm/gloo_backend.h"
 #include "runtime/ddp/reducer.h"
 #include "runtime/store/hash_store.h"
+#include "tests/runtime/gloo_ranks.h"
 
 using namespace accel;
 
@@ -22,24 +23,6 @@ const ReducerOptions kSmall{.first_bucket_bytes = 1600, .bucket_bytes = 1600};
 
 float gradValue(int rank, size_t param, size_t k) { return static_cast<float>(rank + 1) * 0.5f + param + k % 7; }
 
-// Runs body(rank, group) on `world` threads; returns the first error text per rank.
-std::vector<std::string> onRanks(int world, const std::function<void(int, Backend&)>& body) {
-  HashStore store;
-  std::vector<std::string> errors(static_cast<size_t>(world));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        GlooBackend group(store, r, world, GlooOptions{});
-        body(r, group);
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(r)] = e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  return errors;
-}
 
 float meanOver(int world, size_t param, size_t k) {
   float sum = 0;
@@ -53,7 +36,7 @@ TEST_CASE("reducer: every gradient becomes the mean over ranks, bucket by bucket
   std::mutex m;
   float worst = 0;
   size_t bucket_count = 0;
-  auto errors = onRanks(3, [&](int rank, Backend& g) {
+  auto errors = accel::test::onGlooRanks(3, [&](int rank, Backend& g) {
     Reducer reducer(g, kCounts, kSmall);
     for (int step = 0; step < 2; ++step) {
       reducer.zeroGradients();
@@ -76,7 +59,7 @@ TEST_CASE("reducer: every gradient becomes the mean over ranks, bucket by bucket
 TEST_CASE("reducer: the first bucket's all-reduce starts before the last gradient is ready", "[ddp][reducer]") {
   std::mutex m;
   std::vector<size_t> launched_before_last;
-  auto errors = onRanks(2, [&](int rank, Backend& g) {
+  auto errors = accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
     Reducer reducer(g, kCounts, kSmall);
     for (size_t p : {3u, 2u, 1u}) {
       for (size_t k = 0; k < kCounts[p]; ++k) reducer.gradient(p)[k] = gradValue(rank, p, k);
@@ -95,7 +78,7 @@ TEST_CASE("reducer: the first bucket's all-reduce starts before the last gradien
 TEST_CASE("reducer: accumulation without sync, then one reduction of the sum", "[ddp][reducer]") {
   std::mutex m;
   float worst = 0;
-  auto errors = onRanks(2, [&](int rank, Backend& g) {
+  auto errors = accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
     Reducer reducer(g, kCounts, kSmall);
     reducer.zeroGradients();
     for (bool sync : {false, true}) {  // two micro-batches, gradients added into the buckets
@@ -120,7 +103,7 @@ TEST_CASE("reducer: fp16 and bf16 compression on the wire", "[ddp][reducer]") {
     float worst = 0;
     ReducerOptions options = kSmall;
     options.compression = compression;
-    auto errors = onRanks(2, [&](int rank, Backend& g) {
+    auto errors = accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
       Reducer reducer(g, kCounts, options);
       reducer.zeroGradients();
       for (size_t p = kCounts.size(); p-- > 0;) {
@@ -143,7 +126,7 @@ TEST_CASE("reducer: fp16 and bf16 compression on the wire", "[ddp][reducer]") {
 TEST_CASE("reducer: a parameter never marked ready is named; initial parameters broadcast", "[ddp][reducer]") {
   std::mutex m;
   std::vector<float> received;
-  auto errors = onRanks(2, [&](int rank, Backend& g) {
+  auto errors = accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
     Reducer reducer(g, kCounts, kSmall);
     for (size_t p : {3u, 2u, 1u}) reducer.markReady(p);
     if (rank == 0) {

@@ -10,6 +10,7 @@
 #include "runtime/comm/gloo_backend.h"
 #include "runtime/ddp/bucketing.h"
 #include "runtime/store/hash_store.h"
+#include "tests/runtime/gloo_ranks.h"
 
 using namespace accel;
 
@@ -80,21 +81,16 @@ TEST_CASE("loss scaler: state round trip", "[amp][scaler]") {
 }
 
 TEST_CASE("loss scaler: when only one rank overflows, every rank skips the step", "[amp][scaler]") {
-  HashStore store;
   std::vector<int> applied(3, -1);
   std::vector<float> scales(3, 0);
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < 3; ++r) {
-    ranks.emplace_back([&, r] {
-      GlooBackend group(store, r, 3, GlooOptions{});
-      LossScaler scaler;
-      std::vector<float> g = {r == 1 ? std::numeric_limits<float>::infinity() : 1.0f};
-      scaler.unscale(g.data(), g.size());
-      applied[static_cast<size_t>(r)] = scaler.step(&group);
-      scales[static_cast<size_t>(r)] = scaler.scale();
-    });
-  }
-  for (auto& t : ranks) t.join();
+  auto errors = accel::test::onGlooRanks(3, [&](int r, Backend& group) {
+    LossScaler scaler;
+    std::vector<float> g = {r == 1 ? std::numeric_limits<float>::infinity() : 1.0f};
+    scaler.unscale(g.data(), g.size());
+    applied[static_cast<size_t>(r)] = scaler.step(&group);
+    scales[static_cast<size_t>(r)] = scaler.scale();
+  });
+  CHECK(errors == std::vector<std::string>(3));
   CHECK(applied == std::vector<int>{0, 0, 0});
   CHECK(scales == std::vector<float>{32768.0f, 32768.0f, 32768.0f});
 }

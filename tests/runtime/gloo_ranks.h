@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Test support: `world` threads acting as ranks, each with a Gloo group over one HashStore.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/comm/gloo_backend.h"
+#include "runtime/store/hash_store.h"
+
+namespace accel::test {
+
+// Runs body(rank, group) on every rank; returns each rank's error text ("" when none). Catch2
+// assertions inside `body` must come from a single rank: they are not thread-safe.
+inline std::vector<std::string> onGlooRanks(int world, const std::function<void(int, Backend&)>& body) {
+  HashStore store;
+  std::vector<std::string> errors(static_cast<size_t>(world));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < world; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        GlooBackend group(store, r, world, GlooOptions{});
+        body(r, group);
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(r)] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
+}
+
+}  // namespace accel::test
