@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "apps/train/mlp.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace accel::train {
+
+Mlp::Mlp(int hidden_units, uint64_t seed) : hidden(hidden_units) {
+  std::mt19937_64 rng(seed);
+  auto init = [&rng](size_t n, int fan_in) {
+    std::vector<float> w(n);
+    const double bound = std::sqrt(6.0 / fan_in);  // He-uniform for ReLU
+    for (auto& v : w) v = static_cast<float>((static_cast<double>(rng() >> 11) / 9007199254740992.0 * 2 - 1) * bound);
+    return w;
+  };
+  params = {init(static_cast<size_t>(hidden) * kFeatures, kFeatures), std::vector<float>(static_cast<size_t>(hidden), 0.0f),
+            init(static_cast<size_t>(kClasses) * hidden, hidden), std::vector<float>(kClasses, 0.0f)};
+}
+
+std::vector<size_t> Mlp::counts() const {
+  std::vector<size_t> c;
+  for (const auto& p : params) c.push_back(p.size());
+  return c;
+}
+
+float Mlp::forward(const std::vector<std::vector<float>>& w, const float* x, const int32_t* y, size_t n,
+                   std::vector<float>& h, std::vector<float>& logits) const {
+  const size_t H = static_cast<size_t>(hidden);
+  h.assign(n * H, 0.0f);
+  logits.assign(n * kClasses, 0.0f);
+  double loss = 0;
+  for (size_t s = 0; s < n; ++s) {
+    for (size_t j = 0; j < H; ++j) {
+      float acc = w[1][j];
+      for (int f = 0; f < kFeatures; ++f) acc += w[0][j * kFeatures + static_cast<size_t>(f)] * x[s * kFeatures + static_cast<size_t>(f)];
+      h[s * H + j] = std::max(acc, 0.0f);
+    }
+    float top = -1e30f;
+    for (int c = 0; c < kClasses; ++c) {
+      float acc = w[3][static_cast<size_t>(c)];
+      for (size_t j = 0; j < H; ++j) acc += w[2][static_cast<size_t>(c) * H + j] * h[s * H + j];
+      logits[s * kClasses + static_cast<size_t>(c)] = acc;
+      top = std::max(top, acc);
+    }
+    double sum = 0;
+    for (int c = 0; c < kClasses; ++c) sum += std::exp(logits[s * kClasses + static_cast<size_t>(c)] - top);
+    if (y) loss += std::log(sum) + top - logits[s * kClasses + static_cast<size_t>(y[s])];
+  }
+  return n ? static_cast<float>(loss / static_cast<double>(n)) : 0.0f;
+}
+
+void Mlp::backward(const std::vector<std::vector<float>>& w, const float* x, const int32_t* y, size_t n,
+                   const std::vector<float>& h, const std::vector<float>& logits, float scale, size_t divisor,
+                   const std::function<float*(size_t)>& grad, const std::function<void(size_t)>& ready) const {
+  const size_t H = static_cast<size_t>(hidden);
+  std::vector<float> dlogits(n * kClasses);
+  for (size_t s = 0; s < n; ++s) {
+    float top = *std::max_element(&logits[s * kClasses], &logits[s * kClasses] + kClasses);
+    double sum = 0;
+    for (int c = 0; c < kClasses; ++c) sum += std::exp(logits[s * kClasses + static_cast<size_t>(c)] - top);
+    for (int c = 0; c < kClasses; ++c) {
+      double p = std::exp(logits[s * kClasses + static_cast<size_t>(c)] - top) / sum;
+      dlogits[s * kClasses + static_cast<size_t>(c)] = static_cast<float>((p - (c == y[s] ? 1.0 : 0.0)) * scale / static_cast<double>(divisor));
+    }
+  }
+  float* gW2 = grad(2);
+  float* gb2 = grad(3);
+  for (size_t s = 0; s < n; ++s)
+    for (int c = 0; c < kClasses; ++c) {
+      float d = dlogits[s * kClasses + static_cast<size_t>(c)];
+      gb2[c] += d;
+      for (size_t j = 0; j < H; ++j) gW2[static_cast<size_t>(c) * H + j] += d * h[s * H + j];
+    }
+  ready(3);
+  ready(2);  // the last layer's gradients are on the wire while the first layer's are computed
+  float* gW1 = grad(0);
+  float* gb1 = grad(1);
+  std::vector<float> dh(H);
+  for (size_t s = 0; s < n; ++s) {
+    for (size_t j = 0; j < H; ++j) {
+      float acc = 0;
+      for (int c = 0; c < kClasses; ++c) acc += dlogits[s * kClasses + static_cast<size_t>(c)] * w[2][static_cast<size_t>(c) * H + j];
+      dh[j] = h[s * H + j] > 0 ? acc : 0.0f;
+    }
+    for (size_t j = 0; j < H; ++j) {
+      gb1[j] += dh[j];
+      for (int f = 0; f < kFeatures; ++f) gW1[j * kFeatures + static_cast<size_t>(f)] += dh[j] * x[s * kFeatures + static_cast<size_t>(f)];
+    }
+  }
+  ready(1);
+  ready(0);
+}
+
+}  // namespace accel::train
