@@ -18,8 +18,8 @@
 #include "apps/train/mlp.h"
 #include "lib/common/strings.h"
 #include "runtime/amp/loss_scaler.h"
+#include "runtime/amp/precision.h"
 #include "runtime/checkpoint/checkpoint.h"
-#include "runtime/comm/half.h"
 #include "runtime/ddp/reducer.h"
 #include "runtime/metrics/tracker.h"
 #include "runtime/state/accelerator.h"
@@ -95,48 +95,38 @@ void loadBytes(std::vector<std::vector<float>>& tensors, const std::vector<uint8
   }
 }
 
-// The working copy the forward pass sees: the parameters rounded to the training precision.
-void workingCopy(const std::vector<std::vector<float>>& params, const std::string& precision,
-                 std::vector<std::vector<float>>& working) {
-  working = params;
-  if (precision == "no") return;
-  for (auto& t : working)
-    for (auto& v : t) v = precision == "bf16" ? bf16ToFloat(floatToBf16(v)) : halfToFloat(floatToHalf(v));
-}
-
 struct Trainer {
   Args a;
   Accelerator& acc;
   Dataset train, test;
   Mlp model;
-  std::vector<std::vector<float>> momentum, working;
+  std::string precision;
+  MasterWeights weights;  // fp32 masters (updated, saved) and the rounded working copy (forward)
+  std::vector<std::vector<float>> momentum;
   Reducer reducer;
   LossScaler scaler;
-  std::string precision;
   int accumulation;
   long step = 0;
 
   Trainer(Args args, Accelerator& accelerator)
       : a(std::move(args)), acc(accelerator), model(a.hidden, a.seed),
+        precision(a.mixed.empty() ? acc.mixedPrecision() : a.mixed),
+        weights(model.params, parsePrecision(precision)),
         reducer(acc.processGroup().backend(), model.counts()),
-        scaler(LossScalerOptions{.enabled = false}) {
-    precision = a.mixed.empty() ? acc.mixedPrecision() : a.mixed;
+        scaler(LossScalerOptions{.enabled = precision == "fp16"}) {  // bf16 keeps fp32's range
     accumulation = a.accumulation > 0 ? a.accumulation : acc.gradientAccumulationSteps();
-    if (precision == "fp8") throw Error("--mixed_precision fp8 is not supported by accel-train yet", "use bf16 or fp16");
-    if (precision != "no" && precision != "fp16" && precision != "bf16") throw Error("unknown mixed precision '" + precision + "'");
-    if (precision == "fp16") scaler = LossScaler(LossScalerOptions{});
     const size_t world = static_cast<size_t>(acc.numProcesses());
     if (a.batch % (world * static_cast<size_t>(accumulation)) != 0) {
       throw Error(fmt::format("--batch_size {} must divide into {} processes x {} accumulation steps", a.batch, world, accumulation));
     }
     makeDataset(2400, 600, train, test);
-    for (const auto& p : model.params) momentum.emplace_back(p.size(), 0.0f);
+    for (const auto& p : weights.masters()) momentum.emplace_back(p.size(), 0.0f);
   }
 
   void restoreOrBroadcast() {
     if (a.resume && !a.checkpoint_dir.empty() && hasCheckpoint(a.checkpoint_dir)) {
       CheckpointPart part = loadCheckpoint(acc.processGroup().backend(), a.checkpoint_dir);
-      loadBytes(model.params, part.blobs.at("params"));
+      loadBytes(weights.masters(), part.blobs.at("params"));
       loadBytes(momentum, part.blobs.at("momentum"));
       scaler.loadState(part.blobs.at("scaler"));
       step = part.step;
@@ -144,7 +134,7 @@ struct Trainer {
       return;
     }
     std::vector<Tensor> tensors;
-    for (auto& p : model.params) tensors.push_back(cpuTensor(p.data(), p.size()));
+    for (auto& p : weights.masters()) tensors.push_back(cpuTensor(p.data(), p.size()));
     broadcastParameters(acc.processGroup().backend(), tensors);  // every rank starts from rank 0's weights
   }
 
@@ -167,7 +157,7 @@ struct Trainer {
     double loss_sum = 0;
     std::vector<float> x, h, logits;
     std::vector<int32_t> y;
-    workingCopy(model.params, precision, working);
+    const auto& working = weights.working();
     for (int micro = 0; micro < accumulation; ++micro) {
       reducer.setSync(micro == accumulation - 1);  // no communication on accumulation steps
       auto idx = batchFor(step, micro);
@@ -183,13 +173,14 @@ struct Trainer {
                      [this](size_t i) { return reducer.gradient(i); }, [this](size_t i) { reducer.markReady(i); });
       reducer.finish();
     }
-    for (size_t i = 0; i < model.params.size(); ++i) scaler.unscale(reducer.gradient(i), reducer.count(i));
-    if (scaler.step(&acc.processGroup().backend())) {
-      for (size_t i = 0; i < model.params.size(); ++i) {
+    auto& masters = weights.masters();
+    for (size_t i = 0; i < masters.size(); ++i) scaler.unscale(reducer.gradient(i), reducer.count(i));
+    if (scaler.step(&acc.processGroup().backend())) {  // every rank skips an overflowing step
+      for (size_t i = 0; i < masters.size(); ++i) {
         const float* g = reducer.gradient(i);
-        for (size_t k = 0; k < model.params[i].size(); ++k) {
+        for (size_t k = 0; k < masters[i].size(); ++k) {
           momentum[i][k] = 0.9f * momentum[i][k] + g[k];
-          model.params[i][k] -= a.lr * momentum[i][k];
+          masters[i][k] -= a.lr * momentum[i][k];
         }
       }
     }
@@ -199,7 +190,7 @@ struct Trainer {
   }
 
   void checkpoint() {
-    CheckpointPart part{step, {{"params", bytesOf(model.params)}, {"momentum", bytesOf(momentum)}, {"scaler", scaler.state()}}};
+    CheckpointPart part{step, {{"params", bytesOf(weights.masters())}, {"momentum", bytesOf(momentum)}, {"scaler", scaler.state()}}};
     std::string where = saveCheckpoint(acc.processGroup().backend(), a.checkpoint_dir, part);
     acc.print(fmt::format("checkpoint saved at step {}: {}", step, where));
   }
@@ -210,8 +201,7 @@ struct Trainer {
     auto mine = acc.splitBetweenProcesses(all, true);
     std::vector<float> x, h, logits;
     for (int64_t i : mine) x.insert(x.end(), &test.x[static_cast<size_t>(i) * kFeatures], &test.x[static_cast<size_t>(i) * kFeatures] + kFeatures);
-    workingCopy(model.params, precision, working);
-    model.forward(working, x.data(), nullptr, mine.size(), h, logits);
+    model.forward(weights.working(), x.data(), nullptr, mine.size(), h, logits);
     std::vector<int32_t> correct;
     for (size_t s = 0; s < mine.size(); ++s) {
       auto* row = &logits[s * kClasses];
@@ -244,7 +234,7 @@ struct Trainer {
     }
     if (show) bar.finish();
     double accuracy = evaluate();
-    const auto bytes = bytesOf(model.params);
+    const auto bytes = bytesOf(weights.masters());
     acc.print(fmt::format("test accuracy {:.4f} after {} steps ({} processes, precision {}, accumulation {})", accuracy, step,
                           acc.numProcesses(), precision, accumulation));
     acc.print(fmt::format("weights crc32 {:08x}", crc32(bytes.data(), bytes.size())));

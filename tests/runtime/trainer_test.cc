@@ -96,7 +96,7 @@ TEST_CASE("trainer: fp16 (with the loss scaler) and bf16 train to high accuracy"
   }
   auto fp8 = run(trainCommand(1, {"--mixed_precision", "fp8"}), {}, hermetic(dir), 60000);
   CHECK(fp8.exit_code == 1);
-  CHECK(fp8.err.find("fp8 is not supported by accel-train yet") != std::string::npos);
+  CHECK(fp8.err.find("mixed precision fp8 is not supported") != std::string::npos);
 }
 
 TEST_CASE("trainer: metrics go to a JSON-lines file, one line per step", "[train]") {

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "runtime/amp/loss_scaler.h"
+#include "runtime/amp/precision.h"
 #include "runtime/comm/gloo_backend.h"
 #include "runtime/ddp/bucketing.h"
 #include "runtime/store/hash_store.h"
@@ -93,4 +94,39 @@ TEST_CASE("loss scaler: when only one rank overflows, every rank skips the step"
   CHECK(errors == std::vector<std::string>(3));
   CHECK(applied == std::vector<int>{0, 0, 0});
   CHECK(scales == std::vector<float>{32768.0f, 32768.0f, 32768.0f});
+}
+
+TEST_CASE("precision: casts, master weights and the precision names", "[amp][precision]") {
+  std::vector<float> in = {1.0f, 1.0f + 1.0f / 2048, 65504.0f, 1e-8f, -2.5f};
+  std::vector<uint16_t> half(in.size());
+  std::vector<float> back(in.size());
+  castToFp16(in.data(), half.data(), in.size());
+  CHECK(half == std::vector<uint16_t>{0x3c00, 0x3c00, 0x7bff, 0x0000, 0xc100});  // 1e-8 underflows
+  castFromFp16(half.data(), back.data(), in.size());
+  CHECK(back[4] == -2.5f);
+  castToBf16(in.data(), half.data(), in.size());
+  CHECK(half[0] == 0x3f80);
+  castFromBf16(half.data(), back.data(), in.size());
+  CHECK(back[0] == 1.0f);
+  MasterWeights weights({{1.0f + 1.0f / 1024, 3.14159265f}}, Precision::Bf16);
+  CHECK(weights.working()[0] == std::vector<float>{1.0f, 3.140625f});  // rounded copy
+  CHECK(weights.masters()[0][0] == 1.0f + 1.0f / 1024);                // masters untouched
+  CHECK(parsePrecision("no") == Precision::Fp32);
+  CHECK(parsePrecision("bf16") == Precision::Bf16);
+  CHECK_THROWS_WITH(parsePrecision("fp8"), Catch::Contains("fp8 is not supported"));
+}
+
+TEST_CASE("clip_grad_norm: local and across ranks", "[amp][clip]") {
+  std::vector<float> a = {3, 0}, b = {4};
+  double norm = clipGradNorm({a.data(), b.data()}, {2, 1}, 1.0);
+  CHECK(norm == Approx(5.0));
+  CHECK(a[0] == Approx(0.6f).epsilon(1e-5));
+  CHECK(b[0] == Approx(0.8f).epsilon(1e-5));
+  std::vector<double> norms(2);
+  auto errors = accel::test::onGlooRanks(2, [&](int r, Backend& group) {
+    std::vector<float> shard = {r == 0 ? 3.0f : 4.0f};  // sharded: the global norm is 5
+    norms[static_cast<size_t>(r)] = clipGradNorm({shard.data()}, {1}, 10.0, &group);
+  });
+  CHECK(errors == std::vector<std::string>(2));
+  CHECK(norms == std::vector<double>{5.0, 5.0});
 }
