@@ -14,7 +14,7 @@ class Accelerator;
 namespace accel::bench {
 
 struct Args {
-  std::string mode = "collectives";  // or "store"
+  std::string mode = "collectives";  // or "store", "amp"
   std::string backend = "gloo";
   std::string op = "all_reduce";     // all_reduce | broadcast | all_gather | reduce_scatter
   DataType dtype = DataType::F32;
@@ -28,5 +28,6 @@ struct Args {
 
 int runCollectives(const Args& args, Accelerator& acc, Backend& backend);
 int runStore(const Args& args);
+int runAmp(const Args& args);
 
 }  // namespace accel::bench

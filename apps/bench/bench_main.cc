@@ -4,6 +4,7 @@
 //   --dtype f32|f64|f16|bf16|i32|i64|u8  --sizes MIN:MAX (doubling) or a,b,c (4, 64K, 1M)
 //   --iters N  --json
 //   store [--ranks N] [--ops M] [--processes]   TCPStore ops/s and barrier time for N clients
+//   amp [--sizes BYTES]                          casts and unscale+check in GB/s beside memcpy
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -66,6 +67,7 @@ Args parse(int argc, char** argv) {
       return argv[++i];
     };
     if (arg == "store") a.mode = "store";
+    else if (arg == "amp") a.mode = "amp";
     else if (arg == "--backend") a.backend = value();
     else if (arg == "--op") a.op = value();
     else if (arg == "--dtype") a.dtype = parseType(value());
@@ -90,6 +92,7 @@ int main(int argc, char** argv) {
   Args args = parse(argc, argv);
   try {
     if (args.mode == "store") return runStore(args);
+    if (args.mode == "amp") return runAmp(args);
     Accelerator acc;
     if (args.backend == "gloo") return runCollectives(args, acc, acc.processGroup().backend());
 #ifdef ACCEL_HAVE_NCCL

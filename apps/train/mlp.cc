@@ -75,21 +75,25 @@ void Mlp::backward(const std::vector<std::vector<float>>& w, const float* x, con
     }
   ready(3);
   ready(2);  // the last layer's gradients are on the wire while the first layer's are computed
-  float* gW1 = grad(0);
-  float* gb1 = grad(1);
-  std::vector<float> dh(H);
-  for (size_t s = 0; s < n; ++s) {
+  // dh for every sample first: the first layer's bias gradient is then ready (and its bucket on
+  // the wire) before the expensive weight gradient is accumulated.
+  std::vector<float> dh(n * H);
+  for (size_t s = 0; s < n; ++s)
     for (size_t j = 0; j < H; ++j) {
       float acc = 0;
       for (int c = 0; c < kClasses; ++c) acc += dlogits[s * kClasses + static_cast<size_t>(c)] * w[2][static_cast<size_t>(c) * H + j];
-      dh[j] = h[s * H + j] > 0 ? acc : 0.0f;
+      dh[s * H + j] = h[s * H + j] > 0 ? acc : 0.0f;
     }
-    for (size_t j = 0; j < H; ++j) {
-      gb1[j] += dh[j];
-      for (int f = 0; f < kFeatures; ++f) gW1[j * kFeatures + static_cast<size_t>(f)] += dh[j] * x[s * kFeatures + static_cast<size_t>(f)];
-    }
-  }
+  float* gb1 = grad(1);
+  for (size_t s = 0; s < n; ++s)
+    for (size_t j = 0; j < H; ++j) gb1[j] += dh[s * H + j];
   ready(1);
+  float* gW1 = grad(0);
+  for (size_t s = 0; s < n; ++s)
+    for (size_t j = 0; j < H; ++j) {
+      const float d = dh[s * H + j];
+      for (int f = 0; f < kFeatures; ++f) gW1[j * kFeatures + static_cast<size_t>(f)] += d * x[s * kFeatures + static_cast<size_t>(f)];
+    }
   ready(0);
 }
 

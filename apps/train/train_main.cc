@@ -5,7 +5,7 @@
 // gradient accumulation, checkpoints every N steps and --resume, metrics, gather_for_metrics.
 // Options: --steps N --batch_size B (global) --lr X --hidden H --seed S --mixed_precision
 // no|fp16|bf16 --gradient_accumulation_steps A --checkpoint_every N --checkpoint_dir D
-// --resume --log_file F --save_weights F --log_every N
+// --resume --log_file F --save_weights F --log_every N --profile --first_bucket_mb X --bucket_mb X
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -38,6 +38,8 @@ struct Args {
   std::string mixed, checkpoint_dir, log_file, save_weights;
   int accumulation = 0;
   bool resume = false;
+  bool profile = false;
+  double first_bucket_mb = 1, bucket_mb = 25;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -72,6 +74,9 @@ Args parse(int argc, char** argv) {
     else if (arg == "--log_file") a.log_file = value();
     else if (arg == "--save_weights") a.save_weights = value();
     else if (arg == "--log_every") a.log_every = static_cast<long>(number());
+    else if (arg == "--profile") a.profile = true;
+    else if (arg == "--first_bucket_mb") a.first_bucket_mb = number();
+    else if (arg == "--bucket_mb") a.bucket_mb = number();
     else usage("unknown argument '" + arg + "'");
   }
   return a;
@@ -112,7 +117,9 @@ struct Trainer {
       : a(std::move(args)), acc(accelerator), model(a.hidden, a.seed),
         precision(a.mixed.empty() ? acc.mixedPrecision() : a.mixed),
         weights(model.params, parsePrecision(precision)),
-        reducer(acc.processGroup().backend(), model.counts()),
+        reducer(acc.processGroup().backend(), model.counts(),
+                {.first_bucket_bytes = static_cast<size_t>(a.first_bucket_mb * (1 << 20)),
+                 .bucket_bytes = static_cast<size_t>(a.bucket_mb * (1 << 20))}),
         scaler(LossScalerOptions{.enabled = precision == "fp16"}) {  // bf16 keeps fp32's range
     accumulation = a.accumulation > 0 ? a.accumulation : acc.gradientAccumulationSteps();
     const size_t world = static_cast<size_t>(acc.numProcesses());
@@ -195,6 +202,17 @@ struct Trainer {
     acc.print(fmt::format("checkpoint saved at step {}: {}", step, where));
   }
 
+  // One line per rank: the mean step time and how much of the gradient all-reduce was hidden.
+  void profile(double seconds, long steps) {
+    const auto& t = reducer.timing();
+    const double hidden = t.communication > 0 ? 1.0 - t.exposed / t.communication : 1.0;
+    std::cout << fmt::format("profile rank {}: {} buckets, step {:.3f} ms, all-reduce {:.3f} ms/step, exposed {:.3f} ms/step, "
+                             "hidden {:.1f}%",
+                             acc.processIndex(), reducer.buckets().size(), seconds / steps * 1e3, t.communication / steps * 1e3,
+                             t.exposed / steps * 1e3, hidden * 100)
+              << std::endl;
+  }
+
   double evaluate() {
     std::vector<int64_t> all(test.size());
     std::iota(all.begin(), all.end(), 0);
@@ -233,6 +251,7 @@ struct Trainer {
       if (a.checkpoint_every > 0 && !a.checkpoint_dir.empty() && step % a.checkpoint_every == 0) checkpoint();
     }
     if (show) bar.finish();
+    if (a.profile) profile(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), step - first);
     double accuracy = evaluate();
     const auto bytes = bytesOf(weights.masters());
     acc.print(fmt::format("test accuracy {:.4f} after {} steps ({} processes, precision {}, accumulation {})", accuracy, step,

@@ -23,10 +23,16 @@ std::exception_ptr Work::exception() {
   return error_.empty() ? nullptr : std::make_exception_ptr(CommError(error_));
 }
 
+std::chrono::steady_clock::time_point Work::completedAt() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return completed_;
+}
+
 void Work::complete(std::string error) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     done_ = true;
+    completed_ = std::chrono::steady_clock::now();
     error_ = std::move(error);
   }
   done_cv_.notify_all();

@@ -35,6 +35,9 @@ class Work {
   // The error (a CommError), or null. Made on the calling thread.
   std::exception_ptr exception();
   const std::string& description() const { return description_; }
+  // When the operation was created and when it completed (profiling).
+  std::chrono::steady_clock::time_point createdAt() const { return created_; }
+  std::chrono::steady_clock::time_point completedAt();
 
   // Called once by the backend; a non-empty `error` marks failure. Only the message crosses
   // threads: every waiter throws its own exception object (no exception_ptr is shared).
@@ -46,6 +49,8 @@ class Work {
   std::condition_variable done_cv_;
   bool done_ = false;
   std::string error_;
+  std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point completed_;
 };
 
 using WorkPtr = std::shared_ptr<Work>;

@@ -2,6 +2,7 @@
 #include "runtime/ddp/reducer.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -85,9 +86,14 @@ void Reducer::finish() {
                             "were not reduced", join(unready, ", ")),
                 "call markReady for every parameter after its gradient is computed (mark unused ones too)");
   }
+  const auto wait_start = std::chrono::steady_clock::now();
+  for (auto& b : state_) {
+    if (b.work) b.work->wait();
+  }
+  timing_.exposed += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
   for (auto& b : state_) {
     if (b.work) {
-      b.work->wait();
+      timing_.communication += std::chrono::duration<double>(b.work->completedAt() - b.work->createdAt()).count();
       if (options_.compression != Compression::None) decompress(b);
       b.work.reset();
     }

@@ -46,6 +46,15 @@ class Reducer {
   // Buckets launched so far in this step (for tests of overlap).
   size_t launched() const { return next_launch_; }
 
+  // Accumulated since construction: seconds the bucket all-reduces took (launch to completion)
+  // and seconds finish() spent waiting for them. 1 - exposed/communication is the share of
+  // communication hidden behind backward.
+  struct Timing {
+    double communication = 0;
+    double exposed = 0;
+  };
+  const Timing& timing() const { return timing_; }
+
  private:
   struct Slot {
     float* data = nullptr;
@@ -70,6 +79,7 @@ class Reducer {
   std::vector<bool> marked_;
   size_t next_launch_ = 0;
   bool sync_ = true;
+  Timing timing_;
 };
 
 // Rank `root`'s values of every tensor to all ranks (initial parameters), in order.

@@ -4,11 +4,14 @@
 
 #include <cmath>
 #include <limits>
+#include <cstring>
+#include <random>
 #include <thread>
 
 #include "runtime/amp/loss_scaler.h"
 #include "runtime/amp/precision.h"
 #include "runtime/comm/gloo_backend.h"
+#include "runtime/comm/half.h"
 #include "runtime/ddp/bucketing.h"
 #include "runtime/store/hash_store.h"
 #include "tests/runtime/gloo_ranks.h"
@@ -129,4 +132,35 @@ TEST_CASE("clip_grad_norm: local and across ranks", "[amp][clip]") {
   });
   CHECK(errors == std::vector<std::string>(2));
   CHECK(norms == std::vector<double>{5.0, 5.0});
+}
+
+TEST_CASE("precision: vectorised casts agree with the scalar reference on every input class", "[amp][precision]") {
+  std::mt19937 random(99);
+  std::vector<float> in;
+  for (uint32_t h = 0; h < 65536; ++h) in.push_back(halfToFloat(static_cast<uint16_t>(h)));
+  for (int i = 0; i < 100003; ++i) {  // every exponent, NaN, inf, subnormals; an odd tail length
+    uint32_t bits = static_cast<uint32_t>(random());
+    float f;
+    std::memcpy(&f, &bits, 4);
+    in.push_back(f);
+  }
+  std::vector<uint16_t> fast(in.size());
+  size_t bf16_bad = 0, fp16_bad = 0;
+  castToBf16(in.data(), fast.data(), in.size());
+  for (size_t i = 0; i < in.size(); ++i) bf16_bad += fast[i] != floatToBf16(in[i]);
+  castToFp16(in.data(), fast.data(), in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    bool both_nan = std::isnan(in[i]) && (fast[i] & 0x7fff) > 0x7c00;  // F16C keeps NaN payloads
+    fp16_bad += fast[i] != floatToHalf(in[i]) && !both_nan;
+  }
+  CHECK(bf16_bad == 0);
+  CHECK(fp16_bad == 0);
+  std::vector<float> back(in.size());
+  castFromFp16(fast.data(), back.data(), in.size());
+  size_t back_bad = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    float want = halfToFloat(fast[i]);
+    back_bad += !(back[i] == want || (std::isnan(back[i]) && std::isnan(want)));
+  }
+  CHECK(back_bad == 0);
 }
