@@ -91,7 +91,9 @@ TEST_CASE("checkpoint: a saver SIGKILLed at random points leaves the previous ch
     CHECK(step >= last_step);  // the saver resumes, so latest never goes back
     size_t kept = 0;
     for (const auto& e : std::filesystem::directory_iterator(dir.path())) kept += e.path().filename().string().rfind("step-", 0) == 0;
-    CHECK(kept <= 2);  // pruned: the latest and the one before
+    // Pruned to the latest and the one before, plus at most one directory a kill left between its
+    // rename and the `latest` update (uncommitted; the next save removes it).
+    CHECK(kept <= 3);
     last_step = step;
   }
 }
