@@ -7,7 +7,8 @@
 
 namespace accel::train {
 
-Mlp::Mlp(int hidden_units, uint64_t seed) : hidden(hidden_units) {
+Mlp::Mlp(int hidden_units, uint64_t seed, int w1_row_blocks)
+    : hidden(hidden_units), w1_blocks(std::clamp(w1_row_blocks, 1, hidden_units)) {
   std::mt19937_64 rng(seed);
   auto init = [&rng](size_t n, int fan_in) {
     std::vector<float> w(n);
@@ -19,9 +20,20 @@ Mlp::Mlp(int hidden_units, uint64_t seed) : hidden(hidden_units) {
             init(static_cast<size_t>(kClasses) * hidden, hidden), std::vector<float>(kClasses, 0.0f)};
 }
 
+std::vector<Mlp::Slot> Mlp::slots() const {
+  std::vector<Slot> out;
+  const size_t H = static_cast<size_t>(hidden), K = static_cast<size_t>(w1_blocks);
+  for (size_t k = 0; k < K; ++k) {
+    const size_t r0 = k * H / K, r1 = (k + 1) * H / K;
+    out.push_back({0, r0 * kFeatures, (r1 - r0) * kFeatures});
+  }
+  for (size_t p = 1; p < params.size(); ++p) out.push_back({p, 0, params[p].size()});
+  return out;
+}
+
 std::vector<size_t> Mlp::counts() const {
   std::vector<size_t> c;
-  for (const auto& p : params) c.push_back(p.size());
+  for (const auto& s : slots()) c.push_back(s.count);
   return c;
 }
 
@@ -65,16 +77,17 @@ void Mlp::backward(const std::vector<std::vector<float>>& w, const float* x, con
       dlogits[s * kClasses + static_cast<size_t>(c)] = static_cast<float>((p - (c == y[s] ? 1.0 : 0.0)) * scale / static_cast<double>(divisor));
     }
   }
-  float* gW2 = grad(2);
-  float* gb2 = grad(3);
+  const size_t K = static_cast<size_t>(w1_blocks);
+  float* gW2 = grad(K + 1);
+  float* gb2 = grad(K + 2);
   for (size_t s = 0; s < n; ++s)
     for (int c = 0; c < kClasses; ++c) {
       float d = dlogits[s * kClasses + static_cast<size_t>(c)];
       gb2[c] += d;
       for (size_t j = 0; j < H; ++j) gW2[static_cast<size_t>(c) * H + j] += d * h[s * H + j];
     }
-  ready(3);
-  ready(2);  // the last layer's gradients are on the wire while the first layer's are computed
+  ready(K + 2);
+  ready(K + 1);  // the last layer's gradients are on the wire while the first layer's are computed
   // dh for every sample first: the first layer's bias gradient is then ready (and its bucket on
   // the wire) before the expensive weight gradient is accumulated.
   std::vector<float> dh(n * H);
@@ -84,17 +97,27 @@ void Mlp::backward(const std::vector<std::vector<float>>& w, const float* x, con
       for (int c = 0; c < kClasses; ++c) acc += dlogits[s * kClasses + static_cast<size_t>(c)] * w[2][static_cast<size_t>(c) * H + j];
       dh[s * H + j] = h[s * H + j] > 0 ? acc : 0.0f;
     }
-  float* gb1 = grad(1);
+  float* gb1 = grad(K);
   for (size_t s = 0; s < n; ++s)
     for (size_t j = 0; j < H; ++j) gb1[j] += dh[s * H + j];
-  ready(1);
-  float* gW1 = grad(0);
-  for (size_t s = 0; s < n; ++s)
-    for (size_t j = 0; j < H; ++j) {
-      const float d = dh[s * H + j];
-      for (int f = 0; f < kFeatures; ++f) gW1[j * kFeatures + static_cast<size_t>(f)] += d * x[s * kFeatures + static_cast<size_t>(f)];
+  ready(K);
+  // W1 row block by row block, last first (reverse registration order, as the buckets are
+  // formed): each block's all-reduce starts while the earlier rows are accumulated. Every
+  // element still sums over samples in the same order, so the result is bit-identical to a
+  // sample-major loop.
+  for (size_t k = K; k-- > 0;) {
+    const size_t r0 = k * H / K, r1 = (k + 1) * H / K;
+    float* g = grad(k);
+    for (size_t j = r0; j < r1; ++j) {
+      float* row = g + (j - r0) * kFeatures;
+      for (size_t s = 0; s < n; ++s) {
+        const float d = dh[s * H + j];
+        const float* xs = x + s * kFeatures;
+        for (int f = 0; f < kFeatures; ++f) row[f] += d * xs[f];
+      }
     }
-  ready(0);
+    ready(k);
+  }
 }
 
 }  // namespace accel::train

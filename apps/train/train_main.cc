@@ -6,6 +6,7 @@
 // Options: --steps N --batch_size B (global) --lr X --hidden H --seed S --mixed_precision
 // no|fp16|bf16 --gradient_accumulation_steps A --checkpoint_every N --checkpoint_dir D
 // --resume --log_file F --save_weights F --log_every N --profile --first_bucket_mb X --bucket_mb X
+// --grad_blocks K (W1's gradient registered as K row blocks, so it syncs while backward goes on)
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -37,6 +38,7 @@ struct Args {
   uint64_t seed = 1;
   std::string mixed, checkpoint_dir, log_file, save_weights;
   int accumulation = 0;
+  int grad_blocks = 1;
   bool resume = false;
   bool profile = false;
   double first_bucket_mb = 1, bucket_mb = 25;
@@ -77,7 +79,11 @@ Args parse(int argc, char** argv) {
     else if (arg == "--profile") a.profile = true;
     else if (arg == "--first_bucket_mb") a.first_bucket_mb = number();
     else if (arg == "--bucket_mb") a.bucket_mb = number();
+    else if (arg == "--grad_blocks") a.grad_blocks = static_cast<int>(number());
     else usage("unknown argument '" + arg + "'");
+  }
+  if (a.grad_blocks < 1 || a.grad_blocks > a.hidden) {
+    usage(fmt::format("--grad_blocks {} must be between 1 and --hidden ({})", a.grad_blocks, a.hidden));
   }
   return a;
 }
@@ -114,7 +120,7 @@ struct Trainer {
   long step = 0;
 
   Trainer(Args args, Accelerator& accelerator)
-      : a(std::move(args)), acc(accelerator), model(a.hidden, a.seed),
+      : a(std::move(args)), acc(accelerator), model(a.hidden, a.seed, a.grad_blocks),
         precision(a.mixed.empty() ? acc.mixedPrecision() : a.mixed),
         weights(model.params, parsePrecision(precision)),
         reducer(acc.processGroup().backend(), model.counts(),
@@ -181,13 +187,16 @@ struct Trainer {
       reducer.finish();
     }
     auto& masters = weights.masters();
-    for (size_t i = 0; i < masters.size(); ++i) scaler.unscale(reducer.gradient(i), reducer.count(i));
+    const auto slots = model.slots();
+    for (size_t i = 0; i < slots.size(); ++i) scaler.unscale(reducer.gradient(i), reducer.count(i));
     if (scaler.step(&acc.processGroup().backend())) {  // every rank skips an overflowing step
-      for (size_t i = 0; i < masters.size(); ++i) {
+      for (size_t i = 0; i < slots.size(); ++i) {
         const float* g = reducer.gradient(i);
-        for (size_t k = 0; k < masters[i].size(); ++k) {
-          momentum[i][k] = 0.9f * momentum[i][k] + g[k];
-          masters[i][k] -= a.lr * momentum[i][k];
+        float* m = momentum[slots[i].param].data() + slots[i].offset;
+        float* w = masters[slots[i].param].data() + slots[i].offset;
+        for (size_t k = 0; k < slots[i].count; ++k) {
+          m[k] = 0.9f * m[k] + g[k];
+          w[k] -= a.lr * m[k];
         }
       }
     }
@@ -205,11 +214,13 @@ struct Trainer {
   // One line per rank: the mean step time and how much of the gradient all-reduce was hidden.
   void profile(double seconds, long steps) {
     const auto& t = reducer.timing();
-    const double hidden = t.communication > 0 ? 1.0 - t.exposed / t.communication : 1.0;
+    const std::string hidden = acc.numProcesses() > 1 && t.communication > 0
+                                   ? fmt::format("{:.1f}%", (1.0 - t.exposed / t.communication) * 100)
+                                   : std::string("n/a (nothing to reduce with 1 process)");
     std::cout << fmt::format("profile rank {}: {} buckets, step {:.3f} ms, all-reduce {:.3f} ms/step, exposed {:.3f} ms/step, "
-                             "hidden {:.1f}%",
+                             "hidden {}",
                              acc.processIndex(), reducer.buckets().size(), seconds / steps * 1e3, t.communication / steps * 1e3,
-                             t.exposed / steps * 1e3, hidden * 100)
+                             t.exposed / steps * 1e3, hidden)
               << std::endl;
   }
 

@@ -76,6 +76,25 @@ void Reducer::decompress(BucketState& b) {
   for (size_t k = 0; k < b.buffer.size(); ++k) b.buffer[k] = bf ? bf16ToFloat(b.half[k]) : halfToFloat(b.half[k]);
 }
 
+// Wall time during which at least one bucket's all-reduce was in flight: the union of the
+// buckets' [launch, completion] intervals. Summing the intervals instead would count a bucket
+// queued behind another twice and flatter the hidden share.
+double Reducer::busySeconds() const {
+  using TimePoint = std::chrono::steady_clock::time_point;
+  std::vector<std::pair<TimePoint, TimePoint>> spans;
+  for (const auto& b : state_) {
+    if (b.work) spans.emplace_back(b.work->createdAt(), b.work->completedAt());
+  }
+  std::sort(spans.begin(), spans.end());
+  double total = 0;
+  for (size_t i = 0; i < spans.size();) {
+    auto [start, end] = spans[i];
+    for (++i; i < spans.size() && spans[i].first <= end; ++i) end = std::max(end, spans[i].second);
+    total += std::chrono::duration<double>(end - start).count();
+  }
+  return total;
+}
+
 void Reducer::finish() {
   std::vector<std::string> unready;
   for (size_t i = 0; i < marked_.size(); ++i) {
@@ -91,9 +110,9 @@ void Reducer::finish() {
     if (b.work) b.work->wait();
   }
   timing_.exposed += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
+  timing_.communication += busySeconds();
   for (auto& b : state_) {
     if (b.work) {
-      timing_.communication += std::chrono::duration<double>(b.work->completedAt() - b.work->createdAt()).count();
       if (options_.compression != Compression::None) decompress(b);
       b.work.reset();
     }

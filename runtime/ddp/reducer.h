@@ -46,8 +46,8 @@ class Reducer {
   // Buckets launched so far in this step (for tests of overlap).
   size_t launched() const { return next_launch_; }
 
-  // Accumulated since construction: seconds the bucket all-reduces took (launch to completion)
-  // and seconds finish() spent waiting for them. 1 - exposed/communication is the share of
+  // Accumulated since construction: seconds during which any bucket all-reduce was in flight
+  // (launch to completion, overlaps counted once) and seconds finish() spent waiting for them. 1 - exposed/communication is the share of
   // communication hidden behind backward.
   struct Timing {
     double communication = 0;
@@ -69,6 +69,7 @@ class Reducer {
     WorkPtr work;
   };
   void launchReadyBuckets();
+  double busySeconds() const;
   void decompress(BucketState& b);
 
   Backend& group_;

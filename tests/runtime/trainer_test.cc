@@ -66,6 +66,20 @@ TEST_CASE("trainer: 2 and 3 processes end with the weights of 1 process (same gl
   CHECK(maxDiff(one, train(dir, 3, {"--steps", "100", "--gradient_accumulation_steps", "2"}, "wb")) < tolerance);
 }
 
+TEST_CASE("trainer: W1's gradient synced in row blocks across many buckets changes no bit", "[train]") {
+  TempDir dir;
+  // Per-element summation order is the same whichever way the gradient is split into buckets,
+  // so the weights must be identical, not merely close; 8 blocks with 16 KiB buckets put the
+  // first layer in several all-reduces launched during backward.
+  auto whole = train(dir, 2, {"--steps", "40", "--hidden", "128"}, "whole");
+  auto blocks = train(dir, 2, {"--steps", "40", "--hidden", "128", "--grad_blocks", "8", "--first_bucket_mb", "0.015625",
+                               "--bucket_mb", "0.015625"}, "blocks");
+  CHECK(whole == blocks);
+  auto r = run(trainCommand(1, {"--grad_blocks", "0"}), {}, hermetic(dir), 60000);
+  CHECK(r.exit_code == 2);  // the worker's usage error, passed through by launch
+  CHECK((r.out + r.err).find("--grad_blocks 0 must be between 1 and --hidden (64)") != std::string::npos);
+}
+
 TEST_CASE("trainer: a run SIGKILLed mid-way resumes to bit-identical weights", "[train][checkpoint]") {
   TempDir dir;
   auto whole = train(dir, 2, {"--steps", "120"}, "whole");
