@@ -81,18 +81,27 @@ TEST_CASE("trainer: W1's gradient synced in row blocks across many buckets chang
 }
 
 TEST_CASE("trainer: a run SIGKILLed mid-way resumes to bit-identical weights", "[train][checkpoint]") {
+  // Plain fp32, and fp16 master weights with the loss scaler and accumulation, and bf16 with the
+  // first layer synced in row blocks: the resumed run must rebuild everything the step depends on.
+  auto extra = GENERATE(std::vector<std::string>{},
+                        std::vector<std::string>{"--mixed_precision", "fp16", "--gradient_accumulation_steps", "2"},
+                        std::vector<std::string>{"--mixed_precision", "bf16", "--grad_blocks", "4", "--bucket_mb", "0.001"});
   TempDir dir;
-  auto whole = train(dir, 2, {"--steps", "120"}, "whole");
+  auto with = [&extra](std::vector<std::string> args) {
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  auto whole = train(dir, 2, with({"--steps", "120"}), "whole");
   const std::string ckpt = dir.file("ckpt");
   {
-    BackgroundProcess interrupted(trainCommand(2, {"--steps", "120", "--checkpoint_every", "20", "--checkpoint_dir", ckpt,
-                                                   "--log_every", "0"}),
+    BackgroundProcess interrupted(trainCommand(2, with({"--steps", "120", "--checkpoint_every", "20", "--checkpoint_dir", ckpt,
+                                                        "--log_every", "0"})),
                                   hermetic(dir));
     REQUIRE(interrupted.waitForOutput("checkpoint saved at step 60"));
     interrupted.signal(SIGKILL);
     interrupted.wait();
   }
-  auto resumed = train(dir, 2, {"--steps", "120", "--checkpoint_every", "20", "--checkpoint_dir", ckpt, "--resume"}, "resumed");
+  auto resumed = train(dir, 2, with({"--steps", "120", "--checkpoint_every", "20", "--checkpoint_dir", ckpt, "--resume"}), "resumed");
   REQUIRE(resumed.size() == whole.size());
   CHECK(std::memcmp(resumed.data(), whole.data(), whole.size() * sizeof(float)) == 0);
 }
