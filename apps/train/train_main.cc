@@ -7,6 +7,7 @@
 // no|fp16|bf16 --gradient_accumulation_steps A --checkpoint_every N --checkpoint_dir D
 // --resume --log_file F --save_weights F --log_every N --profile --first_bucket_mb X --bucket_mb X
 // --grad_blocks K (W1's gradient registered as K row blocks, so it syncs while backward goes on)
+// --benchmark_no_sync (never reduce gradients: ranks diverge; the baseline that prices the sync)
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -41,6 +42,7 @@ struct Args {
   int grad_blocks = 1;
   bool resume = false;
   bool profile = false;
+  bool benchmark_no_sync = false;
   double first_bucket_mb = 1, bucket_mb = 25;
 };
 
@@ -77,6 +79,7 @@ Args parse(int argc, char** argv) {
     else if (arg == "--save_weights") a.save_weights = value();
     else if (arg == "--log_every") a.log_every = static_cast<long>(number());
     else if (arg == "--profile") a.profile = true;
+    else if (arg == "--benchmark_no_sync") a.benchmark_no_sync = true;
     else if (arg == "--first_bucket_mb") a.first_bucket_mb = number();
     else if (arg == "--bucket_mb") a.bucket_mb = number();
     else if (arg == "--grad_blocks") a.grad_blocks = static_cast<int>(number());
@@ -172,7 +175,7 @@ struct Trainer {
     std::vector<int32_t> y;
     const auto& working = weights.working();
     for (int micro = 0; micro < accumulation; ++micro) {
-      reducer.setSync(micro == accumulation - 1);  // no communication on accumulation steps
+      reducer.setSync(micro == accumulation - 1 && !a.benchmark_no_sync);  // no communication on accumulation steps
       auto idx = batchFor(step, micro);
       x.clear();
       y.clear();
@@ -243,6 +246,9 @@ struct Trainer {
 
   void run() {
     restoreOrBroadcast();
+    if (a.benchmark_no_sync) {
+      acc.print("warning: --benchmark_no_sync: gradients are never reduced, ranks train apart (a timing baseline only)");
+    }
     JsonlTracker tracker(acc.isMainProcess() ? a.log_file : "");
     ProgressBar bar(a.steps);
     const bool show = acc.isMainProcess() && bar.enabled();
