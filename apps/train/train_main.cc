@@ -114,6 +114,7 @@ struct Trainer {
   Accelerator& acc;
   Dataset train, test;
   Mlp model;
+  std::vector<Mlp::Slot> slots;  // where each reducer gradient lands in the parameters
   std::string precision;
   MasterWeights weights;  // fp32 masters (updated, saved) and the rounded working copy (forward)
   std::vector<std::vector<float>> momentum;
@@ -136,6 +137,7 @@ struct Trainer {
       throw Error(fmt::format("--batch_size {} must divide into {} processes x {} accumulation steps", a.batch, world, accumulation));
     }
     makeDataset(2400, 600, train, test);
+    slots = model.slots();
     for (const auto& p : weights.masters()) momentum.emplace_back(p.size(), 0.0f);
   }
 
@@ -190,7 +192,6 @@ struct Trainer {
       reducer.finish();
     }
     auto& masters = weights.masters();
-    const auto slots = model.slots();
     for (size_t i = 0; i < slots.size(); ++i) scaler.unscale(reducer.gradient(i), reducer.count(i));
     if (scaler.step(&acc.processGroup().backend())) {  // every rank skips an overflowing step
       for (size_t i = 0; i < slots.size(); ++i) {

@@ -30,6 +30,11 @@ Reducer::Reducer(Backend& group, const std::vector<size_t>& counts, ReducerOptio
       offset += counts[p];
     }
   }
+  resetPending();
+}
+
+// Every bucket waits for all of its parameters again (construction, and the end of each step).
+void Reducer::resetPending() {
   for (auto& s : state_) s.pending = 0;
   for (const auto& slot : slots_) ++state_[slot.bucket].pending;
 }
@@ -118,8 +123,7 @@ void Reducer::finish() {
     }
     b.ready = false;
   }
-  for (auto& s : state_) s.pending = 0;
-  for (const auto& slot : slots_) ++state_[slot.bucket].pending;
+  resetPending();
   std::fill(marked_.begin(), marked_.end(), false);
   next_launch_ = 0;
 }

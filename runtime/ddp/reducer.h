@@ -70,6 +70,7 @@ class Reducer {
   };
   void launchReadyBuckets();
   double busySeconds() const;
+  void resetPending();
   void decompress(BucketState& b);
 
   Backend& group_;
