@@ -14,6 +14,7 @@
 #include "lib/config/loader.h"
 #include "lib/hardware/gpu_probe.h"
 #include "lib/hardware/host_probe.h"
+#include "lib/launch/cpu_affinity.h"
 #include "lib/launch/launch_plan.h"
 #include "lib/launch/port.h"
 #include "lib/launch/program.h"
@@ -46,6 +47,7 @@ LaunchFacts gatherFacts() {
   }
   HostReport host = probeHost();
   f.physical_cores = std::max(1, host.physical_cores);
+  f.usable_cpus = usableCpus();
   f.hostname = host.hostname;
   f.random_hex = randomHex();
   for (char** e = environ; e && *e; ++e) {
@@ -74,6 +76,7 @@ void printDryRun(const LaunchPlan& p) {
     std::vector<std::string> words;
     for (const auto& a : w.argv) words.push_back(shellQuote(a));
     std::cout << fmt::format("rank {} (local rank {}): {}\n", w.rank, w.local_rank, join(words, " "));
+    if (!w.cpus.empty()) std::cout << "  (pinned to CPUs " << cpuListText(w.cpus) << ")\n";
     for (const auto& [k, v] : w.env) std::cout << "  " << k << "=" << v << "\n";
   }
   std::cout << "(each worker also inherits the launcher's environment)\n";

@@ -8,6 +8,7 @@
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/config/validate.h"
+#include "lib/launch/cpu_affinity.h"
 #include "lib/launch/launch_env.h"
 
 namespace accel {
@@ -191,11 +192,19 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
   }
   const auto identity = runIdentity(s, f);
   const Env common = commonEnv(p, s, f, identity, per_machine);
+  const auto shares = s.flag("enable_cpu_affinity") ? splitCpus(f.usable_cpus, per_machine)
+                                                    : std::vector<std::vector<int>>(static_cast<size_t>(per_machine));
+  if (s.flag("enable_cpu_affinity") && static_cast<size_t>(per_machine) > f.usable_cpus.size()) {
+    s.notes.push_back(fmt::format("warning: enable_cpu_affinity: {} workers but {} usable CPU(s) ({}); workers share "
+                                  "CPUs, one each, round robin",
+                                  per_machine, f.usable_cpus.size(), cpuListText(f.usable_cpus)));
+  }
   for (int local = 0; local < per_machine; ++local) {
     WorkerSpec w;
     w.local_rank = local;
     w.rank = p.machine_rank * per_machine + local;
     w.argv = argv;
+    w.cpus = shares[static_cast<size_t>(local)];
     w.env = {{launch_env::kRank, std::to_string(w.rank)},
              {launch_env::kLocalRank, std::to_string(local)},
              {launch_env::kRoleRank, std::to_string(w.rank)},

@@ -17,6 +17,7 @@ struct WorkerSpec {
   int local_rank = 0;
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;  // set over the launcher's environment
+  std::vector<int> cpus;  // enable_cpu_affinity: pinned to these CPUs; empty: the launcher's affinity
 };
 
 struct LaunchPlan {

@@ -24,6 +24,7 @@ struct LaunchFacts {
   int physical_gpus = 0;   // in the machine
   std::string gpu_note;    // why there are none, for messages
   int physical_cores = 1;
+  std::vector<int> usable_cpus;  // the launcher's CPU affinity (enable_cpu_affinity splits it)
   std::string hostname;
   std::string random_hex;  // fresh randomness for run ids and tokens
   std::map<std::string, std::string> env;  // the launcher's environment

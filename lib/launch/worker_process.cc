@@ -2,6 +2,7 @@
 #include "lib/launch/worker_process.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -46,7 +47,10 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 }
 
 // Runs in the child between fork and exec: async-signal-safe calls only.
-[[noreturn]] void execChild(pid_t launcher, int out_w, int err_w, char* const* argv, char* const* envp) {
+void writeStderr(const char* s) { (void)!::write(2, s, ::strlen(s)); }
+
+[[noreturn]] void execChild(pid_t launcher, int out_w, int err_w, const cpu_set_t* cpus, char* const* argv,
+                            char* const* envp) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != launcher) _exit(1);  // the launcher died before prctl took effect
@@ -58,14 +62,18 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::signal(SIGPIPE, SIG_DFL);  // an ignored disposition would survive exec
+  if (cpus && ::sched_setaffinity(0, sizeof *cpus, cpus) != 0) {  // the worker still runs, unpinned
+    writeStderr("accel: warning: enable_cpu_affinity: cannot pin this worker: ");
+    writeStderr(::strerror(errno));
+    writeStderr("\n");
+  }
   ::execve(argv[0], argv, envp);
   const char* why = ::strerror(errno);
-  const char* what = "accel: error: cannot execute ";
-  (void)!::write(2, what, ::strlen(what));
-  (void)!::write(2, argv[0], ::strlen(argv[0]));
-  (void)!::write(2, ": ", 2);
-  (void)!::write(2, why, ::strlen(why));
-  (void)!::write(2, "\n", 1);
+  writeStderr("accel: error: cannot execute ");
+  writeStderr(argv[0]);
+  writeStderr(": ");
+  writeStderr(why);
+  writeStderr("\n");
   _exit(127);
 }
 
@@ -97,13 +105,16 @@ void spawnWorker(WorkerProcess& w, int restart_count) {
   std::vector<std::string> env = workerEnvironment(*w.spec, restart_count);
   auto argv = pointers(args);
   auto envp = pointers(env);
+  cpu_set_t cpus;  // built before fork: the child may only make async-signal-safe calls
+  CPU_ZERO(&cpus);
+  for (int c : w.spec->cpus) CPU_SET(c, &cpus);
   const pid_t launcher = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
     throw Error(fmt::format("cannot start rank {}: fork failed: {}", w.spec->rank, ::strerror(errno)));
   }
-  if (pid == 0) execChild(launcher, out[1], err[1], argv.data(), envp.data());
+  if (pid == 0) execChild(launcher, out[1], err[1], w.spec->cpus.empty() ? nullptr : &cpus, argv.data(), envp.data());
   ::setpgid(pid, pid);  // also here, so the group exists before any signal is sent to it
   ::close(out[1]);
   ::close(err[1]);

@@ -5,6 +5,7 @@
 
 #include "lib/common/error.h"
 #include "lib/config/loader.h"
+#include "lib/launch/cpu_affinity.h"
 #include "lib/launch/launch_plan.h"
 #include "lib/launch/program.h"
 #include "lib/launch/slurm.h"
@@ -155,4 +156,34 @@ TEST_CASE("program resolution", "[program]") {
   CHECK_THROWS_WITH(resolveProgram({"-"}, py), Catch::Contains("not found"));
   py.module = true;
   CHECK_THROWS_WITH(resolveProgram({"pkg.mod"}, py), Catch::Contains("Python interpreter '/no/such/python' not found"));
+}
+
+TEST_CASE("cpu affinity: usable CPUs split into contiguous shares, one per local worker", "[plan][affinity]") {
+  using V = std::vector<int>;
+  CHECK(splitCpus({0, 1, 2, 3, 4, 5, 6, 7}, 2) == std::vector<V>{{0, 1, 2, 3}, {4, 5, 6, 7}});
+  CHECK(splitCpus({0, 1, 2, 3, 4, 5, 6}, 3) == std::vector<V>{{0, 1, 2}, {3, 4}, {5, 6}});
+  CHECK(splitCpus({2, 3, 8, 9}, 4) == std::vector<V>{{2}, {3}, {8}, {9}});
+  CHECK(splitCpus({0, 1}, 3) == std::vector<V>{{0}, {1}, {0}});  // more workers than CPUs: shared
+  CHECK(splitCpus({}, 2) == std::vector<V>{{}, {}});              // unknown affinity: no pinning
+  CHECK(cpuListText({0, 1, 2, 5, 7, 8}) == "0-2,5,7-8");
+  CHECK(cpuListText({3}) == "3");
+  CHECK(cpuListText({}).empty());
+
+  LaunchOptions o;
+  o.cpu = true;
+  o.values = {{"num_processes", "2"}};
+  LaunchFacts f = facts();
+  f.usable_cpus = {0, 1, 2, 3, 4, 5, 6, 7};
+  LaunchPlan off = plan(o, "", 0, f);
+  CHECK(off.workers[0].cpus.empty());  // the key is off by default: workers inherit the launcher's
+  o.values["enable_cpu_affinity"] = "true";
+  LaunchPlan on = plan(o, "", 0, f);
+  CHECK(on.workers[0].cpus == V{0, 1, 2, 3});
+  CHECK(on.workers[1].cpus == V{4, 5, 6, 7});
+  CHECK(envOf(on.workers[1], "ACCELERATE_CPU_AFFINITY") == "1");
+  o.values["num_processes"] = "12";
+  LaunchPlan crowded = plan(o, "", 0, f);
+  CHECK(crowded.workers[9].cpus == V{1});
+  REQUIRE_FALSE(crowded.settings.notes.empty());
+  CHECK(crowded.settings.notes.back().find("12 workers but 8 usable CPU(s) (0-7)") != std::string::npos);
 }
