@@ -36,6 +36,9 @@ class LossScaler {
   // Unscales one gradient buffer, remembering whether it held inf/NaN. Call for every gradient
   // buffer of the step, then step().
   void unscale(float* grads, size_t n);
+  // For gradients unscaled elsewhere (cuda::unscaleAndCheck on device memory): whether they held
+  // inf/NaN, counted as unscale() would.
+  void recordOverflow(bool found) { found_inf_ |= found; }
   // Agrees on overflow across `group` (an all-reduce of one flag; nullptr for one process),
   // updates the scale and returns true when the optimizer step should be applied.
   bool step(Backend* group);

@@ -8,25 +8,23 @@
 
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
-#include "runtime/comm/half.h"
 
 namespace accel {
 
 Reducer::Reducer(Backend& group, const std::vector<size_t>& counts, ReducerOptions options)
     : group_(group), options_(options) {
   std::vector<GradientInfo> info;
-  for (size_t c : counts) info.push_back({c, DataType::F32, DeviceType::CPU});
+  for (size_t c : counts) info.push_back({c, DataType::F32, options_.device});
   buckets_ = assignBuckets(info, options_.first_bucket_bytes, options_.bucket_bytes);
-  state_.resize(buckets_.size());
   slots_.resize(counts.size());
   marked_.assign(counts.size(), false);
   for (size_t b = 0; b < buckets_.size(); ++b) {
     size_t total = 0;
     for (size_t p : buckets_[b].params) total += counts[p];
-    state_[b].buffer.assign(total, 0.0f);
+    state_.push_back({BucketStorage(total, options_.device, options_.device_index), 0, false, nullptr});
     size_t offset = 0;
     for (size_t p : buckets_[b].params) {
-      slots_[p] = {state_[b].buffer.data() + offset, counts[p], b};
+      slots_[p] = {state_[b].storage.data() + offset, counts[p], b};
       offset += counts[p];
     }
   }
@@ -40,7 +38,7 @@ void Reducer::resetPending() {
 }
 
 void Reducer::zeroGradients() {
-  for (auto& s : state_) std::fill(s.buffer.begin(), s.buffer.end(), 0.0f);
+  for (auto& s : state_) s.storage.zero();
 }
 
 void Reducer::markReady(size_t i) {
@@ -49,12 +47,9 @@ void Reducer::markReady(size_t i) {
   marked_[i] = true;
   if (!sync_) return;
   // Pre-divide while the gradient is hot in cache, as DDP does: the sum is then the mean.
-  const float inv = 1.0f / static_cast<float>(group_.size());
   Slot& s = slots_[i];
-  if (group_.size() > 1) {
-    for (size_t k = 0; k < s.count; ++k) s.data[k] *= inv;
-  }
   BucketState& b = state_[s.bucket];
+  if (group_.size() > 1) b.storage.scale(s.data, s.count, 1.0f / static_cast<float>(group_.size()));
   if (--b.pending == 0) {
     b.ready = true;
     launchReadyBuckets();
@@ -65,20 +60,8 @@ void Reducer::markReady(size_t i) {
 void Reducer::launchReadyBuckets() {
   while (next_launch_ < state_.size() && state_[next_launch_].ready) {
     BucketState& b = state_[next_launch_++];
-    Tensor t{b.buffer.data(), b.buffer.size(), DataType::F32};
-    if (options_.compression != Compression::None) {
-      const bool bf = options_.compression == Compression::Bf16;
-      b.half.resize(b.buffer.size());
-      for (size_t k = 0; k < b.buffer.size(); ++k) b.half[k] = bf ? floatToBf16(b.buffer[k]) : floatToHalf(b.buffer[k]);
-      t = {b.half.data(), b.half.size(), bf ? DataType::BF16 : DataType::F16};
-    }
-    b.work = group_.allReduce(t, ReduceOp::Sum);
+    b.work = group_.allReduce(b.storage.wire(options_.compression), ReduceOp::Sum);
   }
-}
-
-void Reducer::decompress(BucketState& b) {
-  const bool bf = options_.compression == Compression::Bf16;
-  for (size_t k = 0; k < b.buffer.size(); ++k) b.buffer[k] = bf ? bf16ToFloat(b.half[k]) : halfToFloat(b.half[k]);
 }
 
 // Wall time during which at least one bucket's all-reduce was in flight: the union of the
@@ -118,7 +101,7 @@ void Reducer::finish() {
   timing_.communication += busySeconds();
   for (auto& b : state_) {
     if (b.work) {
-      if (options_.compression != Compression::None) decompress(b);
+      b.storage.unwire(options_.compression);
       b.work.reset();
     }
     b.ready = false;

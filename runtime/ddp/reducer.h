@@ -4,23 +4,26 @@
 // gradient is marked ready it is pre-divided by the world size; a complete bucket's all-reduce
 // (sum) is launched asynchronously once every earlier bucket has been launched, so all ranks
 // issue the same collectives in the same order while backward goes on. finish() waits for all.
-// CPU memory (Gloo) for now. Not thread-safe: one training loop drives it.
+// Gradients in CPU memory (Gloo) or on a CUDA device (NCCL; the pre-division and casts are
+// kernels on the legacy default stream, so they follow the backward kernels that wrote the
+// gradient). Not thread-safe: one training loop drives it.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "runtime/comm/backend.h"
+#include "runtime/ddp/bucket_storage.h"
 #include "runtime/ddp/bucketing.h"
 
 namespace accel {
-
-enum class Compression { None, Fp16, Bf16 };  // PyTorch's fp16/bf16 compress hooks
 
 struct ReducerOptions {
   size_t first_bucket_bytes = kDefaultFirstBucketBytes;
   size_t bucket_bytes = kDefaultBucketBytes;
   Compression compression = Compression::None;
+  DeviceType device = DeviceType::CPU;  // where the gradients live; CUDA needs a group on that memory (NCCL)
+  int device_index = 0;
 };
 
 class Reducer {
@@ -28,7 +31,8 @@ class Reducer {
   // One f32 gradient of `counts[i]` elements per parameter, in registration order.
   Reducer(Backend& group, const std::vector<size_t>& counts, ReducerOptions options = {});
 
-  // Where parameter i's gradient lives (valid for the reducer's lifetime).
+  // Where parameter i's gradient lives (valid for the reducer's lifetime; a device pointer when
+  // options.device is CUDA).
   float* gradient(size_t i) { return slots_[i].data; }
   size_t count(size_t i) const { return slots_[i].count; }
   const std::vector<Bucket>& buckets() const { return buckets_; }
@@ -62,8 +66,7 @@ class Reducer {
     size_t bucket = 0;
   };
   struct BucketState {
-    std::vector<float> buffer;
-    std::vector<uint16_t> half;  // compressed copy on the wire
+    BucketStorage storage;
     size_t pending = 0;
     bool ready = false;
     WorkPtr work;
@@ -71,7 +74,6 @@ class Reducer {
   void launchReadyBuckets();
   double busySeconds() const;
   void resetPending();
-  void decompress(BucketState& b);
 
   Backend& group_;
   ReducerOptions options_;
