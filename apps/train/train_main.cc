@@ -3,14 +3,12 @@
 // build/bin/accel-train` trains an MLP on a generated 10-class data set with every part of the
 // runtime: bucketed gradient sync overlapping backward, mixed precision (loss scaler for fp16),
 // gradient accumulation, checkpoints every N steps and --resume, metrics, gather_for_metrics.
-// Options: --steps N --batch_size B (global) --lr X --hidden H --seed S --mixed_precision
-// no|fp16|bf16 --gradient_accumulation_steps A --checkpoint_every N --checkpoint_dir D
-// --resume --log_file F --save_weights F --log_every N --profile --first_bucket_mb X --bucket_mb X
-// --grad_blocks K (W1's gradient registered as K row blocks, so it syncs while backward goes on)
-// --benchmark_no_sync (never reduce gradients: ranks diverge; the baseline that prices the sync)
+// With a CUDA device (and a build with CUDA), forward, backward and the optimizer run in kernels
+// (apps/train/mlp_cuda.h) and the gradients are reduced over NCCL. Options: train_args.h.
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <iostream>
 #include <numeric>
 #include <random>
@@ -18,6 +16,10 @@
 #include <fmt/format.h>
 
 #include "apps/train/mlp.h"
+#ifdef ACCEL_TRAIN_CUDA
+#include "apps/train/mlp_cuda.h"
+#endif
+#include "apps/train/train_args.h"
 #include "lib/common/strings.h"
 #include "runtime/amp/loss_scaler.h"
 #include "runtime/amp/precision.h"
@@ -30,66 +32,6 @@ using namespace accel;
 using namespace accel::train;
 
 namespace {
-
-struct Args {
-  long steps = 300, checkpoint_every = 0, log_every = 50;
-  size_t batch = 48;
-  float lr = 0.05f;
-  int hidden = 64;
-  uint64_t seed = 1;
-  std::string mixed, checkpoint_dir, log_file, save_weights;
-  int accumulation = 0;
-  int grad_blocks = 1;
-  bool resume = false;
-  bool profile = false;
-  bool benchmark_no_sync = false;
-  double first_bucket_mb = 1, bucket_mb = 25;
-};
-
-[[noreturn]] void usage(const std::string& why) {
-  std::cerr << "accel-train: error: " << why << "\n(see the comment at the top of apps/train/train_main.cc)\n";
-  std::exit(2);
-}
-
-Args parse(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage(arg + " needs a value");
-      return argv[++i];
-    };
-    auto number = [&]() {
-      std::string v = value();
-      auto n = parseDouble(v);
-      if (!n) usage(arg + ": '" + v + "' is not a number");
-      return *n;
-    };
-    if (arg == "--steps") a.steps = static_cast<long>(number());
-    else if (arg == "--batch_size") a.batch = static_cast<size_t>(number());
-    else if (arg == "--lr") a.lr = static_cast<float>(number());
-    else if (arg == "--hidden") a.hidden = static_cast<int>(number());
-    else if (arg == "--seed") a.seed = static_cast<uint64_t>(number());
-    else if (arg == "--mixed_precision") a.mixed = value();
-    else if (arg == "--gradient_accumulation_steps") a.accumulation = static_cast<int>(number());
-    else if (arg == "--checkpoint_every") a.checkpoint_every = static_cast<long>(number());
-    else if (arg == "--checkpoint_dir") a.checkpoint_dir = value();
-    else if (arg == "--resume") a.resume = true;
-    else if (arg == "--log_file") a.log_file = value();
-    else if (arg == "--save_weights") a.save_weights = value();
-    else if (arg == "--log_every") a.log_every = static_cast<long>(number());
-    else if (arg == "--profile") a.profile = true;
-    else if (arg == "--benchmark_no_sync") a.benchmark_no_sync = true;
-    else if (arg == "--first_bucket_mb") a.first_bucket_mb = number();
-    else if (arg == "--bucket_mb") a.bucket_mb = number();
-    else if (arg == "--grad_blocks") a.grad_blocks = static_cast<int>(number());
-    else usage("unknown argument '" + arg + "'");
-  }
-  if (a.grad_blocks < 1 || a.grad_blocks > a.hidden) {
-    usage(fmt::format("--grad_blocks {} must be between 1 and --hidden ({})", a.grad_blocks, a.hidden));
-  }
-  return a;
-}
 
 std::vector<uint8_t> bytesOf(const std::vector<std::vector<float>>& tensors) {
   std::vector<uint8_t> out;
@@ -118,18 +60,26 @@ struct Trainer {
   std::string precision;
   MasterWeights weights;  // fp32 masters (updated, saved) and the rounded working copy (forward)
   std::vector<std::vector<float>> momentum;
+  bool gpu;  // forward, backward and optimizer in CUDA kernels, gradients reduced over NCCL
   Reducer reducer;
+  std::vector<float*> grads;  // the reducer's gradient views, by slot
+  std::vector<size_t> counts;
   LossScaler scaler;
+#ifdef ACCEL_TRAIN_CUDA
+  std::unique_ptr<CudaMlp> cuda;
+#endif
   int accumulation;
   long step = 0;
 
   Trainer(Args args, Accelerator& accelerator)
       : a(std::move(args)), acc(accelerator), model(a.hidden, a.seed, a.grad_blocks),
         precision(a.mixed.empty() ? acc.mixedPrecision() : a.mixed),
-        weights(model.params, parsePrecision(precision)),
-        reducer(acc.processGroup().backend(), model.counts(),
+        weights(model.params, parsePrecision(precision)), gpu(useGpu(acc)),
+        reducer(gpu ? acc.deviceProcessGroup().backend() : acc.processGroup().backend(), model.counts(),
                 {.first_bucket_bytes = static_cast<size_t>(a.first_bucket_mb * (1 << 20)),
-                 .bucket_bytes = static_cast<size_t>(a.bucket_mb * (1 << 20))}),
+                 .bucket_bytes = static_cast<size_t>(a.bucket_mb * (1 << 20)),
+                 .device = gpu ? DeviceType::CUDA : DeviceType::CPU,
+                 .device_index = acc.device().index}),
         scaler(LossScalerOptions{.enabled = precision == "fp16"}) {  // bf16 keeps fp32's range
     accumulation = a.accumulation > 0 ? a.accumulation : acc.gradientAccumulationSteps();
     const size_t world = static_cast<size_t>(acc.numProcesses());
@@ -138,7 +88,36 @@ struct Trainer {
     }
     makeDataset(2400, 600, train, test);
     slots = model.slots();
+    counts = model.counts();
+    for (size_t i = 0; i < slots.size(); ++i) grads.push_back(reducer.gradient(i));
     for (const auto& p : weights.masters()) momentum.emplace_back(p.size(), 0.0f);
+#ifdef ACCEL_TRAIN_CUDA
+    if (gpu) cuda = std::make_unique<CudaMlp>(model, train, acc.device().index, precision != "no", precision == "bf16");
+#endif
+  }
+
+  // The device the Accelerator picked (a CUDA device unless --cpu / ACCELERATE_USE_CPU), when
+  // this build has the trainer's kernels.
+  static bool useGpu(const Accelerator& acc) {
+    if (acc.device().type != DeviceType::CUDA) return false;
+#ifdef ACCEL_TRAIN_CUDA
+    return true;
+#else
+    acc.print("note: a CUDA device is visible but accel-train was built without CUDA kernels: training on the CPU");
+    return false;
+#endif
+  }
+
+  // Host <-> device copies of the parameters and momentum (no-ops on the CPU path).
+  void toDevice() {
+#ifdef ACCEL_TRAIN_CUDA
+    if (cuda) cuda->upload(weights.masters(), momentum);
+#endif
+  }
+  void toHost() {
+#ifdef ACCEL_TRAIN_CUDA
+    if (cuda) cuda->download(weights.masters(), momentum);
+#endif
   }
 
   void restoreOrBroadcast() {
@@ -149,11 +128,12 @@ struct Trainer {
       scaler.loadState(part.blobs.at("scaler"));
       step = part.step;
       acc.print(fmt::format("resumed from step {} ({})", step, a.checkpoint_dir));
-      return;
+    } else {
+      std::vector<Tensor> tensors;
+      for (auto& p : weights.masters()) tensors.push_back(cpuTensor(p.data(), p.size()));
+      broadcastParameters(acc.processGroup().backend(), tensors);  // every rank starts from rank 0's weights
     }
-    std::vector<Tensor> tensors;
-    for (auto& p : weights.masters()) tensors.push_back(cpuTensor(p.data(), p.size()));
-    broadcastParameters(acc.processGroup().backend(), tensors);  // every rank starts from rank 0's weights
+    toDevice();
   }
 
   // Global sample indices of micro-batch `micro` of step `s` for this rank: a fixed permutation
@@ -170,46 +150,65 @@ struct Trainer {
     return {order.begin() + static_cast<long>(start), order.begin() + static_cast<long>(start + local)};
   }
 
+  // Forward and backward of one micro-batch into the reducer's gradients; its summed loss.
+  double forwardBackward(const std::vector<size_t>& idx) {
+    const size_t divisor = a.batch / static_cast<size_t>(acc.numProcesses());
+    auto grad = [this](size_t i) { return reducer.gradient(i); };
+    auto ready = [this](size_t i) { reducer.markReady(i); };
+#ifdef ACCEL_TRAIN_CUDA
+    if (cuda) return cuda->forwardBackward(idx, scaler.scale(), divisor, grad, ready);
+#endif
+    std::vector<float> x, h, logits;
+    std::vector<int32_t> y;
+    for (size_t i : idx) {
+      x.insert(x.end(), &train.x[i * kFeatures], &train.x[i * kFeatures] + kFeatures);
+      y.push_back(train.y[i]);
+    }
+    const auto& working = weights.working();
+    const double loss = model.forward(working, x.data(), y.data(), idx.size(), h, logits) * static_cast<double>(idx.size());
+    model.backward(working, x.data(), y.data(), idx.size(), h, logits, scaler.scale(), divisor, grad, ready);
+    return loss;
+  }
+
+  // Unscale, agree on overflow across ranks (every rank skips the same steps), SGD with momentum.
+  void optimizerStep() {
+#ifdef ACCEL_TRAIN_CUDA
+    if (cuda) {
+      if (scaler.enabled()) scaler.recordOverflow(cuda->unscale(grads, counts, scaler.inverseScale()));
+      if (scaler.step(&acc.processGroup().backend())) cuda->sgd(slots, grads, a.lr);
+      return;
+    }
+#endif
+    for (size_t i = 0; i < slots.size(); ++i) scaler.unscale(grads[i], counts[i]);
+    if (!scaler.step(&acc.processGroup().backend())) return;
+    auto& masters = weights.masters();
+    for (size_t i = 0; i < slots.size(); ++i) {
+      const float* g = grads[i];
+      float* m = momentum[slots[i].param].data() + slots[i].offset;
+      float* w = masters[slots[i].param].data() + slots[i].offset;
+      for (size_t k = 0; k < slots[i].count; ++k) {
+        m[k] = 0.9f * m[k] + g[k];
+        w[k] -= a.lr * m[k];
+      }
+    }
+  }
+
   float trainStep() {
     reducer.zeroGradients();
     double loss_sum = 0;
-    std::vector<float> x, h, logits;
-    std::vector<int32_t> y;
-    const auto& working = weights.working();
     for (int micro = 0; micro < accumulation; ++micro) {
       reducer.setSync(micro == accumulation - 1 && !a.benchmark_no_sync);  // no communication on accumulation steps
-      auto idx = batchFor(step, micro);
-      x.clear();
-      y.clear();
-      for (size_t i : idx) {
-        x.insert(x.end(), &train.x[i * kFeatures], &train.x[i * kFeatures] + kFeatures);
-        y.push_back(train.y[i]);
-      }
-      loss_sum += model.forward(working, x.data(), y.data(), idx.size(), h, logits) * static_cast<double>(idx.size());
-      model.backward(working, x.data(), y.data(), idx.size(), h, logits, scaler.scale(),
-                     a.batch / static_cast<size_t>(acc.numProcesses()),
-                     [this](size_t i) { return reducer.gradient(i); }, [this](size_t i) { reducer.markReady(i); });
+      loss_sum += forwardBackward(batchFor(step, micro));
       reducer.finish();
     }
-    auto& masters = weights.masters();
-    for (size_t i = 0; i < slots.size(); ++i) scaler.unscale(reducer.gradient(i), reducer.count(i));
-    if (scaler.step(&acc.processGroup().backend())) {  // every rank skips an overflowing step
-      for (size_t i = 0; i < slots.size(); ++i) {
-        const float* g = reducer.gradient(i);
-        float* m = momentum[slots[i].param].data() + slots[i].offset;
-        float* w = masters[slots[i].param].data() + slots[i].offset;
-        for (size_t k = 0; k < slots[i].count; ++k) {
-          m[k] = 0.9f * m[k] + g[k];
-          w[k] -= a.lr * m[k];
-        }
-      }
-    }
+    optimizerStep();
     std::vector<double> loss = {loss_sum};
     acc.reduce(loss);
     return static_cast<float>(loss[0] / static_cast<double>(a.batch));
   }
 
   void checkpoint() {
+    toHost();
     CheckpointPart part{step, {{"params", bytesOf(weights.masters())}, {"momentum", bytesOf(momentum)}, {"scaler", scaler.state()}}};
     std::string where = saveCheckpoint(acc.processGroup().backend(), a.checkpoint_dir, part);
     acc.print(fmt::format("checkpoint saved at step {}: {}", step, where));
@@ -234,7 +233,10 @@ struct Trainer {
     auto mine = acc.splitBetweenProcesses(all, true);
     std::vector<float> x, h, logits;
     for (int64_t i : mine) x.insert(x.end(), &test.x[static_cast<size_t>(i) * kFeatures], &test.x[static_cast<size_t>(i) * kFeatures] + kFeatures);
-    model.forward(weights.working(), x.data(), nullptr, mine.size(), h, logits);
+#ifdef ACCEL_TRAIN_CUDA
+    if (cuda) logits = cuda->logits(x.data(), mine.size());
+#endif
+    if (!gpu) model.forward(weights.working(), x.data(), nullptr, mine.size(), h, logits);
     std::vector<int32_t> correct;
     for (size_t s = 0; s < mine.size(); ++s) {
       auto* row = &logits[s * kClasses];
@@ -271,9 +273,10 @@ struct Trainer {
     if (show) bar.finish();
     if (a.profile) profile(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), step - first);
     double accuracy = evaluate();
+    toHost();
     const auto bytes = bytesOf(weights.masters());
-    acc.print(fmt::format("test accuracy {:.4f} after {} steps ({} processes, precision {}, accumulation {})", accuracy, step,
-                          acc.numProcesses(), precision, accumulation));
+    acc.print(fmt::format("test accuracy {:.4f} after {} steps ({} processes on {}, precision {}, accumulation {})",
+                          accuracy, step, acc.numProcesses(), gpu ? acc.device().str() : "cpu", precision, accumulation));
     acc.print(fmt::format("weights crc32 {:08x}", crc32(bytes.data(), bytes.size())));
     if (acc.isMainProcess() && !a.save_weights.empty()) {
       std::ofstream(a.save_weights, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
@@ -284,9 +287,9 @@ struct Trainer {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Args args = parse(argc, argv);
+  Args args = parseArgs(argc, argv);
   try {
-    Accelerator acc;
+    Accelerator acc({.cpu = args.cpu});
     Trainer trainer(args, acc);
     trainer.run();
     return 0;

@@ -29,6 +29,7 @@ class LossScaler {
  public:
   explicit LossScaler(LossScalerOptions options = {});
 
+  bool enabled() const { return options_.enabled; }
   float scale() const { return options_.enabled ? scale_ : 1.0f; }
   float scaleLoss(float loss) const { return loss * scale(); }
   // 1 / scale computed in double and rounded to float, as GradScaler does.

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "runtime/state/cuda_devices.h"
 #include "tests/support/process.h"
 
 using accel::test::accelBinary;
@@ -149,4 +150,64 @@ TEST_CASE("trainer: metrics go to a JSON-lines file, one line per step", "[train
   CHECK(lines == 30);
   CHECK(last.rfind("{\"step\": 30, \"loss\": ", 0) == 0);
   CHECK(last.find("\"samples_per_s\": ") != std::string::npos);
+}
+
+// The CUDA path: launched without --cpu, so each worker trains on its GPU (kernels, NCCL).
+TEST_CASE("trainer: on CUDA devices, the weights of the CPU path; 2 GPUs those of 1", "[train][gpu]") {
+#if !(defined(ACCEL_HAVE_CUDA_KERNELS) && defined(ACCEL_HAVE_NCCL))
+  WARN("skipped: this build has no CUDA kernels or no NCCL, so accel-train has no CUDA path");
+#else
+  const int gpus = accel::cudaDeviceCount();
+  if (gpus == 0) {
+    WARN("skipped: accel-train has its CUDA path built in, but no CUDA device is visible");
+    return;
+  }
+  TempDir dir;
+  auto env = hermetic(dir);
+  env.erase("ACCEL_NVML_LIBRARY");  // the launcher counts the real GPUs
+  env.erase("ACCEL_CUDA_LIBRARY");
+  auto onGpus = [&](int processes, std::vector<std::string> args, const std::string& name) {
+    std::vector<std::string> argv = {accelBinary(), "launch", "-q", "--num_processes", std::to_string(processes),
+                                     "--main_process_port", "0", ACCEL_TRAIN, "--log_every", "0", "--save_weights",
+                                     dir.file(name)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run(argv, {}, env, 300000);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("processes on cuda:0") != std::string::npos);
+    std::string bytes = slurp(dir.file(name));
+    std::vector<float> w(bytes.size() / sizeof(float));
+    std::memcpy(w.data(), bytes.data(), bytes.size());
+    return std::make_pair(w, r.out);
+  };
+  // Every sum runs in the CPU path's order without fused multiply-adds; only CUDA's expf (within
+  // 2 ulp) differs from glibc's in the softmax, which moves a weight by ulps per step. A fault
+  // (a bucket not reduced, a kernel off by one row) moves weights by more than 1e-2.
+  const float tolerance = 1e-4f;
+  auto cpu = train(dir, 1, {"--steps", "100"}, "cpu");
+  auto [gpu, out] = onGpus(1, {"--steps", "100", "--profile"}, "gpu");
+  WARN("GPU vs CPU, 100 steps: max weight difference " << maxDiff(cpu, gpu));
+  CHECK(maxDiff(cpu, gpu) < tolerance);
+  // Checkpoint at step 50, a fresh run resumes from it: bit-identical (every kernel is deterministic).
+  onGpus(1, {"--steps", "50", "--checkpoint_every", "50", "--checkpoint_dir", dir.file("ckpt")}, "half_way");
+  auto [resumed, resumed_out] = onGpus(1, {"--steps", "100", "--checkpoint_dir", dir.file("ckpt"), "--resume"}, "resumed");
+  CHECK(resumed_out.find("resumed from step 50") != std::string::npos);
+  CHECK(resumed == gpu);
+  auto blocked = onGpus(1, {"--steps", "100", "--grad_blocks", "4", "--gradient_accumulation_steps", "2"}, "blocked").first;
+  CHECK(maxDiff(cpu, blocked) < tolerance);
+  for (const char* precision : {"fp16", "bf16"}) {
+    INFO(precision);
+    auto half_cpu = train(dir, 1, {"--steps", "100", "--mixed_precision", precision}, "half_cpu");
+    auto [half_gpu, half_out] = onGpus(1, {"--steps", "100", "--mixed_precision", precision}, "half_gpu");
+    WARN(precision << " GPU vs CPU: max weight difference " << maxDiff(half_cpu, half_gpu));
+    CHECK(maxDiff(half_cpu, half_gpu) < 1e-2f);  // as for fp16/bf16 across process counts above
+  }
+  if (gpus >= 2) {
+    auto [two, two_out] = onGpus(2, {"--steps", "100", "--profile"}, "two");
+    WARN("2 GPUs vs 1 GPU: max weight difference " << maxDiff(gpu, two) << "\n" << two_out);
+    CHECK(maxDiff(gpu, two) < 1e-5f);
+  } else {
+    WARN("2-GPU equivalence skipped: only one CUDA device is visible");
+  }
+#endif
 }
