@@ -35,6 +35,7 @@ struct DeviceArray {
     if (count <= n) return;
     cudaFree(p);
     p = nullptr;
+    n = 0;  // stays consistent when the allocation below throws
     check(cudaMalloc(reinterpret_cast<void**>(&p), count * sizeof(T)), "cudaMalloc");
     n = count;
   }
@@ -58,7 +59,7 @@ __global__ void layer1(const float* W1, const float* b1, const float* x, size_t 
   size_t s = i / H, j = i % H;
   float acc = b1[j];
   for (int f = 0; f < F; ++f) acc = __fadd_rn(acc, __fmul_rn(W1[j * F + f], x[s * F + f]));
-  h[i] = fmaxf(acc, 0.0f);
+  h[i] = acc < 0.0f ? 0.0f : acc;  // std::max(acc, 0.0f): NaN stays NaN, as on the CPU
 }
 
 __global__ void layer2(const float* W2, const float* b2, const float* h, size_t n, int H, float* logits) {
@@ -249,7 +250,8 @@ double CudaMlp::forwardBackward(const std::vector<size_t>& rows, float scale, si
   check(cudaMemcpy(losses.data(), m.loss.p, n * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy of the losses");
   double total = 0;
   for (double l : losses) total += l;
-  return total;
+  // As the CPU path reports it: Mlp::forward's float mean, times the rows.
+  return n ? static_cast<double>(static_cast<float>(total / static_cast<double>(n))) * static_cast<double>(n) : 0.0;
 }
 
 bool CudaMlp::unscale(const std::vector<float*>& grads, const std::vector<size_t>& counts, float inv_scale) {

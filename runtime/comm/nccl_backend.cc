@@ -54,7 +54,7 @@ ncclRedOp_t ncclOp(ReduceOp op) {
 
 struct Pending {
   WorkPtr work;
-  cudaEvent_t done;
+  cudaEvent_t start, done;  // around the operation on the group's stream: its GPU run time
   std::chrono::steady_clock::time_point started;
 };
 
@@ -99,18 +99,26 @@ class NcclBackend::Impl {
     std::lock_guard<std::mutex> lock(launch_mutex_);
     if (aborted_) throw CommError(description + " not run: the NCCL communicator was aborted: " + abort_reason_);
     check(cudaSetDevice(device_), "cudaSetDevice");
-    cudaEvent_t ready, done;
-    check(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "cudaEventCreate");
-    check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
-    check(cudaEventRecord(ready, nullptr), "cudaEventRecord");
-    check(cudaStreamWaitEvent(stream_, ready, 0), "cudaStreamWaitEvent");
-    cudaEventDestroy(ready);
-    op(stream_);
-    check(cudaEventRecord(done, stream_), "cudaEventRecord");
-    auto work = std::make_shared<Work>(description);
+    Pending p{std::make_shared<Work>(description), nullptr, nullptr, std::chrono::steady_clock::now()};
+    try {  // the events are destroyed on every failure path
+      cudaEvent_t ready = nullptr;
+      check(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "cudaEventCreate");
+      cudaError_t waited = cudaEventRecord(ready, nullptr);
+      if (waited == cudaSuccess) waited = cudaStreamWaitEvent(stream_, ready, 0);
+      cudaEventDestroy(ready);
+      check(waited, "ordering after the default stream");
+      check(cudaEventCreate(&p.start), "cudaEventCreate");
+      check(cudaEventCreate(&p.done), "cudaEventCreate");
+      check(cudaEventRecord(p.start, stream_), "cudaEventRecord");
+      op(stream_);
+      check(cudaEventRecord(p.done, stream_), "cudaEventRecord");
+    } catch (...) {
+      destroyEvents(p);
+      throw;
+    }
     std::lock_guard<std::mutex> pending_lock(pending_mutex_);
-    pending_.push_back({work, done, std::chrono::steady_clock::now()});
-    return work;
+    pending_.push_back(p);
+    return p.work;
   }
 
  private:
@@ -121,6 +129,12 @@ class NcclBackend::Impl {
   std::string abort_reason_;
   std::thread watchdog_;
 
+  static void destroyEvents(Pending& p) {
+    if (p.start) cudaEventDestroy(p.start);
+    if (p.done) cudaEventDestroy(p.done);
+    p.start = p.done = nullptr;
+  }
+
   void failAll(const std::string& reason) {
     abort_reason_ = reason;
     aborted_ = true;
@@ -129,7 +143,7 @@ class NcclBackend::Impl {
     for (auto& p : pending_) {
       p.work->complete(fmt::format("{} failed on rank {} of {}: {}{}", p.work->description(), rank_, size_, reason,
                                    cause.empty() ? "" : "; " + cause));
-      cudaEventDestroy(p.done);
+      destroyEvents(p);
     }
     pending_.clear();
   }
@@ -140,14 +154,24 @@ class NcclBackend::Impl {
     while (!stop_ || !idle()) {
       {
         std::lock_guard<std::mutex> lock(pending_mutex_);
-        while (!pending_.empty() && cudaEventQuery(pending_.front().done) == cudaSuccess) {
-          cudaEventDestroy(pending_.front().done);
-          pending_.front().work->complete();
+        cudaError_t state = cudaSuccess;
+        while (!pending_.empty() && (state = cudaEventQuery(pending_.front().done)) == cudaSuccess) {
+          Pending& p = pending_.front();
+          float ms = 0;
+          if (cudaEventElapsedTime(&ms, p.start, p.done) == cudaSuccess) {
+            p.work->setRunTime(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                std::chrono::duration<double, std::milli>(ms)));
+          }
+          destroyEvents(p);
+          p.work->complete();
           pending_.pop_front();
         }
         ncclResult_t async = ncclSuccess;
-        if (!aborted_ && ncclCommGetAsyncError(comm_, &async) == ncclSuccess && async != ncclSuccess &&
-            async != ncclInProgress) {
+        if (!pending_.empty() && state != cudaSuccess && state != cudaErrorNotReady) {
+          cudaGetLastError();  // a sticky error stays; the message is what matters
+          failAll(fmt::format("CUDA error while it ran: {}", cudaGetErrorString(state)));
+        } else if (!aborted_ && ncclCommGetAsyncError(comm_, &async) == ncclSuccess && async != ncclSuccess &&
+                   async != ncclInProgress) {
           failAll(fmt::format("NCCL reported an asynchronous error: {}", ncclGetErrorString(async)));
         } else if (!pending_.empty() && std::chrono::steady_clock::now() - pending_.front().started > options_.timeout) {
           failAll(fmt::format("no progress for {} s (a rank is missing or stuck); the communicator was aborted",
@@ -187,6 +211,7 @@ void requireCuda(const Tensor& t, const char* op) {
 
 WorkPtr NcclBackend::allReduce(Tensor t, ReduceOp op) {
   requireCuda(t, "all_reduce");
+  if (impl_->size_ == 1 || t.count == 0) return completedWork(describe("all_reduce", t));  // in place: nothing to do
   auto* c = impl_->comm_;
   return impl_->launch(describe("all_reduce", t), [&](cudaStream_t s) {
     check(ncclAllReduce(t.data, t.data, t.count, ncclType(t.dtype), ncclOp(op), c, s), "ncclAllReduce", c);
@@ -195,6 +220,7 @@ WorkPtr NcclBackend::allReduce(Tensor t, ReduceOp op) {
 
 WorkPtr NcclBackend::broadcast(Tensor t, int root) {
   requireCuda(t, "broadcast");
+  if (impl_->size_ == 1 || t.count == 0) return completedWork(describe("broadcast", t));
   auto* c = impl_->comm_;
   return impl_->launch(describe("broadcast", t), [&](cudaStream_t s) {
     check(ncclBroadcast(t.data, t.data, t.count, ncclType(t.dtype), root, c, s), "ncclBroadcast", c);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/comm/work.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace accel {
@@ -26,6 +28,16 @@ std::exception_ptr Work::exception() {
 std::chrono::steady_clock::time_point Work::completedAt() {
   std::lock_guard<std::mutex> lock(mutex_);
   return completed_;
+}
+
+std::chrono::steady_clock::time_point Work::startedAt() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return started_;
+}
+
+void Work::setRunTime(std::chrono::steady_clock::duration busy) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  started_ = std::max(created_, std::chrono::steady_clock::now() - busy);
 }
 
 void Work::complete(std::string error) {

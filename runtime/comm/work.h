@@ -35,13 +35,17 @@ class Work {
   // The error (a CommError), or null. Made on the calling thread.
   std::exception_ptr exception();
   const std::string& description() const { return description_; }
-  // When the operation was created and when it completed (profiling).
+  // When the operation was created, when it started running (the creation time unless the
+  // backend knows better: NCCL measures the kernel on the GPU) and when it completed (profiling).
   std::chrono::steady_clock::time_point createdAt() const { return created_; }
+  std::chrono::steady_clock::time_point startedAt();
   std::chrono::steady_clock::time_point completedAt();
 
   // Called once by the backend; a non-empty `error` marks failure. Only the message crosses
   // threads: every waiter throws its own exception object (no exception_ptr is shared).
   void complete(std::string error = {});
+  // Called by the backend before complete(): the operation ran for `busy` up to now.
+  void setRunTime(std::chrono::steady_clock::duration busy);
 
  private:
   std::string description_;
@@ -51,6 +55,7 @@ class Work {
   std::string error_;
   std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point completed_;
+  std::chrono::steady_clock::time_point started_ = created_;
 };
 
 using WorkPtr = std::shared_ptr<Work>;

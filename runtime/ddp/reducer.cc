@@ -71,7 +71,7 @@ double Reducer::busySeconds() const {
   using TimePoint = std::chrono::steady_clock::time_point;
   std::vector<std::pair<TimePoint, TimePoint>> spans;
   for (const auto& b : state_) {
-    if (b.work) spans.emplace_back(b.work->createdAt(), b.work->completedAt());
+    if (b.work) spans.emplace_back(b.work->startedAt(), b.work->completedAt());
   }
   std::sort(spans.begin(), spans.end());
   double total = 0;
