@@ -2,6 +2,7 @@
 // accel-bench: collective and store benchmarks, run under `accel launch`.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,5 +30,17 @@ struct Args {
 int runCollectives(const Args& args, Accelerator& acc, Backend& backend);
 int runStore(const Args& args);
 int runAmp(const Args& args);
+
+// One amp benchmark row: `bytes` read + written by one call of `run`.
+struct AmpRow {
+  const char* name;
+  double bytes;
+  std::function<void()> run;
+};
+// Prints each row's GB/s (from `seconds`, the median time of one run) beside the first row's.
+void reportAmp(const Args& args, const std::vector<AmpRow>& rows, const std::function<double(const AmpRow&)>& seconds);
+// The same kernels on the first CUDA device beside cudaMemcpy device-to-device (builds with CUDA
+// kernels); prints why it skipped otherwise.
+void runAmpDevice(const Args& args, size_t floats);
 
 }  // namespace accel::bench

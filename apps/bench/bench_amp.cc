@@ -30,36 +30,36 @@ double medianSeconds(const std::function<void()>& run, int repeats) {
 
 }  // namespace
 
+void reportAmp(const Args& a, const std::vector<AmpRow>& rows, const std::function<double(const AmpRow&)>& seconds) {
+  double copy_gbps = 0;
+  for (const auto& r : rows) {
+    double gbps = r.bytes / seconds(r) / 1e9;
+    if (copy_gbps == 0) copy_gbps = gbps;
+    if (a.json) {
+      std::printf("{\"kernel\": \"%s\", \"gbps\": %.3f, \"of_copy\": %.3f}\n", r.name, gbps, gbps / copy_gbps);
+    } else {
+      std::printf("  %-26s %8.2f GB/s  %5.0f%% of %s\n", r.name, gbps, 100 * gbps / copy_gbps, rows[0].name);
+    }
+  }
+}
+
 int runAmp(const Args& a) {
   const size_t n = std::max<size_t>(a.sizes.empty() ? (64u << 20) : a.sizes.back(), 4096) / sizeof(float);
   std::vector<float> src(n, 1.5f), dst(n), grads(n, 3.0f);
   std::vector<uint16_t> half(n);
   const int repeats = 9;
-  struct Row {
-    const char* name;
-    double bytes;  // read + written
-    std::function<void()> run;
-  };
-  std::vector<Row> rows = {
-      {"memcpy f32 -> f32", 8.0 * n, [&] { std::memcpy(dst.data(), src.data(), n * sizeof(float)); }},
+  std::vector<AmpRow> rows = {
+      {"memcpy", 8.0 * n, [&] { std::memcpy(dst.data(), src.data(), n * sizeof(float)); }},
       {"cast f32 -> fp16", 6.0 * n, [&] { castToFp16(src.data(), half.data(), n); }},
       {"cast fp16 -> f32", 6.0 * n, [&] { castFromFp16(half.data(), dst.data(), n); }},
       {"cast f32 -> bf16", 6.0 * n, [&] { castToBf16(src.data(), half.data(), n); }},
       {"cast bf16 -> f32", 6.0 * n, [&] { castFromBf16(half.data(), dst.data(), n); }},
       {"unscale + inf check", 8.0 * n, [&] { unscaleAndCheck(grads.data(), n, 1.0f / 3.0f); }},
   };
-  double memcpy_gbps = 0;
-  std::printf("# accel-bench amp: %zu floats (%.0f MiB), median of %d runs; GB/s of bytes read + written\n", n,
+  std::printf("# accel-bench amp (CPU): %zu floats (%.0f MiB), median of %d runs; GB/s of bytes read + written\n", n,
               n * 4.0 / (1 << 20), repeats);
-  for (const auto& r : rows) {
-    double gbps = r.bytes / medianSeconds(r.run, repeats) / 1e9;
-    if (memcpy_gbps == 0) memcpy_gbps = gbps;
-    if (a.json) {
-      std::printf("{\"kernel\": \"%s\", \"gbps\": %.3f, \"of_memcpy\": %.3f}\n", r.name, gbps, gbps / memcpy_gbps);
-    } else {
-      std::printf("  %-22s %8.2f GB/s  %5.0f%% of memcpy\n", r.name, gbps, 100 * gbps / memcpy_gbps);
-    }
-  }
+  reportAmp(a, rows, [&](const AmpRow& r) { return medianSeconds(r.run, repeats); });
+  runAmpDevice(a, n);
   return 0;
 }
 
