@@ -2,12 +2,14 @@
 #include "runtime/ddp/bucket_storage.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "lib/common/error.h"
 #include "runtime/amp/precision.h"
+#include "runtime/comm/half.h"
 #ifdef ACCEL_HAVE_CUDA_KERNELS
 #include <cuda_runtime_api.h>
 
@@ -28,27 +30,38 @@ void check(cudaError_t e, const std::string& what) {
   }
 }
 
-template <typename T>
-T* deviceArray(size_t n, int device) {
+void* deviceBytes(size_t bytes, int device) {
   check(cudaSetDevice(device), fmt::format("cudaSetDevice({})", device));
   void* p = nullptr;
-  check(cudaMalloc(&p, std::max<size_t>(n, 1) * sizeof(T)), fmt::format("cudaMalloc of {} bytes", n * sizeof(T)));
-  check(cudaMemset(p, 0, n * sizeof(T)), "cudaMemset");
-  return static_cast<T*>(p);
+  check(cudaMalloc(&p, std::max<size_t>(bytes, 1)), fmt::format("cudaMalloc of {} bytes", bytes));
+  check(cudaMemset(p, 0, bytes), "cudaMemset");
+  return p;
 }
 #endif
 
+// v *= factor for half-precision bits, through f32 (as the device kernels do).
+void scaleHalves(uint16_t* v, size_t n, float factor, bool bf16) {
+  for (size_t k = 0; k < n; ++k) {
+    v[k] = bf16 ? floatToBf16(bf16ToFloat(v[k]) * factor) : floatToHalf(halfToFloat(v[k]) * factor);
+  }
+}
+
 }  // namespace
 
-BucketStorage::BucketStorage(size_t count, DeviceType device, int device_index)
-    : count_(count), device_(device), index_(device_index) {
+BucketStorage::BucketStorage(size_t count, DataType dtype, DeviceType device, int device_index)
+    : count_(count), dtype_(dtype), device_(device), index_(device_index) {
+  if (dtype != DataType::F32 && dtype != DataType::F16 && dtype != DataType::BF16) {
+    throw Error(fmt::format("gradient buckets: {} gradients cannot be averaged", dtypeName(dtype)),
+                "register f32, f16 or bf16 gradients");
+  }
+  const size_t bytes = count * dtypeSize(dtype);
   if (device == DeviceType::CPU) {
-    host_.assign(count, 0.0f);
+    host_.assign(bytes, 0);
     data_ = host_.data();
     return;
   }
 #ifdef ACCEL_HAVE_CUDA_KERNELS
-  data_ = deviceArray<float>(count, device_index);
+  data_ = deviceBytes(bytes, device_index);
 #else
   throw Error("gradient buckets in CUDA memory: this runtime was built without CUDA (nvcc was not found at configure time)",
               "rebuild with the CUDA toolkit installed, or keep the gradients in CPU memory");
@@ -74,6 +87,7 @@ BucketStorage& BucketStorage::operator=(BucketStorage&& o) noexcept {
   if (this == &o) return *this;
   release();
   count_ = o.count_;
+  dtype_ = o.dtype_;
   device_ = o.device_;
   index_ = o.index_;
   host_ = std::move(o.host_);
@@ -88,49 +102,81 @@ BucketStorage& BucketStorage::operator=(BucketStorage&& o) noexcept {
 
 void BucketStorage::zero() {
   if (!onDevice()) {
-    std::fill(host_.begin(), host_.end(), 0.0f);
+    std::fill(host_.begin(), host_.end(), 0);
     return;
   }
 #ifdef ACCEL_HAVE_CUDA_KERNELS
-  check(cudaMemsetAsync(data_, 0, count_ * sizeof(float), nullptr), "cudaMemsetAsync");
+  check(cudaMemsetAsync(data_, 0, count_ * dtypeSize(dtype_), nullptr), "cudaMemsetAsync");
 #endif
 }
 
-void BucketStorage::scale(float* begin, size_t n, float factor) {
+void BucketStorage::scale(void* begin, size_t n, float factor) {
+  const bool bf = dtype_ == DataType::BF16;
   if (!onDevice()) {
-    for (size_t k = 0; k < n; ++k) begin[k] *= factor;
+    if (dtype_ == DataType::F32) {
+      auto* v = static_cast<float*>(begin);
+      for (size_t k = 0; k < n; ++k) v[k] *= factor;
+    } else {
+      scaleHalves(static_cast<uint16_t*>(begin), n, factor, bf);
+    }
     return;
   }
 #ifdef ACCEL_HAVE_CUDA_KERNELS
-  cuda::scaleInPlace(begin, n, factor);
+  if (dtype_ == DataType::F32) {
+    cuda::scaleInPlace(static_cast<float*>(begin), n, factor);
+  } else {
+    cuda::scaleInPlaceHalf(static_cast<uint16_t*>(begin), n, factor, bf);
+  }
+#endif
+}
+
+void BucketStorage::copy(void* to, const void* from, size_t bytes) {
+  if (!onDevice()) {
+    std::memcpy(to, from, bytes);
+    return;
+  }
+#ifdef ACCEL_HAVE_CUDA_KERNELS
+  check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, nullptr), "cudaMemcpyAsync");
+#endif
+}
+
+void BucketStorage::clear(void* to, size_t bytes) {
+  if (!onDevice()) {
+    std::memset(to, 0, bytes);
+    return;
+  }
+#ifdef ACCEL_HAVE_CUDA_KERNELS
+  check(cudaMemsetAsync(to, 0, bytes, nullptr), "cudaMemsetAsync");
 #endif
 }
 
 Tensor BucketStorage::wire(Compression c) {
-  if (c == Compression::None) return {data_, count_, DataType::F32, device_, index_};
+  if (c == Compression::None || dtype_ != DataType::F32) return {data_, count_, dtype_, device_, index_};
   const bool bf = c == Compression::Bf16;
   const DataType type = bf ? DataType::BF16 : DataType::F16;
+  auto* f = static_cast<float*>(data_);
   if (!onDevice()) {
     host_half_.resize(count_);
-    bf ? castToBf16(data_, host_half_.data(), count_) : castToFp16(data_, host_half_.data(), count_);
+    bf ? castToBf16(f, host_half_.data(), count_) : castToFp16(f, host_half_.data(), count_);
     return {host_half_.data(), count_, type, device_, index_};
   }
 #ifdef ACCEL_HAVE_CUDA_KERNELS
-  if (!half_) half_ = deviceArray<uint16_t>(count_, index_);
-  bf ? cuda::castToBf16(data_, half_, count_) : cuda::castToFp16(data_, half_, count_);
+  if (!half_) half_ = static_cast<uint16_t*>(deviceBytes(count_ * sizeof(uint16_t), index_));
+  bf ? cuda::castToBf16(f, half_, count_) : cuda::castToFp16(f, half_, count_);
 #endif
   return {half_, count_, type, device_, index_};
 }
 
 void BucketStorage::unwire(Compression c) {
-  if (c == Compression::None) return;
+  if (c == Compression::None || dtype_ != DataType::F32) return;
   const bool bf = c == Compression::Bf16;
+  auto* f = static_cast<float*>(data_);
   if (!onDevice()) {
-    bf ? castFromBf16(host_half_.data(), data_, count_) : castFromFp16(host_half_.data(), data_, count_);
+    bf ? castFromBf16(host_half_.data(), f, count_) : castFromFp16(host_half_.data(), f, count_);
     return;
   }
 #ifdef ACCEL_HAVE_CUDA_KERNELS
-  bf ? cuda::castFromBf16(half_, data_, count_) : cuda::castFromFp16(half_, data_, count_);
+  bf ? cuda::castFromBf16(half_, f, count_) : cuda::castFromFp16(half_, f, count_);
 #endif
 }
 

@@ -11,24 +11,46 @@
 
 namespace accel {
 
+namespace {
+std::vector<GradientBuffer> heldF32(const std::vector<size_t>& counts) {
+  std::vector<GradientBuffer> out;
+  for (size_t c : counts) out.push_back({nullptr, c, DataType::F32});
+  return out;
+}
+}  // namespace
+
 Reducer::Reducer(Backend& group, const std::vector<size_t>& counts, ReducerOptions options)
+    : Reducer(group, heldF32(counts), options) {}
+
+Reducer::Reducer(Backend& group, const std::vector<GradientBuffer>& gradients, ReducerOptions options)
     : group_(group), options_(options) {
   std::vector<GradientInfo> info;
-  for (size_t c : counts) info.push_back({c, DataType::F32, options_.device});
+  for (const auto& g : gradients) info.push_back({g.count, g.dtype, options_.device});
   buckets_ = assignBuckets(info, options_.first_bucket_bytes, options_.bucket_bytes);
-  slots_.resize(counts.size());
-  marked_.assign(counts.size(), false);
+  slots_.resize(gradients.size());
+  marked_.assign(gradients.size(), false);
   for (size_t b = 0; b < buckets_.size(); ++b) {
     size_t total = 0;
-    for (size_t p : buckets_[b].params) total += counts[p];
-    state_.push_back({BucketStorage(total, options_.device, options_.device_index), 0, false, nullptr});
+    for (size_t p : buckets_[b].params) total += gradients[p].count;
+    const DataType dtype = gradients[buckets_[b].params.front()].dtype;  // one type per bucket
+    state_.push_back({BucketStorage(total, dtype, options_.device, options_.device_index), 0, false, nullptr});
     size_t offset = 0;
     for (size_t p : buckets_[b].params) {
-      slots_[p] = {state_[b].storage.data() + offset, counts[p], b};
-      offset += counts[p];
+      const size_t bytes = gradients[p].count * dtypeSize(dtype);
+      slots_[p] = {static_cast<uint8_t*>(state_[b].storage.data()) + offset, gradients[p].data, gradients[p].count, bytes,
+                   dtype, b};
+      offset += bytes;
     }
   }
   resetPending();
+}
+
+float* Reducer::gradient(size_t i) {
+  if (slots_[i].dtype != DataType::F32) {
+    throw Error(fmt::format("gradient({}): the gradient is {}, not f32", i, dtypeName(slots_[i].dtype)),
+                "use gradientData() for half-precision gradients");
+  }
+  return static_cast<float*>(gradientData(i));
 }
 
 // Every bucket waits for all of its parameters again (construction, and the end of each step).
@@ -39,6 +61,9 @@ void Reducer::resetPending() {
 
 void Reducer::zeroGradients() {
   for (auto& s : state_) s.storage.zero();
+  for (const auto& slot : slots_) {
+    if (slot.user) state_[slot.bucket].storage.clear(slot.user, slot.bytes);
+  }
 }
 
 void Reducer::markReady(size_t i) {
@@ -49,7 +74,8 @@ void Reducer::markReady(size_t i) {
   // Pre-divide while the gradient is hot in cache, as DDP does: the sum is then the mean.
   Slot& s = slots_[i];
   BucketState& b = state_[s.bucket];
-  if (group_.size() > 1) b.storage.scale(s.data, s.count, 1.0f / static_cast<float>(group_.size()));
+  if (s.user) b.storage.copy(s.view, s.user, s.bytes);
+  if (group_.size() > 1) b.storage.scale(s.view, s.count, 1.0f / static_cast<float>(group_.size()));
   if (--b.pending == 0) {
     b.ready = true;
     launchReadyBuckets();
@@ -100,10 +126,13 @@ void Reducer::finish() {
   timing_.exposed += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
   timing_.communication += busySeconds();
   for (auto& b : state_) {
-    if (b.work) {
-      b.storage.unwire(options_.compression);
-      b.work.reset();
-    }
+    if (b.work) b.storage.unwire(options_.compression);
+  }
+  for (const auto& slot : slots_) {  // the mean back into the caller's buffers
+    if (slot.user && state_[slot.bucket].work) state_[slot.bucket].storage.copy(slot.user, slot.view, slot.bytes);
+  }
+  for (auto& b : state_) {
+    b.work.reset();
     b.ready = false;
   }
   resetPending();

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Bucketed gradient synchronisation, as PyTorch DDP's Reducer does it. Gradients live in the
-// reducer's flat bucket buffers (gradient(i) is a view: backward writes there, no copy). As each
-// gradient is marked ready it is pre-divided by the world size; a complete bucket's all-reduce
+// Bucketed gradient synchronisation, as PyTorch DDP's Reducer does it. A gradient lives in the
+// reducer's flat bucket buffer (gradient(i) is a view: backward writes there, no copy), or in the
+// caller's own buffer, copied into its bucket when marked ready and the mean copied back by
+// finish() (DDP's default, gradient_as_bucket_view=False). f32, fp16 and bf16 gradients; buckets
+// never mix types. As each gradient is marked ready it is pre-divided by the world size; a complete bucket's all-reduce
 // (sum) is launched asynchronously once every earlier bucket has been launched, so all ranks
 // issue the same collectives in the same order while backward goes on. finish() waits for all.
 // Gradients in CPU memory (Gloo) or on a CUDA device (NCCL; the pre-division and casts are
@@ -18,6 +20,14 @@
 
 namespace accel {
 
+// One parameter's gradient: `count` elements of `dtype` (f32, f16 or bf16) in the reducer's
+// memory kind (options.device). `data` null: the reducer holds it; else the caller's buffer.
+struct GradientBuffer {
+  void* data = nullptr;
+  size_t count = 0;
+  DataType dtype = DataType::F32;
+};
+
 struct ReducerOptions {
   size_t first_bucket_bytes = kDefaultFirstBucketBytes;
   size_t bucket_bytes = kDefaultBucketBytes;
@@ -28,16 +38,20 @@ struct ReducerOptions {
 
 class Reducer {
  public:
-  // One f32 gradient of `counts[i]` elements per parameter, in registration order.
+  // One gradient per parameter, in registration order. Throws Error for another dtype.
+  Reducer(Backend& group, const std::vector<GradientBuffer>& gradients, ReducerOptions options = {});
+  // One reducer-held f32 gradient of `counts[i]` elements per parameter.
   Reducer(Backend& group, const std::vector<size_t>& counts, ReducerOptions options = {});
 
-  // Where parameter i's gradient lives (valid for the reducer's lifetime; a device pointer when
-  // options.device is CUDA).
-  float* gradient(size_t i) { return slots_[i].data; }
+  // Where parameter i's gradient lives (the caller's buffer, or the view into its bucket; valid
+  // for the reducer's lifetime; a device pointer when options.device is CUDA). gradient() is
+  // for f32 gradients and throws Error for others.
+  void* gradientData(size_t i) { return slots_[i].user ? slots_[i].user : slots_[i].view; }
+  float* gradient(size_t i);
   size_t count(size_t i) const { return slots_[i].count; }
   const std::vector<Bucket>& buckets() const { return buckets_; }
 
-  // Zeroes every gradient (start of a step, or of an accumulation window).
+  // Zeroes every gradient, the caller's buffers too (start of a step, or of an accumulation window).
   void zeroGradients();
   // With sync off (accumulation steps), markReady only records; nothing is reduced.
   void setSync(bool sync) { sync_ = sync; }
@@ -61,8 +75,11 @@ class Reducer {
 
  private:
   struct Slot {
-    float* data = nullptr;
+    void* view = nullptr;  // inside its bucket
+    void* user = nullptr;  // the caller's buffer, or null
     size_t count = 0;
+    size_t bytes = 0;
+    DataType dtype = DataType::F32;
     size_t bucket = 0;
   };
   struct BucketState {

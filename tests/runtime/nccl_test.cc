@@ -162,7 +162,7 @@ TEST_CASE("reducer: device buckets without a usable CUDA device are a clear erro
   std::string message;  // Catch assertions stay on the test's thread
   auto errors = accel::test::onGlooRanks(1, [&](int, Backend& group) {
     try {
-      Reducer reducer(group, {16}, {.device = DeviceType::CUDA});
+      Reducer reducer(group, std::vector<size_t>{16}, {.device = DeviceType::CUDA});
       message = "no error: a Reducer with CUDA buckets was made without a CUDA device";
     } catch (const Error& e) {
       message = e.what();

@@ -8,7 +8,9 @@
 #include <mutex>
 #include <thread>
 
+#include "lib/common/error.h"
 #include "runtime/comm/gloo_backend.h"
+#include "runtime/comm/half.h"
 #include "runtime/ddp/reducer.h"
 #include "runtime/store/hash_store.h"
 #include "tests/runtime/gloo_ranks.h"
@@ -143,4 +145,84 @@ TEST_CASE("reducer: a parameter never marked ready is named; initial parameters 
     received.insert(received.end(), weights.begin(), weights.end());
   });
   CHECK(received == std::vector<float>(8, 1.0f));
+}
+
+TEST_CASE("reducer: the caller's own buffers (copied in, mean copied back), f32/fp16/bf16 gradients", "[ddp][reducer]") {
+  // p0: the caller's f32 buffer; p1: reducer-held bf16; p2: the caller's fp16; p3: reducer-held f32.
+  const std::vector<size_t> counts = {300, 200, 100, 50};
+  std::mutex m;
+  float worst[4] = {0, 0, 0, 0};
+  size_t bucket_count = 0;
+  bool kept_during_accumulation = true;
+  auto errors = accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
+    std::vector<float> own32(counts[0]);
+    std::vector<uint16_t> own16(counts[2]);
+    Reducer reducer(g,
+                    {{own32.data(), counts[0], DataType::F32}, {nullptr, counts[1], DataType::BF16},
+                     {own16.data(), counts[2], DataType::F16}, {nullptr, counts[3], DataType::F32}},
+                    kSmall);
+    auto set = [&](size_t p, size_t k, float v) {
+      if (p == 1) static_cast<uint16_t*>(reducer.gradientData(1))[k] = floatToBf16(v);
+      else if (p == 2) own16[k] = floatToHalf(v);
+      else reducer.gradient(p)[k] = v;  // p0's gradient() is the caller's buffer itself
+    };
+    auto get = [&](size_t p, size_t k) {
+      if (p == 1) return bf16ToFloat(static_cast<uint16_t*>(reducer.gradientData(1))[k]);
+      if (p == 2) return halfToFloat(own16[k]);
+      return p == 0 ? own32[k] : reducer.gradient(p)[k];
+    };
+    // An accumulation step first: nothing is reduced, the caller's buffers keep their sums.
+    reducer.zeroGradients();
+    reducer.setSync(false);
+    for (size_t p = counts.size(); p-- > 0;) {
+      for (size_t k = 0; k < counts[p]; ++k) set(p, k, gradValue(rank, p, k) / 3.0f);
+      reducer.markReady(p);
+    }
+    reducer.finish();
+    bool kept = own32[5] == gradValue(rank, 0, 5) / 3.0f &&
+                halfToFloat(own16[5]) == halfToFloat(floatToHalf(gradValue(rank, 2, 5) / 3.0f));
+    reducer.setSync(true);
+    reducer.zeroGradients();
+    for (size_t p = counts.size(); p-- > 0;) {
+      for (size_t k = 0; k < counts[p]; ++k) set(p, k, gradValue(rank, p, k) / 3.0f);
+      reducer.markReady(p);
+    }
+    reducer.finish();
+    std::lock_guard<std::mutex> lock(m);
+    kept_during_accumulation &= kept;
+    bucket_count = reducer.buckets().size();
+    for (size_t p = 0; p < counts.size(); ++p)
+      for (size_t k = 0; k < counts[p]; ++k) {
+        float want = meanOver(2, p, k) / 3.0f;  // thirds: not representable in fp16 or bf16
+        worst[p] = std::max(worst[p], std::abs(get(p, k) - want) / std::abs(want));
+      }
+  });
+  CHECK(errors == std::vector<std::string>(2));
+  CHECK(kept_during_accumulation);
+  CHECK(bucket_count >= 3);       // f32, bf16 and fp16 gradients never share a bucket
+  CHECK(worst[0] < 1e-6f);        // f32 in the caller's buffer: exact up to float rounding
+  CHECK(worst[3] < 1e-6f);
+  CHECK(worst[2] < 2e-3f);        // fp16: 11 significant bits, rounded at pre-division and sum
+  CHECK(worst[1] < 1.6e-2f);      // bf16: 8 significant bits
+  CHECK(worst[1] > 0.0f);         // really carried in bf16 (a silent f32 path would be exact)
+}
+
+TEST_CASE("reducer: gradients that cannot be averaged, or read as the wrong type, are errors", "[ddp][reducer]") {
+  std::string integer_error, type_error;
+  auto errors = accel::test::onGlooRanks(1, [&](int, Backend& g) {
+    try {
+      Reducer reducer(g, std::vector<GradientBuffer>{{nullptr, 8, DataType::I32}});
+    } catch (const Error& e) {
+      integer_error = e.what();
+    }
+    Reducer reducer(g, std::vector<GradientBuffer>{{nullptr, 8, DataType::BF16}});
+    try {
+      reducer.gradient(0);
+    } catch (const Error& e) {
+      type_error = e.what();
+    }
+  });
+  CHECK(errors == std::vector<std::string>(1));
+  CHECK(integer_error.find("i32 gradients cannot be averaged") != std::string::npos);
+  CHECK(type_error.find("the gradient is bf16, not f32") != std::string::npos);
 }
