@@ -126,6 +126,7 @@ struct Trainer {
       loadBytes(weights.masters(), part.blobs.at("params"));
       loadBytes(momentum, part.blobs.at("momentum"));
       scaler.loadState(part.blobs.at("scaler"));
+      acc.loadRngState(part.blobs.at("rng"));
       step = part.step;
       acc.print(fmt::format("resumed from step {} ({})", step, a.checkpoint_dir));
     } else {
@@ -209,7 +210,7 @@ struct Trainer {
 
   void checkpoint() {
     toHost();
-    CheckpointPart part{step, {{"params", bytesOf(weights.masters())}, {"momentum", bytesOf(momentum)}, {"scaler", scaler.state()}}};
+    CheckpointPart part{step, {{"params", bytesOf(weights.masters())}, {"momentum", bytesOf(momentum)}, {"scaler", scaler.state()}, {"rng", acc.rngState()}}};
     std::string where = saveCheckpoint(acc.processGroup().backend(), a.checkpoint_dir, part);
     acc.print(fmt::format("checkpoint saved at step {}: {}", step, where));
   }

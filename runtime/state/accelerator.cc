@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -144,6 +145,24 @@ void Accelerator::waitForEveryone() { group_->backend().barrier()->wait(); }
 
 void Accelerator::print(const std::string& line) const {
   if (isMainProcess()) std::cout << line << std::endl;
+}
+
+std::vector<uint8_t> Accelerator::rngState() const {
+  std::ostringstream out;
+  out << rng_;  // the standard's textual form: portable across builds
+  const std::string text = out.str();
+  return {text.begin(), text.end()};
+}
+
+void Accelerator::loadRngState(const std::vector<uint8_t>& state) {
+  std::istringstream in(std::string(state.begin(), state.end()));
+  std::mt19937_64 restored;
+  in >> restored;
+  if (!in) {
+    throw Error(fmt::format("the RNG state ({} bytes) is not a std::mt19937_64 state", state.size()),
+                "was the checkpoint written by another program?");
+  }
+  rng_ = restored;
 }
 
 uint64_t Accelerator::setSeed(uint64_t seed, bool per_process) {

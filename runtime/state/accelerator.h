@@ -78,6 +78,9 @@ class Accelerator {
   // Seeds rng() (and std::rand) with `seed`, or seed + rank when `per_process`. Returns it.
   uint64_t setSeed(uint64_t seed, bool per_process = false);
   std::mt19937_64& rng() { return rng_; }
+  // rng()'s state as bytes, for checkpoints, and back (Error when the bytes are not one).
+  std::vector<uint8_t> rngState() const;
+  void loadRngState(const std::vector<uint8_t>& state);
 
   ProcessGroup& processGroup() { return *group_; }  // all ranks, CPU memory (Gloo)
   // All ranks, for memory on device(): NCCL on a CUDA device, else processGroup(). Made on the

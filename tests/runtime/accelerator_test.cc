@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "lib/common/error.h"
+#include "runtime/state/accelerator.h"
 #include "runtime/state/distributed_env.h"
 #include "tests/support/process.h"
 
@@ -125,4 +126,17 @@ TEST_CASE("accelerator: a rank that dies mid-collective is named by the others",
   CHECK(std::regex_search(r0.err, std::regex("error: all_reduce \\(f32 x 1048576\\) sum failed on rank 0 of 3: .*rank 1")));
   CHECK(std::regex_search(r2.err, std::regex("failed on rank 2 of 3: .*rank 1")));
   CHECK(seconds < 20);  // well within the 20 s collective timeout: an error, not a hang
+}
+
+TEST_CASE("accelerator: the RNG state round-trips through bytes (checkpoints)", "[accelerator][checkpoint]") {
+  accel::Accelerator acc;  // no launcher variables under ctest: a world of one
+  acc.setSeed(42);
+  acc.rng()();
+  const auto state = acc.rngState();
+  const auto next = acc.rng()();
+  acc.rng()();
+  acc.loadRngState(state);
+  CHECK(acc.rng()() == next);
+  CHECK_THROWS_WITH(acc.loadRngState({'n', 'o'}), Catch::Contains("is not a std::mt19937_64 state"));
+  CHECK(acc.rng()() != next);  // a refused state changes nothing: the sequence went on
 }
