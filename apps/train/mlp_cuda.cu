@@ -53,22 +53,15 @@ __global__ void gatherRows(const float* X, const int32_t* Y, const int64_t* rows
   if (f == 0) y[s] = Y[rows[s]];
 }
 
-__global__ void layer1(const float* W1, const float* b1, const float* x, size_t n, int H, float* h) {
+// out[s][o] = b[o] + sum_i W[o][i] in[s][i] (ReLU'd when `relu`): both layers of Mlp::forward.
+__global__ void dense(const float* W, const float* b, const float* in, size_t n, int inputs, int outputs, bool relu,
+                      float* out) {
   size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-  if (i >= n * H) return;
-  size_t s = i / H, j = i % H;
-  float acc = b1[j];
-  for (int f = 0; f < F; ++f) acc = __fadd_rn(acc, __fmul_rn(W1[j * F + f], x[s * F + f]));
-  h[i] = acc < 0.0f ? 0.0f : acc;  // std::max(acc, 0.0f): NaN stays NaN, as on the CPU
-}
-
-__global__ void layer2(const float* W2, const float* b2, const float* h, size_t n, int H, float* logits) {
-  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-  if (i >= n * C) return;
-  size_t s = i / C, c = i % C;
-  float acc = b2[c];
-  for (int j = 0; j < H; ++j) acc = __fadd_rn(acc, __fmul_rn(W2[c * H + j], h[s * H + j]));
-  logits[i] = acc;
+  if (i >= n * outputs) return;
+  size_t s = i / outputs, o = i % outputs;
+  float acc = b[o];
+  for (int k = 0; k < inputs; ++k) acc = __fadd_rn(acc, __fmul_rn(W[o * inputs + k], in[s * inputs + k]));
+  out[i] = relu && acc < 0.0f ? 0.0f : acc;  // std::max(acc, 0.0f): NaN stays NaN, as on the CPU
 }
 
 // Per sample: the loss and d(loss * scale / divisor)/d(logits), as Mlp::forward/backward.
@@ -176,8 +169,8 @@ struct CudaMlp::Impl {
   void forward(size_t n) {
     h.reserve(n * H);
     logits.reserve(n * C);
-    layer1<<<blocks(n * H), kThreads>>>(weight(0), weight(1), x.p, n, H, h.p);
-    layer2<<<blocks(n * C), kThreads>>>(weight(2), weight(3), h.p, n, H, logits.p);
+    dense<<<blocks(n * H), kThreads>>>(weight(0), weight(1), x.p, n, F, H, true, h.p);
+    dense<<<blocks(n * C), kThreads>>>(weight(2), weight(3), h.p, n, H, C, false, logits.p);
   }
 };
 

@@ -7,7 +7,6 @@
 // (apps/train/mlp_cuda.h) and the gradients are reduced over NCCL. Options: train_args.h.
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <iostream>
 #include <numeric>
@@ -20,6 +19,7 @@
 #include "apps/train/mlp_cuda.h"
 #endif
 #include "apps/train/train_args.h"
+#include "lib/common/atomic_file.h"
 #include "lib/common/strings.h"
 #include "runtime/amp/loss_scaler.h"
 #include "runtime/amp/precision.h"
@@ -42,10 +42,25 @@ std::vector<uint8_t> bytesOf(const std::vector<std::vector<float>>& tensors) {
   return out;
 }
 
-void loadBytes(std::vector<std::vector<float>>& tensors, const std::vector<uint8_t>& bytes) {
+// The checkpoint blob `name`, or an Error naming what is missing.
+const std::vector<uint8_t>& blob(const CheckpointPart& part, const std::string& name, const std::string& dir) {
+  auto it = part.blobs.find(name);
+  if (it == part.blobs.end()) {
+    throw Error(fmt::format("checkpoint {}: this rank's part has no '{}'", dir, name),
+                "was it written by another program? resume from an accel-train checkpoint, or start without --resume");
+  }
+  return it->second;
+}
+
+void loadBytes(std::vector<std::vector<float>>& tensors, const std::vector<uint8_t>& bytes, const char* what) {
+  size_t need = 0;
+  for (const auto& t : tensors) need += t.size() * sizeof(float);
+  if (bytes.size() != need) {
+    throw Error(fmt::format("checkpoint: the {} hold {} bytes, this model needs {}", what, bytes.size(), need),
+                "resume with the --hidden and --grad_blocks of the run that saved it");
+  }
   size_t at = 0;
   for (auto& t : tensors) {
-    if (at + t.size() * sizeof(float) > bytes.size()) throw Error("checkpoint: parameter data is shorter than this model");
     std::memcpy(t.data(), bytes.data() + at, t.size() * sizeof(float));
     at += t.size() * sizeof(float);
   }
@@ -70,6 +85,10 @@ struct Trainer {
 #endif
   int accumulation;
   long step = 0;
+  std::vector<size_t> order;  // this epoch's sample permutation (batchFor)
+  long order_epoch = -1;
+  std::vector<float> x, h, logits;  // CPU path scratch, reused across micro-batches
+  std::vector<int32_t> y;
 
   Trainer(Args args, Accelerator& accelerator)
       : a(std::move(args)), acc(accelerator), model(a.hidden, a.seed, a.grad_blocks),
@@ -87,6 +106,10 @@ struct Trainer {
       throw Error(fmt::format("--batch_size {} must divide into {} processes x {} accumulation steps", a.batch, world, accumulation));
     }
     makeDataset(2400, 600, train, test);
+    if (a.batch > train.size()) {
+      throw Error(fmt::format("--batch_size {} exceeds the {} training samples", a.batch, train.size()),
+                  "use a smaller --batch_size");
+    }
     slots = model.slots();
     counts = model.counts();
     for (size_t i = 0; i < slots.size(); ++i) grads.push_back(reducer.gradient(i));
@@ -123,10 +146,10 @@ struct Trainer {
   void restoreOrBroadcast() {
     if (a.resume && !a.checkpoint_dir.empty() && hasCheckpoint(a.checkpoint_dir)) {
       CheckpointPart part = loadCheckpoint(acc.processGroup().backend(), a.checkpoint_dir);
-      loadBytes(weights.masters(), part.blobs.at("params"));
-      loadBytes(momentum, part.blobs.at("momentum"));
-      scaler.loadState(part.blobs.at("scaler"));
-      acc.loadRngState(part.blobs.at("rng"));
+      loadBytes(weights.masters(), blob(part, "params", a.checkpoint_dir), "parameters");
+      loadBytes(momentum, blob(part, "momentum", a.checkpoint_dir), "momentum buffers");
+      scaler.loadState(blob(part, "scaler", a.checkpoint_dir));
+      acc.loadRngState(blob(part, "rng", a.checkpoint_dir));
       step = part.step;
       acc.print(fmt::format("resumed from step {} ({})", step, a.checkpoint_dir));
     } else {
@@ -139,11 +162,15 @@ struct Trainer {
 
   // Global sample indices of micro-batch `micro` of step `s` for this rank: a fixed permutation
   // per epoch, so resuming at any step sees the same data.
-  std::vector<size_t> batchFor(long s, int micro) const {
+  std::vector<size_t> batchFor(long s, int micro) {
     const size_t per_epoch = train.size() / a.batch;
-    std::vector<size_t> order(train.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), std::mt19937_64(a.seed * 1000003 + static_cast<uint64_t>(s) / per_epoch));
+    const long epoch = static_cast<long>(static_cast<size_t>(s) / per_epoch);
+    if (epoch != order_epoch) {  // shuffled once per epoch, not per micro-batch
+      order.resize(train.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), std::mt19937_64(a.seed * 1000003 + static_cast<uint64_t>(epoch)));
+      order_epoch = epoch;
+    }
     const size_t micro_size = a.batch / static_cast<size_t>(accumulation);
     const size_t local = micro_size / static_cast<size_t>(acc.numProcesses());
     const size_t start = (static_cast<size_t>(s) % per_epoch) * a.batch + static_cast<size_t>(micro) * micro_size +
@@ -159,8 +186,8 @@ struct Trainer {
 #ifdef ACCEL_TRAIN_CUDA
     if (cuda) return cuda->forwardBackward(idx, scaler.scale(), divisor, grad, ready);
 #endif
-    std::vector<float> x, h, logits;
-    std::vector<int32_t> y;
+    x.clear();
+    y.clear();
     for (size_t i : idx) {
       x.insert(x.end(), &train.x[i * kFeatures], &train.x[i * kFeatures] + kFeatures);
       y.push_back(train.y[i]);
@@ -232,7 +259,7 @@ struct Trainer {
     std::vector<int64_t> all(test.size());
     std::iota(all.begin(), all.end(), 0);
     auto mine = acc.splitBetweenProcesses(all, true);
-    std::vector<float> x, h, logits;
+    x.clear();
     for (int64_t i : mine) x.insert(x.end(), &test.x[static_cast<size_t>(i) * kFeatures], &test.x[static_cast<size_t>(i) * kFeatures] + kFeatures);
 #ifdef ACCEL_TRAIN_CUDA
     if (cuda) logits = cuda->logits(x.data(), mine.size());
@@ -280,7 +307,7 @@ struct Trainer {
                           accuracy, step, acc.numProcesses(), gpu ? acc.device().str() : "cpu", precision, accumulation));
     acc.print(fmt::format("weights crc32 {:08x}", crc32(bytes.data(), bytes.size())));
     if (acc.isMainProcess() && !a.save_weights.empty()) {
-      std::ofstream(a.save_weights, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
+      writeFileAtomic(a.save_weights, std::string(bytes.begin(), bytes.end()));
     }
   }
 };
@@ -294,6 +321,9 @@ int main(int argc, char** argv) {
     Trainer trainer(args, acc);
     trainer.run();
     return 0;
+  } catch (const Error& e) {  // with its fix, where it names one
+    std::cerr << "accel-train: error: " << e.what() << "\n" << (e.hint().empty() ? "" : "accel-train:   " + e.hint() + "\n");
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "accel-train: error: " << e.what() << "\n";
     return 1;

@@ -19,28 +19,30 @@ unsigned blocksFor(size_t n) {
 
 cudaStream_t toStream(void* s) { return static_cast<cudaStream_t>(s); }
 
-__global__ void toFp16(const float* in, __half* out, size_t n) {
+// One conversion per element type pair, round-to-nearest-even where it narrows.
+struct ToFp16 {
+  __device__ __half operator()(float v) const { return __float2half_rn(v); }
+};
+struct FromFp16 {
+  __device__ float operator()(__half v) const { return __half2float(v); }
+};
+struct ToBf16 {
+  __device__ __nv_bfloat16 operator()(float v) const { return __float2bfloat16_rn(v); }
+};
+struct FromBf16 {
+  __device__ float operator()(__nv_bfloat16 v) const { return __bfloat162float(v); }
+};
+
+template <typename From, typename To, typename Convert>
+__global__ void cast(const From* in, To* out, size_t n) {
   for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t(blockDim.x) * gridDim.x) {
-    out[i] = __float2half_rn(in[i]);
+    out[i] = Convert()(in[i]);
   }
 }
 
-__global__ void fromFp16(const __half* in, float* out, size_t n) {
-  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t(blockDim.x) * gridDim.x) {
-    out[i] = __half2float(in[i]);
-  }
-}
-
-__global__ void toBf16(const float* in, __nv_bfloat16* out, size_t n) {
-  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t(blockDim.x) * gridDim.x) {
-    out[i] = __float2bfloat16_rn(in[i]);
-  }
-}
-
-__global__ void fromBf16(const __nv_bfloat16* in, float* out, size_t n) {
-  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t(blockDim.x) * gridDim.x) {
-    out[i] = __bfloat162float(in[i]);
-  }
+template <typename From, typename To, typename Convert>
+void launchCast(const void* in, void* out, size_t n, void* s) {
+  cast<From, To, Convert><<<blocksFor(n), kThreads, 0, toStream(s)>>>(static_cast<const From*>(in), static_cast<To*>(out), n);
 }
 
 __global__ void unscale(float* g, size_t n, float inv_scale, int* found_inf) {
@@ -53,22 +55,43 @@ __global__ void unscale(float* g, size_t n, float inv_scale, int* found_inf) {
   if (bad) *found_inf = 1;  // a benign race: every writer stores the same value
 }
 
+// data *= factor through f32; Narrow/Widen are the identity for f32.
+template <typename T, typename Widen, typename Narrow>
+__global__ void scale(T* data, size_t n, float factor) {
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t(blockDim.x) * gridDim.x) {
+    data[i] = Narrow()(__fmul_rn(Widen()(data[i]), factor));  // no contraction: the CPU's product
+  }
+}
+
+struct Same {
+  __device__ float operator()(float v) const { return v; }
+};
+
 }  // namespace
 
-void castToFp16(const float* in, uint16_t* out, size_t n, void* s) {
-  toFp16<<<blocksFor(n), kThreads, 0, toStream(s)>>>(in, reinterpret_cast<__half*>(out), n);
-}
-void castFromFp16(const uint16_t* in, float* out, size_t n, void* s) {
-  fromFp16<<<blocksFor(n), kThreads, 0, toStream(s)>>>(reinterpret_cast<const __half*>(in), out, n);
-}
-void castToBf16(const float* in, uint16_t* out, size_t n, void* s) {
-  toBf16<<<blocksFor(n), kThreads, 0, toStream(s)>>>(in, reinterpret_cast<__nv_bfloat16*>(out), n);
-}
+void castToFp16(const float* in, uint16_t* out, size_t n, void* s) { launchCast<float, __half, ToFp16>(in, out, n, s); }
+void castFromFp16(const uint16_t* in, float* out, size_t n, void* s) { launchCast<__half, float, FromFp16>(in, out, n, s); }
+void castToBf16(const float* in, uint16_t* out, size_t n, void* s) { launchCast<float, __nv_bfloat16, ToBf16>(in, out, n, s); }
 void castFromBf16(const uint16_t* in, float* out, size_t n, void* s) {
-  fromBf16<<<blocksFor(n), kThreads, 0, toStream(s)>>>(reinterpret_cast<const __nv_bfloat16*>(in), out, n);
+  launchCast<__nv_bfloat16, float, FromBf16>(in, out, n, s);
 }
+
 void unscaleAndCheck(float* grads, size_t n, float inv_scale, int* found_inf, void* s) {
   unscale<<<blocksFor(n), kThreads, 0, toStream(s)>>>(grads, n, inv_scale, found_inf);
+}
+
+void scaleInPlace(float* data, size_t n, float factor, void* s) {
+  if (n) scale<float, Same, Same><<<blocksFor(n), kThreads, 0, toStream(s)>>>(data, n, factor);
+}
+
+void scaleInPlaceHalf(uint16_t* data, size_t n, float factor, bool bf16, void* s) {
+  if (n == 0) return;
+  if (bf16) {
+    scale<__nv_bfloat16, FromBf16, ToBf16><<<blocksFor(n), kThreads, 0, toStream(s)>>>(
+        reinterpret_cast<__nv_bfloat16*>(data), n, factor);
+  } else {
+    scale<__half, FromFp16, ToFp16><<<blocksFor(n), kThreads, 0, toStream(s)>>>(reinterpret_cast<__half*>(data), n, factor);
+  }
 }
 
 }  // namespace accel::cuda

@@ -115,15 +115,14 @@ MasterWeights::MasterWeights(std::vector<std::vector<float>> masters, Precision 
     : masters_(std::move(masters)), precision_(precision) {}
 
 const std::vector<std::vector<float>>& MasterWeights::working() {
+  if (precision_ == Precision::Fp32) return masters_;
+  if (!stale_) return working_;
+  stale_ = false;
   working_.resize(masters_.size());
   for (size_t t = 0; t < masters_.size(); ++t) {
     const auto& m = masters_[t];
     auto& w = working_[t];
     w.resize(m.size());
-    if (precision_ == Precision::Fp32) {
-      w = m;
-      continue;
-    }
     scratch_.resize(m.size());
     if (precision_ == Precision::Fp16) {
       castToFp16(m.data(), scratch_.data(), m.size());

@@ -29,8 +29,13 @@ void castFromBf16(const uint16_t* in, float* out, size_t n);
 class MasterWeights {
  public:
   MasterWeights(std::vector<std::vector<float>> masters, Precision precision);
-  std::vector<std::vector<float>>& masters() { return masters_; }
-  // Refreshes and returns the working copy (call after every optimizer step).
+  // Handing out the masters for writing marks the working copy stale.
+  std::vector<std::vector<float>>& masters() {
+    stale_ = true;
+    return masters_;
+  }
+  // The working copy, rounded again only when the masters may have changed (the masters
+  // themselves in fp32).
   const std::vector<std::vector<float>>& working();
 
  private:
@@ -38,6 +43,7 @@ class MasterWeights {
   std::vector<std::vector<float>> working_;
   std::vector<uint16_t> scratch_;
   Precision precision_;
+  bool stale_ = true;
 };
 
 // Scales the gradients so their global L2 norm is at most `max_norm`; returns the norm before

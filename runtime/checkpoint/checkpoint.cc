@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/checkpoint/checkpoint.h"
 
-#include <unistd.h>
 
 #include <array>
+#include <charconv>
+#include <optional>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -68,8 +68,12 @@ CheckpointPart decode(const std::string& data, const std::string& path) {
   return part;
 }
 
-void writeDurable(const std::string& path, const std::string& content) {
-  writeFileAtomic(path, content);  // temp + fsync + rename
+// Eight or fewer hex digits, as formatManifest writes a CRC.
+std::optional<uint32_t> parseHex32(const std::string& text) {
+  uint32_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
 }
 
 std::string partName(int rank) { return fmt::format("rank{}.part", rank); }
@@ -99,6 +103,10 @@ Manifest parseManifest(const std::string& text, const std::string& path) {
   if (word != "accel-checkpoint") throw Error(path + " is not an accel checkpoint manifest");
   int version = 0;
   in >> version;
+  if (version != 1) {
+    throw Error(fmt::format("{} is checkpoint format version {}; this accel reads version 1", path, version),
+                "resume with the accel that wrote it");
+  }
   while (in >> word) {
     if (word == "world_size") in >> m.world;
     else if (word == "step") in >> m.step;
@@ -107,7 +115,9 @@ Manifest parseManifest(const std::string& text, const std::string& path) {
       ManifestEntry e;
       std::string crc;
       in >> rank >> e.size >> crc;
-      e.crc = static_cast<uint32_t>(std::stoul(crc, nullptr, 16));
+      auto value = parseHex32(crc);
+      if (!in || !value) throw Error(fmt::format("{}: a damaged 'part' line (rank {})", path, rank), "the checkpoint is corrupt; resume from an earlier one");
+      e.crc = *value;
       m.parts[rank] = e;
     }
   }
@@ -120,23 +130,6 @@ std::string resolve(const std::string& dir) {
   std::string latest = dir + "/latest";
   if (!fileExists(latest)) throw Error("no checkpoint in " + dir, "save one first, or start without --resume");
   return dir + "/" + trim(readFile(latest));
-}
-
-}  // namespace
-
-uint32_t crc32(const uint8_t* data, size_t size) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  uint32_t c = 0xFFFFFFFFu;
-  for (size_t i = 0; i < size; ++i) c = table[(c ^ data[i]) & 0xFFu] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
 }
 
 // A directory name no earlier save used: the one `latest` names is never touched.
@@ -157,6 +150,23 @@ void prune(const std::string& dir, const std::string& keep, const std::string& p
   }
 }
 
+}  // namespace
+
+uint32_t crc32(const uint8_t* data, size_t size) {
+  static const std::array<uint32_t, 256> table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < size; ++i) c = table[(c ^ data[i]) & 0xFFu] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
 std::string saveCheckpoint(Backend& group, const std::string& dir, const CheckpointPart& mine) {
   const int rank = group.rank(), world = group.size();
   const std::string tmp_dir = fmt::format("{}/.step-{}.tmp", dir, mine.step);
@@ -169,7 +179,7 @@ std::string saveCheckpoint(Backend& group, const std::string& dir, const Checkpo
   }
   group.barrier()->wait();
   const std::string bytes = encode(mine);
-  writeDurable(tmp_dir + "/" + partName(rank), bytes);
+  writeFileAtomic(tmp_dir + "/" + partName(rank), bytes);
   // Rank 0 learns every part's size and checksum.
   std::vector<uint64_t> info = {bytes.size(), crc32(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())};
   std::vector<uint64_t> all(2 * static_cast<size_t>(world));
@@ -177,12 +187,12 @@ std::string saveCheckpoint(Backend& group, const std::string& dir, const Checkpo
   if (rank == 0) {
     Manifest m{world, mine.step, {}};
     for (int r = 0; r < world; ++r) m.parts[r] = {all[2 * r], static_cast<uint32_t>(all[2 * r + 1])};
-    writeDurable(tmp_dir + "/manifest", formatManifest(m));
+    writeFileAtomic(tmp_dir + "/manifest", formatManifest(m));
     const std::string previous = fileExists(dir + "/latest") ? trim(readFile(dir + "/latest")) : "";
     const std::string name = freshName(dir, mine.step);
     fs::rename(tmp_dir, dir + "/" + name, ec);
     if (ec) throw Error("cannot rename " + tmp_dir + " to " + dir + "/" + name + ": " + ec.message());
-    writeDurable(dir + "/latest", name + "\n");  // the commit point
+    writeFileAtomic(dir + "/latest", name + "\n");  // the commit point
     prune(dir, name, previous);
   }
   group.barrier()->wait();

@@ -14,7 +14,6 @@
 #include <cuda_runtime_api.h>
 
 #include "runtime/amp/amp_kernels.h"
-#include "runtime/ddp/ddp_kernels.h"
 #endif
 
 namespace accel {
@@ -100,15 +99,7 @@ BucketStorage& BucketStorage::operator=(BucketStorage&& o) noexcept {
   return *this;
 }
 
-void BucketStorage::zero() {
-  if (!onDevice()) {
-    std::fill(host_.begin(), host_.end(), 0);
-    return;
-  }
-#ifdef ACCEL_HAVE_CUDA_KERNELS
-  check(cudaMemsetAsync(data_, 0, count_ * dtypeSize(dtype_), nullptr), "cudaMemsetAsync");
-#endif
-}
+void BucketStorage::zero() { clear(data_, count_ * dtypeSize(dtype_)); }
 
 void BucketStorage::scale(void* begin, size_t n, float factor) {
   const bool bf = dtype_ == DataType::BF16;

@@ -33,12 +33,11 @@ Reducer::Reducer(Backend& group, const std::vector<GradientBuffer>& gradients, R
     size_t total = 0;
     for (size_t p : buckets_[b].params) total += gradients[p].count;
     const DataType dtype = gradients[buckets_[b].params.front()].dtype;  // one type per bucket
-    state_.push_back({BucketStorage(total, dtype, options_.device, options_.device_index), 0, false, nullptr});
+    state_.push_back({BucketStorage(total, dtype, options_.device, options_.device_index), 0, nullptr});
     size_t offset = 0;
     for (size_t p : buckets_[b].params) {
       const size_t bytes = gradients[p].count * dtypeSize(dtype);
-      slots_[p] = {static_cast<uint8_t*>(state_[b].storage.data()) + offset, gradients[p].data, gradients[p].count, bytes,
-                   dtype, b};
+      slots_[p] = {static_cast<uint8_t*>(state_[b].storage.data()) + offset, gradients[p].data, gradients[p].count, bytes, b};
       offset += bytes;
     }
   }
@@ -46,8 +45,9 @@ Reducer::Reducer(Backend& group, const std::vector<GradientBuffer>& gradients, R
 }
 
 float* Reducer::gradient(size_t i) {
-  if (slots_[i].dtype != DataType::F32) {
-    throw Error(fmt::format("gradient({}): the gradient is {}, not f32", i, dtypeName(slots_[i].dtype)),
+  const DataType dtype = state_[slots_[i].bucket].storage.dtype();
+  if (dtype != DataType::F32) {
+    throw Error(fmt::format("gradient({}): the gradient is {}, not f32", i, dtypeName(dtype)),
                 "use gradientData() for half-precision gradients");
   }
   return static_cast<float*>(gradientData(i));
@@ -76,15 +76,12 @@ void Reducer::markReady(size_t i) {
   BucketState& b = state_[s.bucket];
   if (s.user) b.storage.copy(s.view, s.user, s.bytes);
   if (group_.size() > 1) b.storage.scale(s.view, s.count, 1.0f / static_cast<float>(group_.size()));
-  if (--b.pending == 0) {
-    b.ready = true;
-    launchReadyBuckets();
-  }
+  if (--b.pending == 0) launchReadyBuckets();
 }
 
 // Strictly in bucket order: a ready bucket waits for every earlier one to be launched.
 void Reducer::launchReadyBuckets() {
-  while (next_launch_ < state_.size() && state_[next_launch_].ready) {
+  while (next_launch_ < state_.size() && state_[next_launch_].pending == 0) {
     BucketState& b = state_[next_launch_++];
     b.work = group_.allReduce(b.storage.wire(options_.compression), ReduceOp::Sum);
   }
@@ -133,7 +130,6 @@ void Reducer::finish() {
   }
   for (auto& b : state_) {
     b.work.reset();
-    b.ready = false;
   }
   resetPending();
   std::fill(marked_.begin(), marked_.end(), false);

@@ -79,13 +79,11 @@ class Reducer {
     void* user = nullptr;  // the caller's buffer, or null
     size_t count = 0;
     size_t bytes = 0;
-    DataType dtype = DataType::F32;
     size_t bucket = 0;
   };
   struct BucketState {
     BucketStorage storage;
-    size_t pending = 0;
-    bool ready = false;
+    size_t pending = 0;  // parameters still to be marked ready; 0: the bucket is complete
     WorkPtr work;
   };
   void launchReadyBuckets();

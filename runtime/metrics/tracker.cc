@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -18,7 +20,10 @@ JsonlTracker::JsonlTracker(const std::string& path) {
   auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   file_ = std::fopen(path.c_str(), "a");
-  if (!file_) throw Error("cannot open the metrics file " + path);
+  if (!file_) {
+    throw Error(fmt::format("cannot open the metrics file {}: {}", path, ec ? ec.message() : std::strerror(errno)),
+                "pick a --log_file in a writable directory");
+  }
 }
 
 JsonlTracker::~JsonlTracker() {

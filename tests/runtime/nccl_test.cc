@@ -4,6 +4,7 @@
 // skipped.
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <thread>
 
 #include "lib/common/error.h"
@@ -23,8 +24,10 @@ using namespace accel;
 namespace {
 
 #ifdef ACCEL_HAVE_NCCL
-// Each of `world` threads: sum of rank+1 over every rank, on its own GPU; returns wrong values.
-int sumOnGpus(int world, size_t count) {
+// Runs body(rank, group) on `world` threads, one GPU and NCCL communicator each; body returns
+// its count of wrong values, or a negative number for a broken run. Returns the total, or -1
+// when any rank failed or threw (its message on stderr).
+int onGpuRanks(int world, const std::function<int(int, NcclBackend&)>& body) {
   HashStore store;
   std::vector<int> wrong(static_cast<size_t>(world), -1);
   std::vector<std::thread> threads;
@@ -32,17 +35,7 @@ int sumOnGpus(int world, size_t count) {
     threads.emplace_back([&, r] {
       try {
         NcclBackend nccl(store, r, world, r, {});
-        std::vector<float> host(count, static_cast<float>(r + 1));
-        float* device = nullptr;
-        cudaMalloc(reinterpret_cast<void**>(&device), count * sizeof(float));
-        cudaMemcpy(device, host.data(), count * sizeof(float), cudaMemcpyHostToDevice);
-        nccl.allReduce({device, count, DataType::F32, DeviceType::CUDA, r}, ReduceOp::Sum)->wait();
-        nccl.barrier()->wait();
-        cudaMemcpy(host.data(), device, count * sizeof(float), cudaMemcpyDeviceToHost);
-        cudaFree(device);
-        int bad = 0;
-        for (float v : host) bad += v != static_cast<float>(world * (world + 1) / 2);
-        wrong[static_cast<size_t>(r)] = bad;
+        wrong[static_cast<size_t>(r)] = body(r, nccl);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "rank %d: %s\n", r, e.what());  // wrong[r] stays -1
       }
@@ -57,62 +50,62 @@ int sumOnGpus(int world, size_t count) {
   return total;
 }
 
-// Each of `world` threads owns a Reducer with device buckets over NCCL; gradient i of rank r
-// holds (r + 1) * (i + 1) / 3, which fp16 and bf16 cannot represent, so a compressed wire shows
-// even with one GPU. Returns the elements that are not the (rounded) mean over ranks, or -1 when
-// a rank threw or not every bucket was launched before finish().
+// Sum of rank+1 over every rank, each on its own GPU; returns the wrong values.
+int sumOnGpus(int world, size_t count) {
+  return onGpuRanks(world, [&](int r, NcclBackend& nccl) {
+    std::vector<float> host(count, static_cast<float>(r + 1));
+    float* device = nullptr;
+    cudaMalloc(reinterpret_cast<void**>(&device), count * sizeof(float));
+    cudaMemcpy(device, host.data(), count * sizeof(float), cudaMemcpyHostToDevice);
+    nccl.allReduce({device, count, DataType::F32, DeviceType::CUDA, r}, ReduceOp::Sum)->wait();
+    nccl.barrier()->wait();
+    cudaMemcpy(host.data(), device, count * sizeof(float), cudaMemcpyDeviceToHost);
+    cudaFree(device);
+    int bad = 0;
+    for (float v : host) bad += v != static_cast<float>(world * (world + 1) / 2);
+    return bad;
+  });
+}
+
+// Each rank owns a Reducer with device buckets over NCCL; gradient i of rank r holds
+// (r + 1) * (i + 1) / 3, which fp16 and bf16 cannot represent, so a compressed wire shows even
+// with one GPU. Returns the elements that are not the (rounded) mean over ranks, or -1 when a
+// rank threw or not every bucket was launched before finish().
 int reduceDeviceGradients(int world, Compression compression) {
-  HashStore store;
-  std::vector<int> wrong(static_cast<size_t>(world), -1);
-  std::vector<std::thread> threads;
   const std::vector<size_t> counts = {3, 70000, 5, 300000};  // several buckets at 256 KiB
   auto round = [compression](float v) {
     if (compression == Compression::Fp16) return halfToFloat(floatToHalf(v));
     if (compression == Compression::Bf16) return bf16ToFloat(floatToBf16(v));
     return v;
   };
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        NcclBackend nccl(store, r, world, r, {});
-        Reducer reducer(nccl, counts, {.first_bucket_bytes = 256 << 10, .bucket_bytes = 256 << 10,
-                                       .compression = compression, .device = DeviceType::CUDA, .device_index = r});
-        int bad = 0;
-        for (int step = 0; step < 2; ++step) {  // twice: the buckets are reused
-          reducer.zeroGradients();
-          for (size_t i = counts.size(); i-- > 0;) {
-            std::vector<float> host(counts[i], static_cast<float>((r + 1) * (i + 1)) / 3.0f);
-            cudaMemcpy(reducer.gradient(i), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice);
-            reducer.markReady(i);
-          }
-          if (reducer.launched() != reducer.buckets().size()) bad = -1000000;
-          reducer.finish();
-          for (size_t i = 0; i < counts.size(); ++i) {
-            std::vector<float> host(counts[i]);
-            cudaMemcpy(host.data(), reducer.gradient(i), host.size() * sizeof(float), cudaMemcpyDeviceToHost);
-            // One rank: the value itself through the wire's rounding. More: the mean, to the
-            // wire's precision (each rank's pre-divided share is rounded, then NCCL sums them).
-            const float exact = static_cast<float>((world + 1) * (i + 1)) / 6.0f;
-            const float want = world == 1 ? round(static_cast<float>(i + 1) / 3.0f) : exact;
-            // Each of `world` roundings and world - 1 sums loses at most one unit roundoff.
-            const float unit = compression == Compression::None ? 6e-8f : compression == Compression::Fp16 ? 4.9e-4f : 3.9e-3f;
-            const float tolerance = world == 1 ? 0.0f : 2.0f * static_cast<float>(world) * unit * exact;
-            for (float v : host) bad += std::abs(v - want) > tolerance;
-          }
-        }
-        wrong[static_cast<size_t>(r)] = bad < 0 ? -1 : bad;
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "rank %d: %s\n", r, e.what());  // wrong[r] stays -1
+  return onGpuRanks(world, [&](int r, NcclBackend& nccl) {
+    Reducer reducer(nccl, counts, {.first_bucket_bytes = 256 << 10, .bucket_bytes = 256 << 10,
+                                   .compression = compression, .device = DeviceType::CUDA, .device_index = r});
+    int bad = 0;
+    for (int step = 0; step < 2; ++step) {  // twice: the buckets are reused
+      reducer.zeroGradients();
+      for (size_t i = counts.size(); i-- > 0;) {
+        std::vector<float> host(counts[i], static_cast<float>((r + 1) * (i + 1)) / 3.0f);
+        cudaMemcpy(reducer.gradient(i), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice);
+        reducer.markReady(i);
       }
-    });
-  }
-  for (auto& t : threads) t.join();
-  int total = 0;
-  for (int w : wrong) {
-    if (w < 0) return -1;
-    total += w;
-  }
-  return total;
+      if (reducer.launched() != reducer.buckets().size()) return -1;
+      reducer.finish();
+      for (size_t i = 0; i < counts.size(); ++i) {
+        std::vector<float> host(counts[i]);
+        cudaMemcpy(host.data(), reducer.gradient(i), host.size() * sizeof(float), cudaMemcpyDeviceToHost);
+        // One rank: the value itself through the wire's rounding. More: the mean, to the
+        // wire's precision (each rank's pre-divided share is rounded, then NCCL sums them).
+        const float exact = static_cast<float>((world + 1) * (i + 1)) / 6.0f;
+        const float want = world == 1 ? round(static_cast<float>(i + 1) / 3.0f) : exact;
+        // Each of `world` roundings and world - 1 sums loses at most one unit roundoff.
+        const float unit = compression == Compression::None ? 6e-8f : compression == Compression::Fp16 ? 4.9e-4f : 3.9e-3f;
+        const float tolerance = world == 1 ? 0.0f : 2.0f * static_cast<float>(world) * unit * exact;
+        for (float v : host) bad += std::abs(v - want) > tolerance;
+      }
+    }
+    return bad;
+  });
 }
 #endif
 
