@@ -44,7 +44,7 @@ inline constexpr const char* kUseDeepSpeed = "ACCELERATE_USE_DEEPSPEED";  // "tr
 inline constexpr const char* kUseFsdp = "ACCELERATE_USE_FSDP";            // "true"
 inline constexpr const char* kUseMegatronLm = "ACCELERATE_USE_MEGATRON_LM";  // "true"
 inline constexpr const char* kConfigDsFields = "ACCELERATE_CONFIG_DS_FIELDS";
-// DeepSpeed and FSDP settings are exported under these prefixes (see launch_plan.cc).
+// DeepSpeed and FSDP settings are exported under these prefixes (see paradigm_env.cc).
 inline constexpr const char* kDeepSpeedPrefix = "ACCELERATE_DEEPSPEED_";
 inline constexpr const char* kFsdpPrefix = "FSDP_";
 

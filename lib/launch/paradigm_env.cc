@@ -61,7 +61,7 @@ void fsdp(const LaunchSettings& s, Env& env) {
   for (auto [key, fallback] : {std::pair{"forward_prefetch", "false"}, {"use_orig_params", "true"},
                                {"cpu_ram_efficient_loading", "true"}, {"sync_module_states", "true"},
                                {"activation_checkpointing", "false"}}) {
-    env.emplace_back("FSDP_" + toUpper(key), value(key, fallback));
+    env.emplace_back(std::string(launch_env::kFsdpPrefix) + toUpper(key), value(key, fallback));
   }
   // Only when set; their values keep their case (class and policy names).
   for (auto [key, var] : {std::pair{"auto_wrap_policy", "FSDP_AUTO_WRAP_POLICY"},

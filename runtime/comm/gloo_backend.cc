@@ -15,6 +15,7 @@
 #include <gloo/scatter.h>
 #include <gloo/transport/tcp/device.h>
 
+#include "runtime/comm/collective_shapes.h"
 #include "runtime/comm/reduce_ops.h"
 
 namespace accel {
@@ -145,21 +146,17 @@ void GlooBackend::checkCpu(const Tensor& t, const char* op) const {
   }
 }
 
-std::string GlooBackend::describe(const char* op, const Tensor& t) const {
-  return fmt::format("{} ({} x {})", op, dtypeName(t.dtype), t.count);
-}
 
 WorkPtr GlooBackend::allReduce(Tensor t, ReduceOp op) {
   checkCpu(t, "all_reduce");
-  reduceFunction(t.dtype, op);  // unsupported combinations fail here, on the caller's thread
-  auto d = describe("all_reduce", t) + " " + reduceOpName(op);
+  auto d = describeOp("all_reduce", t) + " " + reduceOpName(op);
   if (size_ == 1 || t.count == 0) return completedWork(d);
   return enqueue(d, [this, t, op](uint32_t tag) { runAllReduce(context_, t, op, tag, options_.timeout); });
 }
 
 WorkPtr GlooBackend::broadcast(Tensor t, int root) {
   checkCpu(t, "broadcast");
-  auto d = describe("broadcast", t) + fmt::format(" from rank {}", root);
+  auto d = describeOp("broadcast", t) + fmt::format(" from rank {}", root);
   if (size_ == 1 || t.count == 0) return completedWork(d);
   return enqueue(d, [this, t, root](uint32_t tag) {
     withWidth(t.dtype, [&](auto* typed) {
@@ -177,10 +174,8 @@ WorkPtr GlooBackend::broadcast(Tensor t, int root) {
 WorkPtr GlooBackend::allGather(Tensor in, Tensor out) {
   checkCpu(in, "all_gather");
   checkCpu(out, "all_gather");
-  if (out.count != in.count * static_cast<size_t>(size_)) {
-    throw CommError(fmt::format("all_gather: output holds {} elements, expected {} x {}", out.count, size_, in.count));
-  }
-  auto d = describe("all_gather", in);
+  checkAllGather(in, out, size_);
+  auto d = describeOp("all_gather", in);
   if (size_ == 1 || in.count == 0) {
     if (in.count && in.data != out.data) std::memcpy(out.data, in.data, in.bytes());
     return completedWork(d);
@@ -200,12 +195,8 @@ WorkPtr GlooBackend::allGather(Tensor in, Tensor out) {
 
 WorkPtr GlooBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> counts) {
   checkCpu(in, "all_gather_v");
-  size_t total = 0;
-  for (size_t c : counts) total += c;
-  if (counts.size() != static_cast<size_t>(size_) || counts[rank_] != in.count || out.count != total) {
-    throw CommError("all_gather_v: counts must list every rank's element count and sum to the output size");
-  }
-  auto d = describe("all_gather_v", in);
+  const size_t total = checkAllGatherV(in, out, counts, size_, rank_);
+  auto d = describeOp("all_gather_v", in);
   if (size_ == 1 || total == 0) {
     if (in.count && in.data != out.data) std::memcpy(out.data, in.data, in.bytes());
     return completedWork(d);
@@ -226,10 +217,8 @@ WorkPtr GlooBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> count
 // Gloo's options API has no reduce-scatter: all-reduce a copy, keep this rank's chunk.
 WorkPtr GlooBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
   checkCpu(in, "reduce_scatter");
-  if (in.count != out.count * static_cast<size_t>(size_)) {
-    throw CommError(fmt::format("reduce_scatter: input holds {} elements, expected {} x {}", in.count, size_, out.count));
-  }
-  auto d = describe("reduce_scatter", out) + " " + reduceOpName(op);
+  checkReduceScatter(in, out, size_);
+  auto d = describeOp("reduce_scatter", out) + " " + reduceOpName(op);
   if (out.count == 0) return completedWork(d);
   if (size_ == 1) {
     if (in.data != out.data) std::memcpy(out.data, in.data, out.bytes());
@@ -246,7 +235,8 @@ WorkPtr GlooBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
 
 WorkPtr GlooBackend::gather(Tensor in, Tensor out, int root) {
   checkCpu(in, "gather");
-  auto d = describe("gather", in) + fmt::format(" to rank {}", root);
+  checkRooted("gather", out, in.count, size_, rank_, root);
+  auto d = describeOp("gather", in) + fmt::format(" to rank {}", root);
   if (size_ == 1 || in.count == 0) {
     if (in.count && in.data != out.data) std::memcpy(out.data, in.data, in.bytes());
     return completedWork(d);
@@ -267,7 +257,8 @@ WorkPtr GlooBackend::gather(Tensor in, Tensor out, int root) {
 
 WorkPtr GlooBackend::scatter(Tensor in, Tensor out, int root) {
   checkCpu(out, "scatter");
-  auto d = describe("scatter", out) + fmt::format(" from rank {}", root);
+  checkRooted("scatter", in, out.count, size_, rank_, root);
+  auto d = describeOp("scatter", out) + fmt::format(" from rank {}", root);
   if (size_ == 1 || out.count == 0) {
     if (out.count && in.data != out.data) std::memcpy(out.data, in.data, out.bytes());
     return completedWork(d);

@@ -57,7 +57,6 @@ class GlooBackend : public Backend {
   WorkPtr enqueue(std::string description, std::function<void(uint32_t tag)> run);
   void loop();
   void checkCpu(const Tensor& t, const char* op) const;
-  std::string describe(const char* op, const Tensor& t) const;
 
   int rank_, size_;
   GlooOptions options_;

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/comm/collective_shapes.h"
+
 namespace accel {
 
 namespace {
@@ -203,7 +205,6 @@ std::string NcclBackend::version() {
 }
 
 namespace {
-std::string describe(const char* op, const Tensor& t) { return fmt::format("{} ({} x {})", op, dtypeName(t.dtype), t.count); }
 void requireCuda(const Tensor& t, const char* op) {
   if (t.device != DeviceType::CUDA) throw CommError(fmt::format("nccl {}: the tensor is in CPU memory", op), "use the Gloo backend for CPU tensors");
 }
@@ -211,26 +212,27 @@ void requireCuda(const Tensor& t, const char* op) {
 
 WorkPtr NcclBackend::allReduce(Tensor t, ReduceOp op) {
   requireCuda(t, "all_reduce");
-  if (impl_->size_ == 1 || t.count == 0) return completedWork(describe("all_reduce", t));  // in place: nothing to do
+  if (impl_->size_ == 1 || t.count == 0) return completedWork(describeOp("all_reduce", t));  // in place: nothing to do
   auto* c = impl_->comm_;
-  return impl_->launch(describe("all_reduce", t), [&](cudaStream_t s) {
+  return impl_->launch(describeOp("all_reduce", t), [&](cudaStream_t s) {
     check(ncclAllReduce(t.data, t.data, t.count, ncclType(t.dtype), ncclOp(op), c, s), "ncclAllReduce", c);
   });
 }
 
 WorkPtr NcclBackend::broadcast(Tensor t, int root) {
   requireCuda(t, "broadcast");
-  if (impl_->size_ == 1 || t.count == 0) return completedWork(describe("broadcast", t));
+  if (impl_->size_ == 1 || t.count == 0) return completedWork(describeOp("broadcast", t));
   auto* c = impl_->comm_;
-  return impl_->launch(describe("broadcast", t), [&](cudaStream_t s) {
+  return impl_->launch(describeOp("broadcast", t), [&](cudaStream_t s) {
     check(ncclBroadcast(t.data, t.data, t.count, ncclType(t.dtype), root, c, s), "ncclBroadcast", c);
   });
 }
 
 WorkPtr NcclBackend::allGather(Tensor in, Tensor out) {
   requireCuda(in, "all_gather");
+  checkAllGather(in, out, impl_->size_);
   auto* c = impl_->comm_;
-  return impl_->launch(describe("all_gather", in), [&](cudaStream_t s) {
+  return impl_->launch(describeOp("all_gather", in), [&](cudaStream_t s) {
     check(ncclAllGather(in.data, out.data, in.count, ncclType(in.dtype), c, s), "ncclAllGather", c);
   });
 }
@@ -238,8 +240,9 @@ WorkPtr NcclBackend::allGather(Tensor in, Tensor out) {
 // Unequal sizes: every rank broadcasts its part into its place in the output, in one NCCL group.
 WorkPtr NcclBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> counts) {
   requireCuda(in, "all_gather_v");
+  checkAllGatherV(in, out, counts, impl_->size_, impl_->rank_);
   auto* c = impl_->comm_;
-  return impl_->launch(describe("all_gather_v", in), [&](cudaStream_t s) {
+  return impl_->launch(describeOp("all_gather_v", in), [&](cudaStream_t s) {
     check(ncclGroupStart(), "ncclGroupStart");
     size_t offset = 0;
     for (int r = 0; r < impl_->size_; ++r) {
@@ -254,16 +257,18 @@ WorkPtr NcclBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> count
 
 WorkPtr NcclBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
   requireCuda(in, "reduce_scatter");
+  checkReduceScatter(in, out, impl_->size_);
   auto* c = impl_->comm_;
-  return impl_->launch(describe("reduce_scatter", out), [&](cudaStream_t s) {
+  return impl_->launch(describeOp("reduce_scatter", out), [&](cudaStream_t s) {
     check(ncclReduceScatter(in.data, out.data, out.count, ncclType(in.dtype), ncclOp(op), c, s), "ncclReduceScatter", c);
   });
 }
 
 WorkPtr NcclBackend::gather(Tensor in, Tensor out, int root) {
   requireCuda(in, "gather");
+  checkRooted("gather", out, in.count, impl_->size_, impl_->rank_, root);
   auto* c = impl_->comm_;
-  return impl_->launch(describe("gather", in), [&](cudaStream_t s) {
+  return impl_->launch(describeOp("gather", in), [&](cudaStream_t s) {
     check(ncclGroupStart(), "ncclGroupStart");
     if (impl_->rank_ == root) {
       for (int r = 0; r < impl_->size_; ++r) {
@@ -283,8 +288,9 @@ WorkPtr NcclBackend::gather(Tensor in, Tensor out, int root) {
 
 WorkPtr NcclBackend::scatter(Tensor in, Tensor out, int root) {
   requireCuda(out, "scatter");
+  checkRooted("scatter", in, out.count, impl_->size_, impl_->rank_, root);
   auto* c = impl_->comm_;
-  return impl_->launch(describe("scatter", out), [&](cudaStream_t s) {
+  return impl_->launch(describeOp("scatter", out), [&](cudaStream_t s) {
     check(ncclGroupStart(), "ncclGroupStart");
     if (impl_->rank_ == root) {
       for (int r = 0; r < impl_->size_; ++r) {

@@ -120,8 +120,4 @@ const char* reduceOpName(ReduceOp op) {
   return "?";
 }
 
-bool isFloating(DataType t) {
-  return t == DataType::F32 || t == DataType::F64 || t == DataType::F16 || t == DataType::BF16;
-}
-
 }  // namespace accel

@@ -11,7 +11,7 @@ namespace accel {
 
 using ReduceFunction = void (*)(void* c, const void* a, const void* b, size_t n);
 
-// The kernel for `op` (Avg uses Sum; see finishAverage). Throws Error for unsupported pairs.
+// The kernel for `op` (Avg uses Sum; see finishAverage); every dtype/op pair has one.
 ReduceFunction reduceFunction(DataType dtype, ReduceOp op);
 
 // After a Sum, turns it into the mean over `world` ranks (integers: truncating division).

@@ -15,7 +15,6 @@ enum class DeviceType { CPU, CUDA };
 size_t dtypeSize(DataType t);
 const char* dtypeName(DataType t);  // "f32", "bf16", …
 const char* reduceOpName(ReduceOp op);
-bool isFloating(DataType t);
 
 // Memory a collective reads or writes. The caller owns it and keeps it alive until the
 // operation's Work has completed.

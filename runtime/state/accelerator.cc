@@ -147,6 +147,13 @@ void Accelerator::print(const std::string& line) const {
   if (isMainProcess()) std::cout << line << std::endl;
 }
 
+std::vector<size_t> Accelerator::lengths(size_t mine) {
+  std::vector<int64_t> all(static_cast<size_t>(numProcesses()));
+  int64_t n = static_cast<int64_t>(mine);
+  group_->backend().allGather(cpuTensor(&n, 1), cpuTensor(all.data(), all.size()))->wait();
+  return std::vector<size_t>(all.begin(), all.end());
+}
+
 std::vector<uint8_t> Accelerator::rngState() const {
   std::ostringstream out;
   out << rng_;  // the standard's textual form: portable across builds

@@ -89,7 +89,8 @@ class Accelerator {
   Store& store() { return *store_; }
 
  private:
-  template <typename T> std::vector<size_t> lengths(size_t mine);
+  std::vector<size_t> lengths(size_t mine);  // every rank's `mine`, in rank order (collective)
+  template <typename T> std::vector<T> gatherWithCounts(const std::vector<T>& local, const std::vector<size_t>& counts);
   DistributedEnv env_;
   Device device_;
   std::unique_ptr<Store> store_;
@@ -109,16 +110,12 @@ void Accelerator::mainProcessFirst(F&& fn) {
 }
 
 template <typename T>
-std::vector<size_t> Accelerator::lengths(size_t mine) {
-  std::vector<int64_t> all(static_cast<size_t>(numProcesses()));
-  int64_t n = static_cast<int64_t>(mine);
-  group_->backend().allGather(cpuTensor(&n, 1), cpuTensor(all.data(), all.size()))->wait();
-  return std::vector<size_t>(all.begin(), all.end());
+std::vector<T> Accelerator::gather(const std::vector<T>& local) {
+  return gatherWithCounts(local, lengths(local.size()));
 }
 
 template <typename T>
-std::vector<T> Accelerator::gather(const std::vector<T>& local) {
-  auto counts = lengths<T>(local.size());
+std::vector<T> Accelerator::gatherWithCounts(const std::vector<T>& local, const std::vector<size_t>& counts) {
   size_t total = 0;
   for (size_t c : counts) total += c;
   std::vector<T> out(total);
@@ -129,8 +126,8 @@ std::vector<T> Accelerator::gather(const std::vector<T>& local) {
 
 template <typename T>
 std::vector<T> Accelerator::gatherForMetrics(const std::vector<T>& local, size_t dataset_size) {
-  auto counts = lengths<T>(local.size());
-  auto all = gather(local);
+  const auto counts = lengths(local.size());  // one exchange of lengths serves both steps
+  auto all = gatherWithCounts(local, counts);
   // Rank r's real share, by splitBetweenProcesses' rule; anything beyond it is padding.
   const size_t world = counts.size(), base = dataset_size / world, extra = dataset_size % world;
   std::vector<T> out;
@@ -159,7 +156,7 @@ void Accelerator::broadcast(std::vector<T>& data, int root) {
 template <typename T>
 std::vector<T> Accelerator::padAcrossProcesses(const std::vector<T>& data, T pad, bool pad_first) {
   size_t longest = 0;
-  for (size_t c : lengths<T>(data.size())) longest = std::max(longest, c);
+  for (size_t c : lengths(data.size())) longest = std::max(longest, c);
   std::vector<T> out(longest, pad);
   std::copy(data.begin(), data.end(), pad_first ? out.end() - static_cast<long>(data.size()) : out.begin());
   return out;

@@ -53,7 +53,7 @@ DistributedEnv readDistributedEnv(const Getenv& get) {
     throw Error(fmt::format("local rank {} is outside a local world of {}", d.local_rank, d.local_world_size));
   }
   if (auto a = get(E::kMasterAddr); a && !a->empty()) d.master_addr = *a;
-  d.master_port = number(get, {E::kMasterPort}).value_or(29500);
+  d.master_port = number(get, {E::kMasterPort}).value_or(d.master_port);
   d.token = get(E::kStoreToken).value_or("");
   d.use_cpu = toLower(get(E::kUseCpu).value_or("false")) == "true";
   d.mixed_precision = get(E::kMixedPrecision).value_or("no");

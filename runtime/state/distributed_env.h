@@ -17,7 +17,7 @@ struct DistributedEnv {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   std::string token;       // ACCEL_STORE_TOKEN
-  std::string source;      // "accel launch / torchrun", "Open MPI", "MPI (PMI)", "single process"
+  std::string source;      // "accel launch / torchrun", "Open MPI", "MPI" (other MPI launchers), "single process"
   bool use_cpu = false;    // ACCELERATE_USE_CPU
   std::string mixed_precision = "no";
   int gradient_accumulation_steps = 1;

@@ -31,7 +31,6 @@ class FileStore : public Store {
   int64_t numKeys() override;  // user keys only: the file's own bookkeeping keys are not counted
   Bytes compareSet(const std::string& key, const Bytes& expected, const Bytes& desired) override;
 
-  const std::string& path() const { return path_; }
 
  private:
   class Lock;

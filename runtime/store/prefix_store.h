@@ -20,7 +20,6 @@ class PrefixStore : public Store {
   bool deleteKey(const std::string& key) override;
   int64_t numKeys() override;  // of the whole base store (c10d semantics)
   Bytes compareSet(const std::string& key, const Bytes& expected, const Bytes& desired) override;
-  Store& base() { return base_; }
 
  private:
   std::string joined(const std::string& key) const { return prefix_ + "/" + key; }

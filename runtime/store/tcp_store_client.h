@@ -57,7 +57,6 @@ class TCPStoreClient {
   // The error for a get/wait whose keys did not appear in time.
   StoreTimeout keyTimeout(const std::vector<std::string>& keys,
                           std::chrono::milliseconds timeout) const;
-  const std::string& where() const { return where_; }
 
  private:
   Bytes roundTrip(store_protocol::Writer& request, std::chrono::milliseconds server_wait);

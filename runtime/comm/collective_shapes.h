@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// The buffer-size contract of Backend's collectives (backend.h), checked the same way by every
+// backend before anything runs: a wrong size is a CommError naming the operation and the sizes,
+// never an out-of-bounds read or write. And the one-line description Work carries. Pure.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/comm/types.h"
+
+namespace accel {
+
+// "all_gather (f32 x 1024)".
+std::string describeOp(const char* op, const Tensor& t);
+
+void checkAllGather(const Tensor& in, const Tensor& out, int size);
+// Returns the total of `counts`.
+size_t checkAllGatherV(const Tensor& in, const Tensor& out, const std::vector<size_t>& counts, int size, int rank);
+void checkReduceScatter(const Tensor& in, const Tensor& out, int size);
+// `chunk` is the per-rank element count; on the root, `whole` must hold size * chunk.
+void checkRooted(const char* op, const Tensor& whole, size_t chunk, int size, int rank, int root);
+
+}  // namespace accel
