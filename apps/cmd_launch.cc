@@ -2,6 +2,8 @@
 // `accel launch`: config + flags + machine facts -> LaunchPlan -> supervised workers.
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -30,7 +32,10 @@ void say(const std::string& line) { std::cerr << "accel: " << line << "\n"; }
 
 std::string randomHex() {
   unsigned char bytes[16] = {};
-  std::ifstream("/dev/urandom", std::ios::binary).read(reinterpret_cast<char*>(bytes), sizeof bytes);
+  std::ifstream urandom("/dev/urandom", std::ios::binary);
+  if (!urandom.read(reinterpret_cast<char*>(bytes), sizeof bytes)) {  // never all-zero ids and tokens
+    throw Error(fmt::format("cannot read /dev/urandom: {}", ::strerror(errno)), "the run id and store token need randomness");
+  }
   std::string out;
   for (unsigned char b : bytes) out += fmt::format("{:02x}", b);
   return out;

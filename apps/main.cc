@@ -10,11 +10,8 @@
 #include "apps/commands.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
+#include "lib/common/build_info.h"
 #include "lib/config/schema.h"
-
-#ifndef ACCEL_VERSION
-#define ACCEL_VERSION "0.0.0"
-#endif
 
 namespace accel {
 
@@ -91,7 +88,7 @@ void addLaunch(CLI::App* launch, Options& o) {
   }
   for (const auto& key : childKeys("fp8_config")) {
     if (key == "override_linear_precision") continue;
-    addKeyOption(launch, o, key.rfind("fp8_", 0) == 0 ? key : "fp8_" + key, "fp8_config." + key);
+    addKeyOption(launch, o, startsWith(key, "fp8_") ? key : "fp8_" + key, "fp8_config." + key);
   }
   const char* g = "Launcher";
   launch->add_option("--num_cpu_threads_per_process,--num-cpu-threads-per-process", l.num_cpu_threads_per_process,
@@ -145,7 +142,7 @@ struct Cli {
   CLI::App* help = nullptr;
 
   Cli(Options& o, bool wants_launch) {
-    app.set_version_flag("--version", std::string("accel ") + ACCEL_VERSION);
+    app.set_version_flag("--version", "accel " + buildInfo().version);
     app.require_subcommand(0, 1);
     config = app.add_subcommand(
         "config", "Create a config file with an interactive wizard (or subcommands below)");

@@ -194,7 +194,9 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
   const Env common = commonEnv(p, s, f, identity, per_machine);
   const auto shares = s.flag("enable_cpu_affinity") ? splitCpus(f.usable_cpus, per_machine)
                                                     : std::vector<std::vector<int>>(static_cast<size_t>(per_machine));
-  if (s.flag("enable_cpu_affinity") && static_cast<size_t>(per_machine) > f.usable_cpus.size()) {
+  if (s.flag("enable_cpu_affinity") && f.usable_cpus.empty()) {
+    s.notes.push_back("warning: enable_cpu_affinity: cannot read the launcher's CPU affinity; workers run unpinned");
+  } else if (s.flag("enable_cpu_affinity") && static_cast<size_t>(per_machine) > f.usable_cpus.size()) {
     s.notes.push_back(fmt::format("warning: enable_cpu_affinity: {} workers but {} usable CPU(s) ({}); workers share "
                                   "CPUs, one each, round robin",
                                   per_machine, f.usable_cpus.size(), cpuListText(f.usable_cpus)));

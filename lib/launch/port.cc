@@ -53,8 +53,7 @@ std::vector<std::string> listeningInodes(int port) {
       for (auto& field : split(trim(line), ' ')) {
         if (!field.empty()) f.push_back(field);
       }
-      if (f.size() > 9 && f[3] == "0A" && f[1].size() >= hex_port.size() &&
-          f[1].compare(f[1].size() - hex_port.size(), hex_port.size(), hex_port) == 0) {
+      if (f.size() > 9 && f[3] == "0A" && endsWith(f[1], hex_port)) {
         inodes.push_back(f[9]);
       }
     }

@@ -111,15 +111,27 @@ class Supervisor {
     return (streams & stream_bit) ? fd : -1;
   }
 
+  // All or none: when one worker cannot be started, those already running are killed (their
+  // whole process groups) and reaped before the error goes up.
   void startAll(int attempt) {
     stopping_ = false;
-    for (size_t i = 0; i < workers_.size(); ++i) {
-      WorkerProcess& w = workers_[i];
-      w.spec = &plan_.workers[i];
-      const std::string p = prefix(*w.spec);
-      w.out = std::make_unique<OutputStream>(p, consoleFd(*w.spec, 1, 1), openLog(plan_.log_dir, w.spec->rank, "stdout", attempt), 0);
-      w.err = std::make_unique<OutputStream>(p, consoleFd(*w.spec, 2, 2), openLog(plan_.log_dir, w.spec->rank, "stderr", attempt), kSummaryLines);
-      spawnWorker(w, attempt);
+    try {
+      for (size_t i = 0; i < workers_.size(); ++i) {
+        WorkerProcess& w = workers_[i];
+        w.spec = &plan_.workers[i];
+        const std::string p = prefix(*w.spec);
+        w.out = std::make_unique<OutputStream>(p, consoleFd(*w.spec, 1, 1), openLog(plan_.log_dir, w.spec->rank, "stdout", attempt), 0);
+        w.err = std::make_unique<OutputStream>(p, consoleFd(*w.spec, 2, 2), openLog(plan_.log_dir, w.spec->rank, "stderr", attempt), kSummaryLines);
+        spawnWorker(w, attempt);
+      }
+    } catch (...) {
+      for (auto& w : workers_) {
+        if (!w.running) continue;
+        signalGroup(w, SIGKILL);
+        ::waitpid(w.pid, nullptr, 0);
+        w.running = false;
+      }
+      throw;
     }
   }
 

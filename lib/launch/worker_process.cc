@@ -94,12 +94,18 @@ std::string WorkerProcess::describeExit() const {
 }
 
 void spawnWorker(WorkerProcess& w, int restart_count) {
+  auto cannot = [&w](const char* what) {
+    return Error(fmt::format("cannot start rank {}: {} failed: {}", w.spec->rank, what, ::strerror(errno)),
+                 "the launcher is out of file descriptors or processes: raise `ulimit -n` / `ulimit -u`, or "
+                 "start fewer workers");
+  };
   int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) throw Error(fmt::format("cannot create a pipe: {}", ::strerror(errno)));
+  if (::pipe2(out, O_CLOEXEC) != 0) throw cannot("pipe");
   if (::pipe2(err, O_CLOEXEC) != 0) {
+    Error e = cannot("pipe");
     ::close(out[0]);
     ::close(out[1]);
-    throw Error(fmt::format("cannot create a pipe: {}", ::strerror(errno)));
+    throw e;
   }
   std::vector<std::string> args = w.spec->argv;
   std::vector<std::string> env = workerEnvironment(*w.spec, restart_count);
@@ -111,8 +117,9 @@ void spawnWorker(WorkerProcess& w, int restart_count) {
   const pid_t launcher = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
+    Error e = cannot("fork");
     for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
-    throw Error(fmt::format("cannot start rank {}: fork failed: {}", w.spec->rank, ::strerror(errno)));
+    throw e;
   }
   if (pid == 0) execChild(launcher, out[1], err[1], w.spec->cpus.empty() ? nullptr : &cpus, argv.data(), envp.data());
   ::setpgid(pid, pid);  // also here, so the group exists before any signal is sent to it

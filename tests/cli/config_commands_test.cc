@@ -7,16 +7,13 @@
 
 #include "tests/support/process.h"
 
+using accel::test::contains;
 using accel::test::accelBinary;
 using accel::test::run;
 using accel::test::slurp;
 using accel::test::TempDir;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // Environment for a machine without GPUs whose Accelerate cache lives in `dir`.
 std::map<std::string, std::string> noGpuEnv(const TempDir& dir) {

@@ -6,16 +6,13 @@
 
 #include "tests/support/process.h"
 
+using accel::test::contains;
 using accel::test::accelBinary;
 using accel::test::run;
 using accel::test::TempDir;
 using nlohmann::json;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // Runs `accel env ARGS` with a hermetic GPU setup: the fake NVML with `gpus` devices (or no
 // NVML at all when gpus < 0) and never the machine's own libcuda.

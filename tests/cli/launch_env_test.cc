@@ -15,6 +15,7 @@
 #include "lib/launch/cpu_affinity.h"
 #include "tests/support/process.h"
 
+using accel::test::contains;
 using accel::test::accelBinary;
 using accel::test::BackgroundProcess;
 using accel::test::run;
@@ -23,19 +24,14 @@ using accel::test::TempDir;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 // A hermetic environment: no user config, no real GPU library, `gpus` fake NVML GPUs.
 std::map<std::string, std::string> launchEnv(const TempDir& dir, int gpus = 0,
                                              std::map<std::string, std::string> extra = {}) {
-  extra.emplace("HF_HOME", dir.file("hf"));
-  extra.emplace("ACCEL_NVML_LIBRARY", gpus > 0 ? FAKE_NVML_LIBRARY : dir.file("no-nvml.so"));
-  extra.emplace("ACCEL_CUDA_LIBRARY", dir.file("no-cuda.so"));
+  if (gpus > 0) extra.emplace("ACCEL_NVML_LIBRARY", FAKE_NVML_LIBRARY);
   extra.emplace("FAKE_NVML_GPUS", std::to_string(gpus));
   extra.emplace("CUDA_VISIBLE_DEVICES", "");
   extra.emplace("OMP_NUM_THREADS", "");
-  extra.emplace("SLURM_JOB_ID", "");
-  return extra;
+  return accel::test::hermeticEnv(dir, std::move(extra));
 }
 
 RunResult launch(const TempDir& dir, std::vector<std::string> args, int gpus = 0,

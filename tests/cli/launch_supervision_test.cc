@@ -15,6 +15,8 @@
 
 #include "tests/support/process.h"
 
+using accel::test::contains;
+using accel::test::hermeticEnv;
 using accel::test::accelBinary;
 using accel::test::BackgroundProcess;
 using accel::test::processAlive;
@@ -25,13 +27,6 @@ using accel::test::TempDir;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::map<std::string, std::string> env(const TempDir& dir) {
-  return {{"HF_HOME", dir.file("hf")}, {"ACCEL_NVML_LIBRARY", dir.file("none.so")},
-          {"ACCEL_CUDA_LIBRARY", dir.file("none.so")}, {"SLURM_JOB_ID", ""}};
-}
-
 std::vector<std::string> launchArgs(std::vector<std::string> launcher, std::vector<std::string> worker) {
   std::vector<std::string> argv = {accelBinary(), "launch", "--cpu", "--main_process_port", "0"};
   argv.insert(argv.end(), launcher.begin(), launcher.end());
@@ -41,7 +36,7 @@ std::vector<std::string> launchArgs(std::vector<std::string> launcher, std::vect
 }
 
 RunResult launch(const TempDir& dir, std::vector<std::string> launcher, std::vector<std::string> worker) {
-  return run(launchArgs(std::move(launcher), std::move(worker)), {}, env(dir), 60000);
+  return run(launchArgs(std::move(launcher), std::move(worker)), {}, hermeticEnv(dir), 60000);
 }
 
 std::vector<pid_t> pids(const std::string& pidfile) {
@@ -99,7 +94,7 @@ TEST_CASE("supervision: a worker killed by SIGKILL stops the others within the g
 
 TEST_CASE("supervision: SIGINT reaches every worker and the launcher exits 130", "[launch][signals]") {
   TempDir dir;
-  BackgroundProcess launcher(launchArgs({"--num_processes", "2"}, {"--trap-int", "--sleep", "60"}), env(dir));
+  BackgroundProcess launcher(launchArgs({"--num_processes", "2"}, {"--trap-int", "--sleep", "60"}), hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("] pgid ", 2));
   launcher.signal(SIGINT);
   RunResult r = launcher.wait();
@@ -113,7 +108,7 @@ TEST_CASE("supervision: SIGINT reaches every worker and the launcher exits 130",
 
 TEST_CASE("supervision: SIGTERM is forwarded; the launcher exits 143", "[launch][signals]") {
   TempDir dir;
-  BackgroundProcess launcher(launchArgs({"--num_processes", "2"}, {"--trap-term", "--sleep", "60"}), env(dir));
+  BackgroundProcess launcher(launchArgs({"--num_processes", "2"}, {"--trap-term", "--sleep", "60"}), hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("] pgid ", 2));
   launcher.signal(SIGTERM);
   RunResult r = launcher.wait();
@@ -126,7 +121,7 @@ TEST_CASE("supervision: a second Ctrl-C kills workers that ignore the first", "[
   // Workers that ignore SIGINT (an ignored signal stays ignored across exec).
   BackgroundProcess launcher({accelBinary(), "launch", "--cpu", "--num_processes", "2", "--grace_period", "60",
                               "--no_python", "sh", "-c", "trap '' INT; echo ready; exec sleep 60"},
-                             env(dir));
+                             hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("] ready", 2));
   auto start = std::chrono::steady_clock::now();
   launcher.signal(SIGINT);
@@ -143,7 +138,7 @@ TEST_CASE("supervision: a second Ctrl-C kills workers that ignore the first", "[
 TEST_CASE("supervision: when the launcher is SIGKILLed no worker survives", "[launch][signals]") {
   TempDir dir;
   const std::string pidfile = dir.file("pids");
-  BackgroundProcess launcher(launchArgs({"--num_processes", "3"}, {"--sleep", "60", "--pidfile", pidfile}), env(dir));
+  BackgroundProcess launcher(launchArgs({"--num_processes", "3"}, {"--sleep", "60", "--pidfile", pidfile}), hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("] pgid ", 3));
   auto workers = pids(pidfile);
   REQUIRE(workers.size() == 3);

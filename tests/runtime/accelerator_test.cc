@@ -16,14 +16,13 @@
 #include "tests/support/process.h"
 
 using namespace accel;
+using accel::test::contains;
 using accel::test::accelBinary;
 using accel::test::BackgroundProcess;
 using accel::test::run;
 using accel::test::TempDir;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 size_t occurrences(const std::string& text, const std::string& part) {
   size_t n = 0;
@@ -36,8 +35,7 @@ const char* kHelpers[] = {"ranks", "roles", "device", "device_process_group", "m
                           "set_seed per process"};
 
 std::map<std::string, std::string> hermetic(const TempDir& dir) {
-  return {{"HF_HOME", dir.file("hf")}, {"ACCEL_NVML_LIBRARY", dir.file("none.so")},
-          {"ACCEL_CUDA_LIBRARY", dir.file("none.so")}, {"SLURM_JOB_ID", ""}, {"GLOO_SOCKET_IFNAME", "lo"}};
+  return accel::test::hermeticEnv(dir, {{"GLOO_SOCKET_IFNAME", "lo"}});
 }
 
 

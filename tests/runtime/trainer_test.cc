@@ -22,8 +22,7 @@ using accel::test::TempDir;
 namespace {
 
 std::map<std::string, std::string> hermetic(const TempDir& dir) {
-  return {{"HF_HOME", dir.file("hf")}, {"ACCEL_NVML_LIBRARY", dir.file("none.so")}, {"ACCEL_CUDA_LIBRARY", dir.file("none.so")},
-          {"SLURM_JOB_ID", ""}, {"GLOO_SOCKET_IFNAME", "lo"}, {"ACCELERATE_GRADIENT_ACCUMULATION_STEPS", ""}};
+  return accel::test::hermeticEnv(dir, {{"GLOO_SOCKET_IFNAME", "lo"}, {"ACCELERATE_GRADIENT_ACCUMULATION_STEPS", ""}});
 }
 
 std::vector<std::string> trainCommand(int processes, std::vector<std::string> args) {

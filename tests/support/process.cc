@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -62,6 +63,16 @@ int freeLoopbackPort() {
   return port;
 }
 
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::map<std::string, std::string> hermeticEnv(const TempDir& dir, std::map<std::string, std::string> extra) {
+  extra.emplace("HF_HOME", dir.file("hf"));
+  extra.emplace("ACCEL_NVML_LIBRARY", dir.file("none.so"));
+  extra.emplace("ACCEL_CUDA_LIBRARY", dir.file("none.so"));
+  extra.emplace("SLURM_JOB_ID", "");
+  return extra;
+}
+
 RunResult run(const std::vector<std::string>& argv, const std::string& input,
               const std::map<std::string, std::string>& env, int timeout_ms) {
   int in[2], out[2], err[2];
@@ -69,6 +80,7 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input,
     throw std::runtime_error("pipe failed");
   }
   pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) execChild(argv, env, in[0], out[1], err[1]);
   ::close(in[0]);
   ::close(out[1]);
@@ -127,6 +139,7 @@ BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv,
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC)) throw std::runtime_error("pipe failed");
   pid_ = ::fork();
+  if (pid_ < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));  // never kill(-1)
   if (pid_ == 0) execChild(argv, env, ::open("/dev/null", O_RDONLY), out[1], err[1]);
   ::close(out[1]);
   ::close(err[1]);

@@ -72,4 +72,11 @@ class TempDir {
 
 std::string slurp(const std::string& path);
 
+bool contains(const std::string& text, const std::string& part);
+
+// An environment that keeps accel and its workers off this machine's state: no user config
+// (HF_HOME inside `dir`), no GPU library (NVML and libcuda pointed at missing files), not under
+// SLURM. Entries of `extra` win.
+std::map<std::string, std::string> hermeticEnv(const TempDir& dir, std::map<std::string, std::string> extra = {});
+
 }  // namespace accel::test
