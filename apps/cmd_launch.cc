@@ -11,6 +11,7 @@
 
 #include "apps/commands.h"
 #include "lib/common/atomic_file.h"
+#include "lib/common/environment.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/config/loader.h"
@@ -21,8 +22,6 @@
 #include "lib/launch/port.h"
 #include "lib/launch/program.h"
 #include "lib/launch/supervisor.h"
-
-extern char** environ;
 
 namespace accel {
 
@@ -55,11 +54,7 @@ LaunchFacts gatherFacts() {
   f.usable_cpus = usableCpus();
   f.hostname = host.hostname;
   f.random_hex = randomHex();
-  for (char** e = environ; e && *e; ++e) {
-    std::string entry = *e;
-    auto eq = entry.find('=');
-    if (eq != std::string::npos) f.env[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
+  f.env = processEnvironment();
   return f;
 }
 
@@ -128,13 +123,14 @@ void settlePort(LaunchPlan& plan, bool quiet) {
 int runLaunch(const LaunchOptions& o) {
   std::optional<Config> config;
   std::string looked_at = o.config_file.empty() ? defaultConfigPath() : o.config_file;
-  if (!o.config_file.empty() || (!o.cpu && fileExists(looked_at))) {
+  const bool looked_at_exists = fileExists(looked_at);
+  if (!o.config_file.empty() || (!o.cpu && looked_at_exists)) {
     LoadResult loaded = loadConfigFile(looked_at);  // a named file that is missing is an error
     for (const auto& note : loaded.notes) say("note: " + note);
     config = std::move(loaded.config);
   }
   LaunchFacts facts = gatherFacts();
-  facts.default_config_exists = o.config_file.empty() && fileExists(looked_at);
+  facts.default_config_exists = o.config_file.empty() && looked_at_exists;
   LaunchSettings settings = resolveLaunchSettings(o, config, looked_at, facts);
   ProgramOptions program{o.module, o.no_python, o.python, facts.env["PATH"]};
   LaunchPlan plan = makeLaunchPlan(std::move(settings), resolveProgram(o.command, program), facts);

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "apps/bench/bench.h"
 #include "lib/common/strings.h"
 #include "runtime/state/accelerator.h"
@@ -24,7 +26,8 @@ namespace {
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "accel-bench: error: " << why << "\n"
             << "usage: accel-bench [--backend gloo|nccl] [--op OP] [--dtype T] [--sizes 4:256M] [--iters N] [--json]\n"
-            << "       accel-bench store [--ranks N] [--ops M] [--processes]\n";
+            << "       accel-bench store [--ranks N] [--ops M] [--processes]\n"
+            << "       accel-bench amp [--sizes BYTES]\n";
   std::exit(2);
 }
 
@@ -66,16 +69,22 @@ Args parse(int argc, char** argv) {
       if (i + 1 >= argc) usage(arg + " needs a value");
       return argv[++i];
     };
+    auto count = [&](int min) {
+      std::string v = value();
+      auto n = parseInt(v);
+      if (!n || *n < min || *n > 1'000'000'000) usage(fmt::format("{} needs a whole number of at least {}, not '{}'", arg, min, v));
+      return static_cast<int>(*n);
+    };
     if (arg == "store") a.mode = "store";
     else if (arg == "amp") a.mode = "amp";
     else if (arg == "--backend") a.backend = value();
     else if (arg == "--op") a.op = value();
     else if (arg == "--dtype") a.dtype = parseType(value());
     else if (arg == "--sizes") a.sizes = parseSizes(value());
-    else if (arg == "--iters") a.iters = static_cast<int>(parseInt(value()).value_or(0));
+    else if (arg == "--iters") a.iters = count(0);
     else if (arg == "--json") a.json = true;
-    else if (arg == "--ranks") a.store_ranks = static_cast<int>(parseInt(value()).value_or(0));
-    else if (arg == "--ops") a.store_ops = static_cast<int>(parseInt(value()).value_or(0));
+    else if (arg == "--ranks") a.store_ranks = count(1);
+    else if (arg == "--ops") a.store_ops = count(1);
     else if (arg == "--processes") a.store_processes = true;
     else usage("unknown argument '" + arg + "'");
   }

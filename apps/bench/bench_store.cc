@@ -6,11 +6,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "apps/bench/bench.h"
+#include "lib/common/error.h"
 #include "runtime/store/tcp_store.h"
 
 namespace accel::bench {
@@ -64,7 +69,9 @@ int runStore(const Args& a) {
   std::vector<std::thread> threads;
   std::vector<pid_t> children;
   int pipe_fd[2] = {-1, -1};
-  if (a.store_processes && ::pipe(pipe_fd) != 0) return 1;
+  if (a.store_processes && ::pipe(pipe_fd) != 0) {
+    throw Error(fmt::format("accel-bench store: cannot create a pipe: {}", std::strerror(errno)));
+  }
   for (int r = 0; r < a.store_ranks; ++r) {
     if (a.store_processes) {
       pid_t pid = ::fork();
@@ -80,7 +87,15 @@ int runStore(const Args& a) {
     }
   }
   server.wait({"ready"}, std::chrono::seconds(120));
-  while (server.add("ready", 0) < a.store_ranks) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Every client checks in; a client that died before it did would otherwise be waited for forever.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  for (int64_t ready = 0; (ready = server.add("ready", 0)) < a.store_ranks;) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw Error(fmt::format("accel-bench store: only {} of {} clients checked in within 120 s", ready, a.store_ranks),
+                  "a client failed to start or connect; see its error above");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   server.set("go", toBytes("1"));
   for (auto& t : threads) t.join();
   for (size_t i = 0; i < children.size(); ++i) {

@@ -7,9 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/environment.h"
 #include "lib/common/strings.h"
-
-extern char** environ;
 
 namespace accel {
 
@@ -64,15 +63,10 @@ bool launchRelevant(const std::string& name) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> launchEnvironment() {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (char** e = environ; e && *e; ++e) {
-    std::string entry = *e;
-    auto eq = entry.find('=');
-    if (eq == std::string::npos) continue;
-    std::string name = entry.substr(0, eq);
-    if (launchRelevant(name)) out.emplace_back(name, entry.substr(eq + 1));
+  std::vector<std::pair<std::string, std::string>> out;  // sorted by name, as the map is
+  for (auto& [name, value] : processEnvironment()) {
+    if (launchRelevant(name)) out.emplace_back(name, value);
   }
-  std::sort(out.begin(), out.end());
   return out;
 }
 

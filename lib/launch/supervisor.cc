@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -94,7 +95,7 @@ class Supervisor {
   int interrupt_ = 0;                      // first forwarded signal
   int interrupts_ = 0;
   bool stopping_ = false;
-  Clock::time_point kill_at_;
+  std::optional<Clock::time_point> kill_at_;  // when survivors get SIGKILL; none once it was sent
   Clock::time_point started_ = Clock::now();
 
   double now() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
@@ -115,6 +116,7 @@ class Supervisor {
   // whole process groups) and reaped before the error goes up.
   void startAll(int attempt) {
     stopping_ = false;
+    kill_at_.reset();
     try {
       for (size_t i = 0; i < workers_.size(); ++i) {
         WorkerProcess& w = workers_[i];
@@ -163,8 +165,8 @@ class Supervisor {
         if (w.err_fd >= 0) fds.push_back({w.err_fd, POLLIN, 0});
       }
       int timeout = -1;
-      if (stopping_ && anyRunning()) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(kill_at_ - Clock::now()).count();
+      if (kill_at_ && anyRunning()) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at_ - Clock::now()).count();
         timeout = static_cast<int>(std::max<long long>(0, left));
       }
       int n = ::poll(fds.data(), fds.size(), timeout);
@@ -173,7 +175,9 @@ class Supervisor {
       for (size_t i = 1; i < fds.size(); ++i) {
         if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) drain(fds[i].fd);
       }
-      if (stopping_ && anyRunning() && Clock::now() >= kill_at_) killSurvivors();
+      if (kill_at_ && anyRunning() && Clock::now() >= *kill_at_) {
+        killSurvivors(fmt::format("still running after {:g} s", plan_.grace_period));
+      }
     }
   }
 
@@ -240,21 +244,20 @@ class Supervisor {
     if (!interrupt_) interrupt_ = signal;
     if (signal == SIGINT && interrupts_ > 1) {
       say("second interrupt: killing all workers");
-      return killSurvivors();
+      return killSurvivors("still running at the second interrupt");
     }
     say(fmt::format("received SIG{}: forwarding it to every worker", ::sigabbrev_np(signal)));
     stopOthers(signal);
   }
 
-  void killSurvivors() {
+  void killSurvivors(const std::string& why) {
     for (auto& w : workers_) {
       if (w.running) {
-        say(fmt::format("rank {} (pid {}) still running after {:g} s: sending SIGKILL", w.spec->rank, w.pid,
-                        plan_.grace_period));
+        say(fmt::format("rank {} (pid {}) {}: sending SIGKILL", w.spec->rank, w.pid, why));
         signalGroup(w, SIGKILL);
       }
     }
-    kill_at_ = Clock::now() + std::chrono::hours(24);
+    kill_at_.reset();
   }
 
   std::vector<std::string> stoppedRanks() const {

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/common/environment.h"
+
+extern char** environ;
+
+namespace accel {
+
+std::map<std::string, std::string> processEnvironment() {
+  std::map<std::string, std::string> out;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry = *e;
+    auto eq = entry.find('=');
+    if (eq != std::string::npos) out.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return out;
+}
+
+}  // namespace accel
