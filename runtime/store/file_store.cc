@@ -35,8 +35,6 @@ const std::string kUsersKey = std::string("\0accel/users", 12);
 const std::string kFinishedKey = std::string("\0accel/finished", 15);
 constexpr auto kFirstPoll = std::chrono::milliseconds(2);
 constexpr auto kMaxPoll = std::chrono::milliseconds(10);
-// Caps waits so that a timeout of "forever" cannot overflow the clock.
-constexpr auto kMaxTimeout = std::chrono::milliseconds(std::chrono::hours(24 * 365));
 
 uint32_t readU32(const uint8_t* p) {
   return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
@@ -209,7 +207,7 @@ Error FileStore::ioError(const std::string& what, std::string hint) const {
 
 int64_t FileStore::addLocked(const std::string& key, int64_t delta) {
   auto it = data_.find(key);
-  int64_t value = (it == data_.end() ? 0 : parseInt(toString(it->second)).value_or(0)) + delta;
+  int64_t value = addedCounter(it == data_.end() ? nullptr : &it->second, delta);
   append(kOpSet, key, toBytes(std::to_string(value)));
   return value;
 }
@@ -225,7 +223,7 @@ std::vector<std::string> FileStore::missing(const std::vector<std::string>& keys
 template <typename Found>
 auto FileStore::pollFor(const std::vector<std::string>& keys, std::chrono::milliseconds timeout,
                         Found found) {
-  const auto deadline = std::chrono::steady_clock::now() + std::min(timeout, kMaxTimeout);
+  const auto deadline = std::chrono::steady_clock::now() + std::min(timeout, kLongestWait);
   auto pause = std::chrono::duration_cast<std::chrono::steady_clock::duration>(kFirstPoll);
   while (true) {
     std::vector<std::string> absent;
@@ -282,7 +280,7 @@ int64_t FileStore::numKeys() {
 Bytes FileStore::compareSet(const std::string& key, const Bytes& expected, const Bytes& desired) {
   Lock lock(*this);
   auto it = data_.find(key);
-  if ((it == data_.end() && expected.empty()) || (it != data_.end() && it->second == expected)) {
+  if (compareSetMatches(it == data_.end() ? nullptr : &it->second, expected)) {
     append(kOpSet, key, desired);
     return desired;
   }

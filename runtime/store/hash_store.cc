@@ -24,8 +24,7 @@ int64_t HashStore::add(const std::string& key, int64_t delta) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = data_.find(key);
-    if (it != data_.end()) value = parseInt(toString(it->second)).value_or(0);
-    value += delta;
+    value = addedCounter(it == data_.end() ? nullptr : &it->second, delta);
     data_[key] = toBytes(std::to_string(value));
   }
   changed_.notify_all();
@@ -72,7 +71,7 @@ Bytes HashStore::compareSet(const std::string& key, const Bytes& expected, const
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = data_.find(key);
-    if ((it == data_.end() && expected.empty()) || (it != data_.end() && it->second == expected)) {
+    if (compareSetMatches(it == data_.end() ? nullptr : &it->second, expected)) {
       data_[key] = desired;
       result = desired;
     } else {

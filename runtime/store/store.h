@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lib/common/error.h"
+#include "lib/common/strings.h"
 
 namespace accel {
 
@@ -56,7 +57,22 @@ class Store {
 // joined ("1" or "1,3"), so survivors of a failed collective can name who left.
 inline constexpr const char* kDepartedRanksKey = "accel/departed_ranks";
 
+// The longest any store waits: a timeout of "forever" is capped to this so that deadlines and
+// condition_variable::wait_for cannot overflow the clock.
+inline constexpr std::chrono::milliseconds kLongestWait = std::chrono::hours(24 * 365);
+
 inline Bytes toBytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
 inline std::string toString(const Bytes& b) { return std::string(b.begin(), b.end()); }
+
+// The semantics every store shares, on the value a key holds now (null: the key is missing).
+// add(): the counter there (none, or not a number: 0) plus `delta`.
+inline int64_t addedCounter(const Bytes* current, int64_t delta) {
+  return (current ? parseInt(toString(*current)).value_or(0) : 0) + delta;
+}
+// compareSet() replaces the value when the key is missing and `expected` is empty, or when it
+// holds exactly `expected`.
+inline bool compareSetMatches(const Bytes* current, const Bytes& expected) {
+  return current ? *current == expected : expected.empty();
+}
 
 }  // namespace accel

@@ -36,8 +36,6 @@ constexpr milliseconds kMaxRetry{1000};
 // server hung (a dead server is noticed at once: the socket closes).
 constexpr milliseconds kMinReplyGrace{5000};
 constexpr milliseconds kMaxReplyGrace = std::chrono::hours(1);
-// Every deadline is capped here: a timeout of "forever" must not overflow the clock.
-constexpr milliseconds kMaxWait = std::chrono::hours(24 * 365);
 
 std::string seconds(milliseconds ms) {
   return fmt::format("{} s", static_cast<double>(ms.count()) / 1000);
@@ -137,7 +135,7 @@ TCPStoreClient::TCPStoreClient(const std::string& host, int port, const TCPStore
 TCPStoreClient::~TCPStoreClient() { ::close(fd_); }
 
 TCPStoreClient::Clock::time_point TCPStoreClient::deadlineAfter(milliseconds timeout) {
-  return Clock::now() + std::clamp(timeout, milliseconds(0), kMaxWait);
+  return Clock::now() + std::clamp(timeout, milliseconds(0), kLongestWait);
 }
 
 proto::Writer TCPStoreClient::newRequest(Command command) {
@@ -197,7 +195,7 @@ Bytes TCPStoreClient::roundTrip(proto::Writer& request, milliseconds server_wait
   if (broken_) {
     throw Error(fmt::format("store at {}: the connection was lost by an earlier call", where_));
   }
-  const auto deadline = deadlineAfter(std::min(server_wait, kMaxWait) + grace_);
+  const auto deadline = deadlineAfter(std::min(server_wait, kLongestWait) + grace_);
   try {
     sendAll(request.bytes().data(), request.bytes().size(), deadline);
     uint8_t head[4];

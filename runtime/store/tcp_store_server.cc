@@ -130,8 +130,7 @@ int TCPStoreServer::connectedClients() const {
 }
 
 bool TCPStoreServer::waitUntilClientsLeft(std::chrono::milliseconds timeout) {
-  // Capped: condition_variable::wait_for overflows on a timeout of "forever".
-  timeout = std::min<std::chrono::milliseconds>(timeout, std::chrono::hours(24 * 365));
+  timeout = std::min(timeout, kLongestWait);
   std::unique_lock<std::mutex> lock(census_mutex_);
   return census_changed_.wait_for(lock, timeout, [this] { return connected_ == 0; });
 }

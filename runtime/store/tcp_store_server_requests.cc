@@ -150,9 +150,9 @@ void TCPStoreServer::handleRequest(Connection& c, const uint8_t* payload, size_t
       std::string key = r.string(proto::kMaxKeyBytes);
       int64_t delta = r.i64();
       r.expectEnd();
-      Bytes& value = data_[key];
-      int64_t sum = parseInt(toString(value)).value_or(0) + delta;
-      value = toBytes(std::to_string(sum));
+      auto it = data_.find(key);
+      int64_t sum = addedCounter(it == data_.end() ? nullptr : &it->second, delta);
+      data_[key] = toBytes(std::to_string(sum));
       w.i64(sum);
       changed = true;
       break;
@@ -178,8 +178,7 @@ void TCPStoreServer::handleRequest(Connection& c, const uint8_t* payload, size_t
       Bytes desired = r.bytes(proto::kMaxValueBytes);
       r.expectEnd();
       auto it = data_.find(key);
-      const bool missing = it == data_.end();
-      if ((missing && expected.empty()) || (!missing && it->second == expected)) {
+      if (compareSetMatches(it == data_.end() ? nullptr : &it->second, expected)) {
         it = data_.insert_or_assign(key, std::move(desired)).first;
         changed = true;
       }
