@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "lib/common/error.h"
-#include "lib/common/strings.h"
 
 namespace accel {
 
@@ -66,13 +65,9 @@ inline std::string toString(const Bytes& b) { return std::string(b.begin(), b.en
 
 // The semantics every store shares, on the value a key holds now (null: the key is missing).
 // add(): the counter there (none, or not a number: 0) plus `delta`.
-inline int64_t addedCounter(const Bytes* current, int64_t delta) {
-  return (current ? parseInt(toString(*current)).value_or(0) : 0) + delta;
-}
+int64_t addedCounter(const Bytes* current, int64_t delta);
 // compareSet() replaces the value when the key is missing and `expected` is empty, or when it
 // holds exactly `expected`.
-inline bool compareSetMatches(const Bytes* current, const Bytes& expected) {
-  return current ? *current == expected : expected.empty();
-}
+bool compareSetMatches(const Bytes* current, const Bytes& expected);
 
 }  // namespace accel
