@@ -24,6 +24,7 @@ accel_install_deps() {
 }
 
 # Configures (if needed) and builds one build directory: accel_build DIR [cmake args...]
+# ACCEL_BUILD_TARGETS="t1 t2" builds only those targets (and what they need).
 accel_build() {
   local dir=$1
   shift
@@ -34,7 +35,9 @@ accel_build() {
     return 1
   }
   grep -E '^-- (accel|  \[)' "$dir/configure.log" || true
-  cmake --build "$dir" -j "$(nproc)" >"$dir/build.log" 2>&1 || {
+  local targets=()
+  for t in ${ACCEL_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+  cmake --build "$dir" -j "$(nproc)" "${targets[@]}" >"$dir/build.log" 2>&1 || {
     tail -n 60 "$dir/build.log"
     echo "scripts: build of $dir failed (full log: $dir/build.log)" >&2
     return 1

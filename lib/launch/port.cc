@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -66,6 +67,17 @@ std::vector<std::string> listeningInodes(int port) {
 bool portIsFree(int port) { return bindPort(port) == port; }
 
 int pickFreePort() {
+  int low_ephemeral = 32768;  // Linux's default, when the setting cannot be read
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low_ephemeral;
+  constexpr int kLowest = 10000;  // under it lie well-known services' ports
+  if (low_ephemeral > kLowest + 100) {
+    thread_local std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(::getpid()));
+    std::uniform_int_distribution<int> draw(kLowest, low_ephemeral - 1);
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      const int port = draw(rng);
+      if (bindPort(port) == port) return port;
+    }
+  }
   int port = bindPort(0);
   if (port <= 0) throw Error(std::string("cannot find a free TCP port: ") + std::strerror(errno));
   return port;

@@ -13,6 +13,7 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/scatter.h>
+#include <gloo/transport/pair.h>
 #include <gloo/transport/tcp/device.h>
 
 #include "runtime/comm/collective_shapes.h"
@@ -53,6 +54,33 @@ void withWidth(DataType t, F&& f) {
   }
 }
 
+// Runs one Gloo collective whose options `o` the caller declared before this call, so they
+// outlive it. Why: after an error Gloo's I/O thread may still signal the failed operation's
+// UnboundBuffers (once from each pair that had something pending on them) while this thread is
+// already unwinding. It touches a buffer only while holding that pair's mutex, and Pair::close()
+// takes the same mutex: closing every pair before `o` dies orders the I/O thread's last touch
+// before the buffers' destruction, and takes the pairs off the event loop, so nothing is written
+// into the caller's memory after its Work has failed. Gloo's own guard (a spin on
+// weak_ptr::expired(), a relaxed load) orders nothing, which is what ThreadSanitizer reported.
+// The group is broken after a failure anyway; closed pairs also fail the peers' pending
+// operations at once instead of at their timeout.
+template <typename Run>
+void runGuarded(gloo::Context& ctx, Run&& run) {
+  try {
+    run();
+  } catch (...) {
+    for (int r = 0; r < ctx.size; ++r) {
+      if (r == ctx.rank) continue;
+      try {
+        if (auto& pair = ctx.getPair(r)) pair->close();
+      } catch (...) {
+        // A pair that cannot be closed is one Gloo never connected: nothing to order against.
+      }
+    }
+    throw;
+  }
+}
+
 void runAllReduce(const std::shared_ptr<gloo::rendezvous::Context>& ctx, Tensor t, ReduceOp op,
                   uint32_t tag, std::chrono::milliseconds timeout) {
   withWidth(t.dtype, [&](auto* typed) {
@@ -62,7 +90,7 @@ void runAllReduce(const std::shared_ptr<gloo::rendezvous::Context>& ctx, Tensor 
     o.setReduceFunction(reduceFunction(t.dtype, op));
     o.setTag(tag);
     o.setTimeout(timeout);
-    gloo::allreduce(o);
+    runGuarded(*ctx, [&] { gloo::allreduce(o); });
   });
   if (op == ReduceOp::Avg) finishAverage(t, ctx->size);
 }
@@ -166,7 +194,7 @@ WorkPtr GlooBackend::broadcast(Tensor t, int root) {
       o.setRoot(root);
       o.setTag(tag);
       o.setTimeout(options_.timeout);
-      gloo::broadcast(o);
+      runGuarded(*context_, [&] { gloo::broadcast(o); });
     });
   });
 }
@@ -188,7 +216,7 @@ WorkPtr GlooBackend::allGather(Tensor in, Tensor out) {
       o.setOutput(static_cast<S*>(out.data), out.count);
       o.setTag(tag);
       o.setTimeout(options_.timeout);
-      gloo::allgather(o);
+      runGuarded(*context_, [&] { gloo::allgather(o); });
     });
   });
 }
@@ -209,7 +237,7 @@ WorkPtr GlooBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> count
       o.setOutput(static_cast<S*>(out.data), counts);
       o.setTag(tag);
       o.setTimeout(options_.timeout);
-      gloo::allgatherv(o);
+      runGuarded(*context_, [&] { gloo::allgatherv(o); });
     });
   });
 }
@@ -250,7 +278,7 @@ WorkPtr GlooBackend::gather(Tensor in, Tensor out, int root) {
       o.setRoot(root);
       o.setTag(tag);
       o.setTimeout(options_.timeout);
-      gloo::gather(o);
+      runGuarded(*context_, [&] { gloo::gather(o); });
     });
   });
 }
@@ -276,7 +304,7 @@ WorkPtr GlooBackend::scatter(Tensor in, Tensor out, int root) {
       o.setRoot(root);
       o.setTag(tag);
       o.setTimeout(options_.timeout);
-      gloo::scatter(o);
+      runGuarded(*context_, [&] { gloo::scatter(o); });
     });
   });
 }
@@ -287,7 +315,7 @@ WorkPtr GlooBackend::barrier() {
     gloo::BarrierOptions o(context_);
     o.setTag(tag);
     o.setTimeout(options_.timeout);
-    gloo::barrier(o);
+    runGuarded(*context_, [&] { gloo::barrier(o); });
   });
 }
 

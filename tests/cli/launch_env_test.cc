@@ -252,7 +252,7 @@ TEST_CASE("launch: --dry_run prints each rank's command and environment", "[laun
   CHECK_FALSE(contains(r.out, "env RANK"));  // nothing ran
 }
 
-TEST_CASE("launch: a busy port — replaced on one machine, an error across machines", "[launch][port]") {
+TEST_CASE("launch: a busy port — replaced on one machine, an error across machines", "[launch][port][failure]") {
   TempDir dir;
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};

@@ -59,7 +59,7 @@ bool allGone(const std::vector<pid_t>& list, int timeout_ms) {
 
 }  // namespace
 
-TEST_CASE("supervision: success is 0, a failure passes the worker's own exit code", "[launch][supervise]") {
+TEST_CASE("supervision: success is 0, a failure passes the worker's own exit code", "[launch][supervise][failure]") {
   TempDir dir;
   auto ok = launch(dir, {"--num_processes", "3"}, {});
   CHECK(ok.exit_code == 0);
@@ -73,7 +73,7 @@ TEST_CASE("supervision: success is 0, a failure passes the worker's own exit cod
   CHECK_FALSE(contains(failed.err, "| stderr line 5\n"));
 }
 
-TEST_CASE("supervision: a worker killed by SIGKILL stops the others within the grace period", "[launch][supervise]") {
+TEST_CASE("supervision: a worker killed by SIGKILL stops the others within the grace period", "[launch][supervise][failure]") {
   TempDir dir;
   const std::string pidfile = dir.file("pids");
   auto start = std::chrono::steady_clock::now();
@@ -92,7 +92,7 @@ TEST_CASE("supervision: a worker killed by SIGKILL stops the others within the g
   CHECK(allGone(pids(pidfile), 2000));
 }
 
-TEST_CASE("supervision: SIGINT reaches every worker and the launcher exits 130", "[launch][signals]") {
+TEST_CASE("supervision: SIGINT reaches every worker and the launcher exits 130", "[launch][signals][failure]") {
   TempDir dir;
   BackgroundProcess launcher(launchArgs({"--num_processes", "2"}, {"--trap-int", "--sleep", "60"}), hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("] pgid ", 2));
@@ -106,7 +106,7 @@ TEST_CASE("supervision: SIGINT reaches every worker and the launcher exits 130",
   CHECK(contains(r.err, "accel: interrupted by SIGINT; stopped ranks 0, 1"));
 }
 
-TEST_CASE("supervision: SIGTERM is forwarded; the launcher exits 143", "[launch][signals]") {
+TEST_CASE("supervision: SIGTERM is forwarded; the launcher exits 143", "[launch][signals][failure]") {
   TempDir dir;
   BackgroundProcess launcher(launchArgs({"--num_processes", "2"}, {"--trap-term", "--sleep", "60"}), hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("] pgid ", 2));
@@ -116,7 +116,7 @@ TEST_CASE("supervision: SIGTERM is forwarded; the launcher exits 143", "[launch]
   CHECK(contains(r.out, "[rank 1] got SIGTERM"));
 }
 
-TEST_CASE("supervision: a second Ctrl-C kills workers that ignore the first", "[launch][signals]") {
+TEST_CASE("supervision: a second Ctrl-C kills workers that ignore the first", "[launch][signals][failure]") {
   TempDir dir;
   // Workers that ignore SIGINT (an ignored signal stays ignored across exec).
   BackgroundProcess launcher({accelBinary(), "launch", "--cpu", "--num_processes", "2", "--grace_period", "60",
@@ -135,7 +135,7 @@ TEST_CASE("supervision: a second Ctrl-C kills workers that ignore the first", "[
   CHECK(seconds < 10);  // not the 60 s grace period
 }
 
-TEST_CASE("supervision: when the launcher is SIGKILLed no worker survives", "[launch][signals]") {
+TEST_CASE("supervision: when the launcher is SIGKILLed no worker survives", "[launch][signals][failure]") {
   TempDir dir;
   const std::string pidfile = dir.file("pids");
   BackgroundProcess launcher(launchArgs({"--num_processes", "3"}, {"--sleep", "60", "--pidfile", pidfile}), hermeticEnv(dir));
@@ -148,7 +148,7 @@ TEST_CASE("supervision: when the launcher is SIGKILLed no worker survives", "[la
   CHECK(allGone(workers, 5000));
 }
 
-TEST_CASE("supervision: what a worker leaves in its process group is cleaned up", "[launch][supervise]") {
+TEST_CASE("supervision: what a worker leaves in its process group is cleaned up", "[launch][supervise][failure]") {
   TempDir dir;
   const std::string pidfile = dir.file("pids");
   auto r = launch(dir, {"--num_processes", "2"}, {"--spawn-child", "--sleep", "0", "--pidfile", pidfile});
@@ -190,7 +190,7 @@ TEST_CASE("supervision: --log_dir files, --tee and --local_ranks_filter", "[laun
   CHECK(contains(none.err, "--tee 0 without --log_dir would discard all worker output"));
 }
 
-TEST_CASE("supervision: --max_restarts restarts the whole group with a new restart count", "[launch][restart]") {
+TEST_CASE("supervision: --max_restarts restarts the whole group with a new restart count", "[launch][restart][failure]") {
   TempDir dir;
   auto r = launch(dir, {"--num_processes", "2", "--max_restarts", "2"}, {"--fail-rank", "0", "--fail-after", "0.5", "--exit-code", "5", "--sleep", "5"});
   INFO(r.out << r.err);

@@ -68,7 +68,7 @@ TEST_CASE("pty wizard: yes/no fields re-ask on y and take Enter as the default",
   CHECK(file.find("mixed_precision: bf16\n") != std::string::npos);
 }
 
-TEST_CASE("pty wizard: Ctrl-C in a menu aborts with 130 and keeps the old file", "[wizard][pty]") {
+TEST_CASE("pty wizard: Ctrl-C in a menu aborts with 130 and keeps the old file", "[wizard][pty][failure]") {
   TempDir dir;
   const std::string old = "distributed_type: MULTI_CPU\nnum_processes: 3\n";
   dir.write("c.yaml", old);
@@ -81,7 +81,7 @@ TEST_CASE("pty wizard: Ctrl-C in a menu aborts with 130 and keeps the old file",
   CHECK(slurp(dir.file("c.yaml")) == old);
 }
 
-TEST_CASE("pty wizard: Ctrl-C in a text field aborts too", "[wizard][pty]") {
+TEST_CASE("pty wizard: Ctrl-C in a text field aborts too", "[wizard][pty][failure]") {
   TempDir dir;
   PtySession tty({accelBinary(), "config", "--config_file", dir.file("c.yaml")},
                  {{"HOME", dir.path()}});

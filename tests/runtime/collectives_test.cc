@@ -227,7 +227,7 @@ TEST_CASE("subgroups: new_group of some ranks reduces among them only", "[comm][
   CHECK(result == std::vector<int>{1, 6, 3, 6});
 }
 
-TEST_CASE("work: errors and misuse are reported, not hidden", "[comm][gloo]") {
+TEST_CASE("work: errors and misuse are reported, not hidden", "[comm][gloo][failure]") {
   onRanks(2, [&](int rank, Backend& b) {
     if (rank == 0) {  // Catch2 assertions from one thread only
       float x = 1;

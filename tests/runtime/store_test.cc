@@ -124,7 +124,7 @@ TEMPLATE_TEST_CASE("store: a blocked get is released by another thread's set", "
   setter.join();
 }
 
-TEMPLATE_TEST_CASE("store: get times out naming the key", "[store]", STORE_TYPES) {
+TEMPLATE_TEST_CASE("store: get times out naming the key", "[store][failure]", STORE_TYPES) {
   TestType f;
   f.setTimeout(300ms);
   const auto start = Clock::now();
@@ -186,7 +186,7 @@ TEMPLATE_TEST_CASE("store: check never blocks", "[store]", STORE_TYPES) {
 }
 
 TEMPLATE_TEST_CASE("store: wait returns once all keys exist, or names the missing ones",
-                   "[store]", STORE_TYPES) {
+                   "[store][failure]", STORE_TYPES) {
   TestType f;
   f.a().set("w1", bytes("1"));
   f.a().wait({"w1"}, 1s);
@@ -268,7 +268,7 @@ TEST_CASE("file store: the last of world_size users deletes the file", "[store][
   CHECK_FALSE(std::filesystem::exists(path));
 }
 
-TEST_CASE("file store: a torn last record is cut off, other files are refused", "[store][file]") {
+TEST_CASE("file store: a torn last record is cut off, other files are refused", "[store][file][failure]") {
   TempDir dir;
   const auto path = (dir.path / "store").string();
   {

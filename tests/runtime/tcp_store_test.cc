@@ -166,7 +166,7 @@ TEST_CASE("tcp store: many clients add, swap per-rank keys and meet at a barrier
   CHECK(server.numKeys() == n + 4);
 }
 
-TEST_CASE("tcp store: a wrong token is refused, good clients are still served", "[store][tcp]") {
+TEST_CASE("tcp store: a wrong token is refused, good clients are still served", "[store][tcp][failure]") {
   TCPStoreServer server("127.0.0.1", 0, kToken);
   TCPStore good("127.0.0.1", server.port(), options(0));
   good.set("before", toBytes("1"));
@@ -184,7 +184,7 @@ TEST_CASE("tcp store: a wrong token is refused, good clients are still served", 
   CHECK(late.add("n", 2) == 2);
 }
 
-TEST_CASE("tcp store: a wrong version or magic is refused, then closed", "[store][tcp]") {
+TEST_CASE("tcp store: a wrong version or magic is refused, then closed", "[store][tcp][failure]") {
   TCPStoreServer server("127.0.0.1", 0, kToken);
   {
     RawSocket raw(server.port());
@@ -205,7 +205,7 @@ TEST_CASE("tcp store: a wrong version or magic is refused, then closed", "[store
   CHECK(good.add("alive", 1) == 1);
 }
 
-TEST_CASE("tcp store: the server survives garbage and abrupt disconnects", "[store][tcp]") {
+TEST_CASE("tcp store: the server survives garbage and abrupt disconnects", "[store][tcp][failure]") {
   TCPStoreServer server("127.0.0.1", 0, kToken);
   TCPStore good("127.0.0.1", server.port(), options(0));
   good.setTimeout(10s);
@@ -295,7 +295,7 @@ TEST_CASE("tcp store: the server survives garbage and abrupt disconnects", "[sto
   CHECK(eventually([&] { return server.connectedClients() == 1; }));  // only `good` is left
 }
 
-TEST_CASE("tcp store: rendezvous timeout lists the missing ranks", "[store][tcp]") {
+TEST_CASE("tcp store: rendezvous timeout lists the missing ranks", "[store][tcp][failure]") {
   TCPStoreServer server("127.0.0.1", 0, kToken);
   // Ranks `ranks` of a world of 4 start; the errors their constructors threw.
   auto start = [&](std::vector<int> ranks, std::chrono::milliseconds timeout) {
@@ -323,7 +323,7 @@ TEST_CASE("tcp store: rendezvous timeout lists the missing ranks", "[store][tcp]
   }
 }
 
-TEST_CASE("tcp store: a store nobody serves is reported after the timeout", "[store][tcp]") {
+TEST_CASE("tcp store: a store nobody serves is reported after the timeout", "[store][tcp][failure]") {
   // A bound but not listening socket: connections are refused and no one else can take the port.
   int holder = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -345,8 +345,8 @@ TEST_CASE("tcp store: a store nobody serves is reported after the timeout", "[st
   ::close(holder);
 }
 
-TEST_CASE("tcp store: timeouts name the keys and the address; the client lives on",
-          "[store][tcp]") {
+TEST_CASE("tcp store: timeouts name the keys and the address, and the client lives on",
+          "[store][tcp][failure]") {
   TCPStoreServer server("127.0.0.1", 0, kToken);
   TCPStore store("127.0.0.1", server.port(), options(0, -1, 300ms));
   const std::string at = "store at " + where(server.port());
@@ -359,7 +359,7 @@ TEST_CASE("tcp store: timeouts name the keys and the address; the client lives o
                     Catch::Contains("over the 65536-byte limit"));
 }
 
-TEST_CASE("tcp store: a lost server fails blocked calls at once", "[store][tcp]") {
+TEST_CASE("tcp store: a lost server fails blocked calls at once", "[store][tcp][failure]") {
   auto server = std::make_unique<TCPStoreServer>("127.0.0.1", 0, kToken);
   TCPStore store("127.0.0.1", server->port(), options(0, -1, 30s));
   std::thread stopper([&] {
@@ -390,13 +390,13 @@ TEST_CASE("tcp store: the hosting store waits for its clients to leave", "[store
   leaver.join();
 }
 
-TEST_CASE("tcp store: a taken port is a clear error", "[store][tcp]") {
+TEST_CASE("tcp store: a taken port is a clear error", "[store][tcp][failure]") {
   TCPStoreServer first("127.0.0.1", 0, kToken);
   CHECK_THROWS_WITH(TCPStoreServer("127.0.0.1", first.port(), kToken),
                     "store: cannot listen on " + where(first.port()) + ": address already in use");
 }
 
-TEST_CASE("tcp store: ranks started before rank 0 connect once it listens", "[store][tcp]") {
+TEST_CASE("tcp store: ranks started before rank 0 connect once it listens", "[store][tcp][failure]") {
   // The launcher's pattern: rank 0 hosts on a known port and waits for everyone. The port is
   // one the OS just handed out (bound, read, released).
   int probe = ::socket(AF_INET, SOCK_STREAM, 0);

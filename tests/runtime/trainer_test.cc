@@ -97,7 +97,7 @@ TEST_CASE("trainer: W1's gradient synced in row blocks across many buckets chang
   CHECK((r.out + r.err).find("--grad_blocks 0 must be between 1 and --hidden (64)") != std::string::npos);
 }
 
-TEST_CASE("trainer: a run SIGKILLed mid-way resumes to bit-identical weights", "[train][checkpoint]") {
+TEST_CASE("trainer: a run SIGKILLed mid-way resumes to bit-identical weights", "[train][checkpoint][failure]") {
   // Plain fp32, and fp16 master weights with the loss scaler and accumulation, and bf16 with the
   // first layer synced in row blocks: the resumed run must rebuild everything the step depends on.
   auto extra = GENERATE(std::vector<std::string>{},

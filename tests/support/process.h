@@ -46,7 +46,8 @@ class BackgroundProcess {
   RunResult result_;
 };
 
-// A TCP port on 127.0.0.1 that was free a moment ago (the OS picked it).
+// A TCP port that was free a moment ago, for a server a test starts later: the launcher's own
+// choice (lib/launch/port.h), so tests meet the same odds of a collision as users do.
 int freeLoopbackPort();
 
 // Whether a process with this pid exists (and is not a zombie).
