@@ -99,7 +99,7 @@ TEST_CASE("launch: the environment of 1, 2 and 4 workers", "[launch]") {
   CHECK(a[0]["ACCEL_STORE_TOKEN"] != b[0]["ACCEL_STORE_TOKEN"]);  // a fresh secret per run
 }
 
-TEST_CASE("launch: flags beat the config file, which beats defaults; every key applies", "[launch][config]") {
+TEST_CASE("launch: flags beat the config file, which beats defaults, every key applies", "[launch][config]") {
   TempDir dir;
   std::string cfg = dir.write("cfg.yaml",
                               "distributed_type: MULTI_CPU\nnum_processes: 3\nmixed_precision: bf16\n"

@@ -106,7 +106,7 @@ TEST_CASE("supervision: SIGINT reaches every worker and the launcher exits 130",
   CHECK(contains(r.err, "accel: interrupted by SIGINT; stopped ranks 0, 1"));
 }
 
-TEST_CASE("supervision: SIGTERM is forwarded; the launcher exits 143", "[launch][signals][failure]") {
+TEST_CASE("supervision: SIGTERM is forwarded, the launcher exits 143", "[launch][signals][failure]") {
   TempDir dir;
   BackgroundProcess launcher(launchArgs({"--num_processes", "2"}, {"--trap-term", "--sleep", "60"}), hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("] pgid ", 2));

@@ -125,7 +125,7 @@ TEST_CASE("reducer: fp16 and bf16 compression on the wire", "[ddp][reducer]") {
   }
 }
 
-TEST_CASE("reducer: a parameter never marked ready is named; initial parameters broadcast", "[ddp][reducer]") {
+TEST_CASE("reducer: a parameter never marked ready is named, initial parameters broadcast", "[ddp][reducer]") {
   std::mutex m;
   std::vector<float> received;
   auto errors = accel::test::onGlooRanks(2, [&](int rank, Backend& g) {

@@ -421,7 +421,7 @@ TEST_CASE("tcp store: ranks started before rank 0 connect once it listens", "[st
   CHECK(errors.empty());
 }
 
-TEST_CASE("tcp store: large values cross intact; the census follows clients", "[store][tcp]") {
+TEST_CASE("tcp store: large values cross intact, the census follows clients", "[store][tcp]") {
   TCPStoreServer server("127.0.0.1", 0, kToken);
   Bytes big(16 << 20);
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<uint8_t>(i * 7 + i / 4096);

@@ -152,7 +152,7 @@ TEST_CASE("trainer: metrics go to a JSON-lines file, one line per step", "[train
 }
 
 // The CUDA path: launched without --cpu, so each worker trains on its GPU (kernels, NCCL).
-TEST_CASE("trainer: on CUDA devices, the weights of the CPU path; 2 GPUs those of 1", "[train][gpu]") {
+TEST_CASE("trainer: on CUDA devices, the weights of the CPU path, 2 GPUs those of 1", "[train][gpu]") {
 #if !(defined(ACCEL_HAVE_CUDA_KERNELS) && defined(ACCEL_HAVE_NCCL))
   WARN("skipped: this build has no CUDA kernels or no NCCL, so accel-train has no CUDA path");
 #else

@@ -43,7 +43,7 @@ TEST_CASE("schema: every row is well formed", "[schema]") {
   }
 }
 
-TEST_CASE("loader: schema types values; untyped values follow PyYAML", "[loader]") {
+TEST_CASE("loader: schema types values, untyped values follow PyYAML", "[loader]") {
   auto r = parse(
       "distributed_type: NO\nmixed_precision: no\ngpu_ids: 1\nmain_process_ip: 10.0.0.1\n"
       "megatron_lm_config:\n  megatron_lm_tp_degree: 2\n  megatron_lm_custom: on\n"
