@@ -79,7 +79,7 @@ TEST_CASE("supervision: a worker killed by SIGKILL stops the others within the g
   auto start = std::chrono::steady_clock::now();
   auto r = launch(dir, {"--num_processes", "3", "--grace_period", "2"},
                   {"--fail-rank", "2", "--signal", "KILL", "--fail-after", "0.3", "--sleep", "60", "--ignore-term",
-                   "--pidfile", pidfile});
+                   "--pidfile", pidfile, "--fail-when-up", dir.file("up")});
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO(r.err);
   CHECK(r.exit_code == 128 + 9);
@@ -88,7 +88,7 @@ TEST_CASE("supervision: a worker killed by SIGKILL stops the others within the g
   CHECK(contains(r.err, "rank 2 wrote nothing to stderr"));
   CHECK(contains(r.err, "still running after 2 s: sending SIGKILL"));  // they ignored SIGTERM
   CHECK(contains(r.err, "accel: stopped ranks 0, 1\n"));
-  CHECK(seconds < 10);  // 0.3 s + 2 s grace, not the workers' 60 s
+  CHECK(seconds < 30);  // 0.3 s + 2 s grace once all are up; half the workers' 60 s sleep
   CHECK(allGone(pids(pidfile), 2000));
 }
 
@@ -192,7 +192,8 @@ TEST_CASE("supervision: --log_dir files, --tee and --local_ranks_filter", "[laun
 
 TEST_CASE("supervision: --max_restarts restarts the whole group with a new restart count", "[launch][restart][failure]") {
   TempDir dir;
-  auto r = launch(dir, {"--num_processes", "2", "--max_restarts", "2"}, {"--fail-rank", "0", "--fail-after", "0.5", "--exit-code", "5", "--sleep", "5"});
+  auto r = launch(dir, {"--num_processes", "2", "--max_restarts", "2"}, {"--fail-rank", "0", "--fail-after", "0.5", "--exit-code", "5", "--sleep", "5",
+                                                                              "--fail-when-up", dir.file("up")});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 5);
   CHECK(contains(r.err, "accel: restarting all workers (restart 1 of 2)"));

@@ -23,6 +23,11 @@
 //   --trap-term        on SIGTERM: print `got SIGTERM`, exit 43
 //   --ignore-term      ignore SIGTERM (tests the SIGKILL after the grace period)
 //   --pidfile PATH     append `PID\n` to PATH (O_APPEND, one write)
+//   --fail-when-up P   every rank appends `PID\n` to P.N (N = TORCHELASTIC_RESTART_COUNT, or 0)
+//                      once its output is flushed and its handlers are in place; the failing
+//                      rank starts its --fail-after wait only when P.N has WORLD_SIZE lines
+//                      (at most 120 s), so no test depends on how fast a loaded machine starts
+//                      the other workers
 //   --spawn-child      fork a grandchild (same process group, default signal handling) that
 //                      sleeps --sleep seconds then exits 0; its pid is appended to --pidfile
 //   --lines N          print `line K of rank R xxx...` (K = 1..N, R = env RANK, each line
@@ -130,6 +135,21 @@ void appendPid(const char* path, pid_t pid) {
   close(fd);
 }
 
+// Waits until `path` has `lines` lines; false after 120 s.
+bool waitForLines(const std::string& path, long lines) {
+  for (int tick = 0; tick < 12000; ++tick) {
+    std::FILE* f = std::fopen(path.c_str(), "r");
+    long n = 0;
+    if (f) {
+      for (int c; (c = std::fgetc(f)) != EOF;) n += c == '\n';
+      std::fclose(f);
+    }
+    if (n >= lines) return true;
+    sleepFor(0.01);
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -140,6 +160,7 @@ int main(int argc, char** argv) {
   bool trap_int = false, trap_term = false, ignore_term = false;
   double sleep_s = 0, fail_after_s = 0;
   const char* pidfile = nullptr;
+  std::string up_file;  // --fail-when-up, with the round appended
 
   for (int i = 1; i < argc; ++i) {
     const std::string opt = argv[i];
@@ -158,6 +179,7 @@ int main(int argc, char** argv) {
     else if (opt == "--trap-term") trap_term = true, ignore_term = false;
     else if (opt == "--ignore-term") ignore_term = true, trap_term = false;
     else if (opt == "--pidfile") pidfile = value();
+    else if (opt == "--fail-when-up") up_file = value();
     else if (opt == "--spawn-child") spawn_child = true;
     else if (opt == "--lines") lines = parseInt(opt.c_str(), value(), 0, kMax);
     else usage("unknown argument '" + opt + "'");
@@ -201,6 +223,15 @@ int main(int argc, char** argv) {
   }
 
   const bool fails = fail_rank < 0 || (rank_env && rank == std::to_string(fail_rank));
+  if (!up_file.empty()) {
+    const char* round = std::getenv("TORCHELASTIC_RESTART_COUNT");
+    up_file += std::string(".") + (round ? round : "0");
+    appendPid(up_file.c_str(), getpid());
+    const char* world = std::getenv("WORLD_SIZE");
+    if (fails && !waitForLines(up_file, world ? std::atol(world) : 1)) {
+      std::fprintf(stderr, "env_worker: not every rank was up after 120 s\n");
+    }
+  }
   sleepFor(fail_rank >= 0 && fails ? fail_after_s : sleep_s);
   if (!fails) return 0;
   if (signal_to_raise != 0) {
