@@ -303,16 +303,18 @@ TEST_CASE("tcp store: rendezvous timeout lists the missing ranks", "[store][tcp]
       TCPStore s("127.0.0.1", server.port(), options(ranks[i], 4, timeout));
     });
   };
-  const std::string joined = " ranks joined " + where(server.port()) + " after 0.5 s; missing: ";
+  // 3 s: the ranks that do start are threads of this process, joined in milliseconds on a quiet
+  // machine; 0.5 s once was not enough under load (ASan, 1 run in ~2,600).
+  const std::string joined = " ranks joined " + where(server.port()) + " after 3 s; missing: ";
   SECTION("one missing") {
-    auto errors = start({0, 1, 3}, 500ms);
+    auto errors = start({0, 1, 3}, 3s);
     REQUIRE(errors.size() == 3);
     for (const auto& e : errors) {
       CHECK_THAT(e, Catch::EndsWith("rendezvous: 3/4" + joined + "rank 2"));
     }
   }
   SECTION("two missing") {
-    auto errors = start({0, 2}, 500ms);
+    auto errors = start({0, 2}, 3s);
     REQUIRE(errors.size() == 2);
     for (const auto& e : errors) {
       CHECK_THAT(e, Catch::EndsWith("rendezvous: 2/4" + joined + "ranks 1, 3"));
