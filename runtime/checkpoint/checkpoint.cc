@@ -144,7 +144,10 @@ void prune(const std::string& dir, const std::string& keep, const std::string& p
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::string name = entry.path().filename().string();
-    if ((startsWith(name, "step-") || startsWith(name, ".step-")) && name != keep && name != previous) {
+    // .latest.*: writeFileAtomic's temporary of a `latest` update that a kill interrupted (this
+    // runs on rank 0 right after its own update, so none is in use).
+    if (((startsWith(name, "step-") || startsWith(name, ".step-")) && name != keep && name != previous) ||
+        startsWith(name, ".latest.")) {
       fs::remove_all(entry.path(), ec);
     }
   }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "lib/common/error.h"
@@ -72,7 +73,7 @@ TEST_CASE("checkpoint: another world size, a corrupt part, a missing part are re
   CHECK_THAT(none[0], Catch::Contains("no checkpoint in"));
 }
 
-TEST_CASE("checkpoint: a saver SIGKILLed at random points leaves the previous checkpoint intact", "[checkpoint][crash]") {
+TEST_CASE("checkpoint: a saver SIGKILLed at random points leaves the previous checkpoint intact", "[checkpoint][crash][failure]") {
   TempDir dir;
   std::mt19937 random(12345);
   std::map<std::string, std::string> env = {{"RANK", ""}, {"WORLD_SIZE", ""}};
@@ -96,4 +97,28 @@ TEST_CASE("checkpoint: a saver SIGKILLed at random points leaves the previous ch
     CHECK(kept <= 3);
     last_step = step;
   }
+}
+
+TEST_CASE("checkpoint: the next save removes what a killed save left behind", "[checkpoint][failure]") {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
+    saveCheckpoint(g, dir.path(), sample(rank, 1));
+    saveCheckpoint(g, dir.path(), sample(rank, 2));
+  });
+  // What a save SIGKILLed at step 3 can leave (scripts/soak finds each): its temporary
+  // directory, its directory renamed but not yet committed, and writeFileAtomic's temporary
+  // file of the `latest` update it was making.
+  fs::create_directories(dir.file(".step-3.tmp"));
+  std::ofstream(dir.file(".step-3.tmp/rank0.part")) << "torn";
+  fs::create_directories(dir.file("step-3"));
+  std::ofstream(dir.file(".latest.Xy12Zw")) << "step-3";
+  std::vector<int64_t> loaded(2, -1);
+  accel::test::onGlooRanks(2, [&](int rank, Backend& g) { loaded[static_cast<size_t>(rank)] = loadCheckpoint(g, dir.path()).step; });
+  CHECK(loaded == std::vector<int64_t>{2, 2});  // loading ignores all of it and removes nothing
+  CHECK(fs::exists(dir.file(".latest.Xy12Zw")));
+  accel::test::onGlooRanks(2, [&](int rank, Backend& g) { saveCheckpoint(g, dir.path(), sample(rank, 3)); });
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir.path())) names.insert(e.path().filename().string());
+  CHECK(names == std::set<std::string>{"latest", "step-2", "step-3.1"});  // the new one and the previous
 }
