@@ -4,6 +4,7 @@
 // them, so a file means the same thing to accel and to Accelerate.
 #include "lib/config/loader.h"
 
+#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 
 #include "lib/common/atomic_file.h"
 #include "lib/common/strings.h"
+#include "lib/config/readable_text.h"
 #include "lib/config/schema.h"
 #include "lib/config/validate.h"
 #include "lib/config/yaml_scalar.h"
@@ -32,10 +34,13 @@ bool isQuoted(const YAML::Node& node) {
   return node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str";
 }
 
+// A scalar's text. yaml-cpp decodes the escapes \_ and \N to single bytes, not UTF-8.
+std::string scalarOf(const YAML::Node& node) { return repairYamlCppEscapes(node.Scalar()); }
+
 std::string kindOf(const YAML::Node& node) {
   if (node.IsMap()) return "a map";
   if (node.IsSequence()) return "a list";
-  return "'" + node.Scalar() + "'";
+  return "'" + scalarOf(node) + "'";
 }
 
 class Loader {
@@ -45,9 +50,17 @@ class Loader {
   }
 
   LoadResult run(const std::string& text) {
+    // Before yaml-cpp, which reads bytes PyYAML refuses (and the writer could not write back).
+    if (auto bad = findUnreadableText(text)) {
+      result_.errors.push_back({fmt::format("{}:{}:{}", result_.config.path, bad->line, bad->column), bad->message,
+                                "save the file as UTF-8 text; write special characters as escapes in a "
+                                "double-quoted string (\"\\t\", \"\\u00e9\")"});
+      return std::move(result_);
+    }
+    values_left_ = text.size() + 1024;
     YAML::Node root;
     try {
-      root = YAML::Load(text);
+      root = YAML::Load(json_ ? combineJsonSurrogates(text) : text);
     } catch (const YAML::Exception& e) {
       error(e.mark, "invalid YAML: " + e.msg,
             "fix the syntax at that position (indent nested keys with spaces, not tabs)");
@@ -71,8 +84,11 @@ class Loader {
   }
 
  private:
+  static constexpr int kMaxDepth = 256;  // Accelerate's files nest 3 levels
   LoadResult result_;
   const bool json_;  // a .json file: JSON number syntax applies to unquoted scalars
+  size_t values_left_ = 0;  // values untyped() may still build (see there)
+  bool too_big_ = false;
   json legacy_fp16_;
   json legacy_dynamo_;
   YAML::Mark legacy_dynamo_mark_;
@@ -95,7 +111,7 @@ class Loader {
         error(key_node.Mark(), "a key must be a plain name, got " + kindOf(key_node));
         continue;
       }
-      std::string key = key_node.Scalar();
+      std::string key = scalarOf(key_node);
       std::string shown = map_path.empty() ? key : map_path + "." + key;
       if (map_spec && !map_spec->add_prefix.empty() && !startsWith(key, map_spec->add_prefix)) {
         std::string prefixed = std::string(map_spec->add_prefix) + key;
@@ -188,7 +204,7 @@ class Loader {
       return typeError(spec, node, dotted);
     }
     if (!node.IsScalar()) return typeError(spec, node, dotted);
-    const std::string& text = node.Scalar();
+    const std::string text = scalarOf(node);
     const bool quoted = isQuoted(node);
     ResolvedScalar r = quoted ? ResolvedScalar{} : resolve(text);
     switch (spec.type) {
@@ -223,7 +239,9 @@ class Loader {
 
   static std::string intHint(const std::string& text) {
     auto real = parseDouble(text);
-    if (real && *real == static_cast<double>(static_cast<long long>(*real))) {
+    // Only a whole number within long long's range has an integer spelling (casting a larger
+    // double to long long is undefined behaviour).
+    if (real && std::fabs(*real) < 9.2e18 && *real == std::trunc(*real)) {
       return fmt::format("write it as a plain integer: {}", static_cast<long long>(*real));
     }
     return {};
@@ -266,27 +284,38 @@ class Loader {
     return std::nullopt;
   }
 
-  // A value with no schema type, typed the way PyYAML's safe_load types it.
-  json untyped(const YAML::Node& node) {
-    if (node.IsNull()) return json();
+  // A value with no schema type, typed the way PyYAML's safe_load types it. YAML aliases can
+  // make a value contain itself, or expand exponentially ("billion laughs"): copying one out is
+  // bounded by depth and by a budget of values (an alias-free file never has more values than
+  // characters), reported once as an error instead of a stack overflow or an exhausted memory.
+  json untyped(const YAML::Node& node, int depth = 0) {
+    if (node.IsNull() || too_big_) return json();
+    if (depth > kMaxDepth || values_left_-- == 0) {
+      too_big_ = true;
+      error(node.Mark(), fmt::format("this value nests deeper than {} levels or expands to more values than the "
+                                     "file has characters (a YAML alias that contains itself, or aliases of aliases)",
+                                     kMaxDepth),
+            "write the values out instead of referring to them with aliases (*name)");
+      return json();
+    }
     if (node.IsSequence()) {
       json list = json::array();
-      for (const auto& item : node) list.push_back(untyped(item));
+      for (const auto& item : node) list.push_back(untyped(item, depth + 1));
       return list;
     }
     if (node.IsMap()) {
       json map = json::object();
-      for (const auto& item : node) map[item.first.Scalar()] = untyped(item.second);
+      for (const auto& item : node) map[scalarOf(item.first)] = untyped(item.second, depth + 1);
       return map;
     }
-    if (isQuoted(node)) return node.Scalar();
-    ResolvedScalar r = resolve(node.Scalar());
+    if (isQuoted(node)) return scalarOf(node);
+    ResolvedScalar r = resolve(scalarOf(node));
     switch (r.kind) {
       case ScalarKind::Null: return json();
       case ScalarKind::Bool: return r.boolean;
       case ScalarKind::Int: return r.integer;
       case ScalarKind::Float: return r.real;
-      default: return node.Scalar();
+      default: return scalarOf(node);
     }
   }
 
@@ -294,7 +323,7 @@ class Loader {
     ResolvedScalar r = resolvePlainScalar(text);
     if (json_ && r.kind == ScalarKind::String && isJsonNumber(text)) {
       r.kind = ScalarKind::Float;  // "1e-05": what Python's json.dumps writes for small floats
-      r.real = std::stod(text);
+      r.real = std::strtod(text.c_str(), nullptr);  // like Python's float(): 1e999 is inf, not an error
     }
     return r;
   }

@@ -89,7 +89,9 @@ std::string toYaml(const json& values) {
 }
 
 std::string toJson(const json& values) {
-  return withoutDropped(values).dump(2, ' ', /*ensure_ascii=*/true) + "\n";
+  // Text that is not UTF-8 (a value typed into the wizard, say) becomes U+FFFD instead of a
+  // type_error out of dump(): the writer never throws.
+  return withoutDropped(values).dump(2, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace) + "\n";
 }
 
 std::string serializeConfig(const json& values, const std::string& path) {

@@ -2,6 +2,8 @@
 #include "lib/config/yaml_scalar.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <stdexcept>
 
 #include "lib/common/strings.h"
 
@@ -149,10 +151,13 @@ std::string withoutUnderscores(std::string_view text) {
   return out;
 }
 
+// Python's float(): out of range is ±inf or 0, never an error (std::stod throws there).
+double pythonFloat(const std::string& text) { return std::strtod(text.c_str(), nullptr); }
+
 // Base-60 "1:30" → 90, as PyYAML's construct_yaml_int/float do.
 double sexagesimal(const std::string& digits) {
   double value = 0;
-  for (const auto& part : split(digits, ':')) value = value * 60 + std::stod(part);
+  for (const auto& part : split(digits, ':')) value = value * 60 + pythonFloat(part);
   return value;
 }
 
@@ -167,7 +172,12 @@ long long constructInt(std::string_view text) {
   if (startsWith(v, "0b")) return sign * std::stoll(v.substr(2), nullptr, 2);
   if (startsWith(v, "0x")) return sign * std::stoll(v.substr(2), nullptr, 16);
   if (v[0] == '0') return sign * std::stoll(v, nullptr, 8);
-  if (v.find(':') != std::string::npos) return sign * static_cast<long long>(sexagesimal(v));
+  if (v.find(':') != std::string::npos) {
+    const double value = sexagesimal(v);
+    // Past long long, casting is undefined: out of range, like stoll below (the caller keeps the text).
+    if (!(value < 9.2e18)) throw std::out_of_range("sexagesimal integer " + v);
+    return sign * static_cast<long long>(value);
+  }
   return sign * std::stoll(v);
 }
 
@@ -181,7 +191,7 @@ double constructFloat(std::string_view text) {
   if (v == ".inf") return sign * HUGE_VAL;
   if (v == ".nan") return std::nan("");
   if (v.find(':') != std::string::npos) return sign * sexagesimal(v);
-  return sign * std::stod(v);
+  return sign * pythonFloat(v);
 }
 
 bool isLineBreak(char c) { return c == '\n'; }

@@ -29,6 +29,29 @@ std::string envOr(const LaunchFacts& f, const char* name) {
   return it == f.env.end() ? "" : it->second;
 }
 
+// The store serves at most 2^20 ranks (kMaxWorldSize in runtime/store/tcp_store_protocol.h) and
+// one launcher supervises at most 4096 workers: larger counts are typos, refused before a plan of
+// that size is built (or a count is narrowed to int).
+constexpr long long kMaxWorldSize = 1 << 20;
+constexpr long long kMaxLocalWorkers = 4096;
+
+void checkSizes(const LaunchSettings& s) {
+  const long long processes = s.integer("num_processes"), machines = s.integer("num_machines");
+  for (std::string key : {"num_machines", "num_processes"}) {
+    if (s.integer(key) > kMaxWorldSize) {
+      throw UsageError(fmt::format("{} {} ({}) is more than accel can launch ({} at most)", key, s.integer(key),
+                                   s.origin(key), kMaxWorldSize),
+                       key == "num_processes" ? "num_processes counts processes across all machines" : "");
+    }
+  }
+  if (machines >= 1 && processes / machines > kMaxLocalWorkers) {
+    throw UsageError(fmt::format("num_processes {} ({}) over {} machine(s) is {} workers per machine; accel starts at "
+                                 "most {} on one machine", processes, s.origin("num_processes"), machines,
+                                 processes / machines, kMaxLocalWorkers),
+                     "lower --num_processes, or spread the processes over more machines with --num_machines");
+  }
+}
+
 void checkCounts(const LaunchSettings& s, const LaunchFacts& facts, int per_machine) {
   const long long processes = s.integer("num_processes"), machines = s.integer("num_machines");
   if (processes < 1) throw UsageError(fmt::format("num_processes must be at least 1, got {}", processes));
@@ -172,6 +195,7 @@ void checkFsdp(const LaunchSettings& s) {
 
 LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv, const LaunchFacts& f) {
   LaunchPlan p;
+  checkSizes(s);  // first: every count below then fits an int
   p.num_machines = static_cast<int>(s.integer("num_machines"));
   p.machine_rank = static_cast<int>(s.integer("machine_rank"));
   const int per_machine = static_cast<int>(s.integer("num_processes") / std::max(1LL, s.integer("num_machines")));

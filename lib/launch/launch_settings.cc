@@ -183,7 +183,12 @@ void resolveProcessCount(Resolver& r, const std::optional<SlurmInfo>& slurm) {
   } else if (!r.s.flag("use_cpu")) {
     per_machine = std::max(1, r.facts.visible_gpus);
   }
-  r.s.set("num_processes", per_machine * machines, origin);
+  long long total = 0;
+  if (__builtin_mul_overflow(per_machine, machines, &total)) {  // a config's num_machines can be huge
+    throw UsageError(fmt::format("num_machines {} ({}) is more than accel can launch", machines,
+                                 r.s.origin("num_machines")));
+  }
+  r.s.set("num_processes", total, origin);
 }
 
 void resolveRest(Resolver& r) {

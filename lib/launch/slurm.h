@@ -23,7 +23,9 @@ struct SlurmInfo {
 std::optional<SlurmInfo> detectSlurm(const std::map<std::string, std::string>& env);
 
 // Expands a SLURM hostlist: "node[01-03,07],gpu-a1" -> node01 node02 node03 node07 gpu-a1.
-// Zero padding is kept; several bracket groups in one name multiply out. Throws UsageError.
+// Zero padding is kept; several bracket groups in one name multiply out. Throws UsageError for
+// malformed text, and for a list of more than 65536 hosts or a name longer than 255 characters
+// (checked before expanding: "n[0-999999999]" is an error, not gigabytes of names).
 std::vector<std::string> expandHostlist(const std::string& hostlist);
 
 }  // namespace accel

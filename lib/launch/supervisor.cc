@@ -19,6 +19,8 @@
 
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
+#include "lib/launch/adopted.h"
+#include "lib/launch/signal_channel.h"
 #include "lib/launch/worker_process.h"
 
 namespace accel {
@@ -26,35 +28,17 @@ namespace accel {
 namespace {
 
 constexpr size_t kSummaryLines = 20;
+// A worker killed by a SIGKILL that the launcher did not send (the OOM killer, `kill -9`) cannot
+// have died as a consequence of another rank's failure, but its sockets close before its exit
+// can be reaped: a peer may exit over the broken connection and be seen first. Seen within this
+// long of a failure that ended with an exit code, the killed worker is named as the first.
+constexpr double kKilledFirstWindow = 0.5;
+// After every worker exited: how long output pipes that something outside the job still holds
+// open are read before the launcher stops waiting for them.
+constexpr auto kLeftoverDrain = std::chrono::seconds(2);
 using Clock = std::chrono::steady_clock;
 
 void say(const std::string& line) { writeFully(2, "accel: " + line + "\n"); }
-
-// Blocks the signals the loop reads from a signalfd; restores the old mask on destruction.
-class SignalChannel {
- public:
-  SignalChannel() {
-    sigemptyset(&set_);
-    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, s);
-    ::sigprocmask(SIG_BLOCK, &set_, &old_);
-    fd_ = ::signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (fd_ < 0) throw Error(fmt::format("signalfd failed: {}", ::strerror(errno)));
-    old_pipe_ = ::signal(SIGPIPE, SIG_IGN);  // a closed console must not kill the launcher
-  }
-  ~SignalChannel() {
-    ::close(fd_);
-    ::sigprocmask(SIG_SETMASK, &old_, nullptr);
-    ::signal(SIGPIPE, old_pipe_);
-  }
-  SignalChannel(const SignalChannel&) = delete;
-  SignalChannel& operator=(const SignalChannel&) = delete;
-  int fd() const { return fd_; }
-
- private:
-  sigset_t set_, old_;
-  int fd_ = -1;
-  sighandler_t old_pipe_ = SIG_DFL;
-};
 
 int openLog(const std::string& dir, int rank, const char* stream, int attempt) {
   if (dir.empty()) return -1;
@@ -76,6 +60,7 @@ class Supervisor {
       if (ec) throw Error("cannot create --log_dir " + plan_.log_dir + ": " + ec.message());
     }
     SignalChannel signals;
+    adoptOrphanedDescendants();  // best effort: without it, leftovers are only what's in the groups
     for (int attempt = 0;; ++attempt) {
       startAll(attempt);
       loop(signals.fd());
@@ -85,6 +70,7 @@ class Supervisor {
       summarise();
       say(fmt::format("restarting all workers (restart {} of {})", attempt + 1, plan_.max_restarts));
       failed_ = nullptr;
+      consequence_ = nullptr;
     }
   }
 
@@ -92,6 +78,7 @@ class Supervisor {
   const LaunchPlan& plan_;
   std::vector<WorkerProcess> workers_;
   const WorkerProcess* failed_ = nullptr;  // first failure of this attempt
+  const WorkerProcess* consequence_ = nullptr;  // seen first, but failed_ was SIGKILLed before
   int interrupt_ = 0;                      // first forwarded signal
   int interrupts_ = 0;
   bool stopping_ = false;
@@ -152,22 +139,24 @@ class Supervisor {
   }
 
   void loop(int signal_fd) {
-    bool cleaned = false;
+    std::optional<Clock::time_point> all_exited;
     while (anyRunning() || anyPipeOpen()) {
-      if (!anyRunning() && !cleaned) {
-        // Everyone exited; whatever they left in their groups holds our pipes: end it.
-        for (const auto& w : workers_) signalGroup(w, SIGKILL);
-        cleaned = true;
+      int timeout = -1;
+      if (!anyRunning()) {
+        if (!all_exited) {
+          all_exited = Clock::now();
+          for (const auto& w : workers_) signalGroup(w, SIGKILL);  // what they left in their groups
+        }
+        if (endLeftovers(*all_exited)) break;
+        timeout = 100;  // adopted descendants are looked for again (see endLeftovers)
+      } else if (kill_at_) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at_ - Clock::now()).count();
+        timeout = static_cast<int>(std::max<long long>(0, left));
       }
       std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
       for (const auto& w : workers_) {
         if (w.out_fd >= 0) fds.push_back({w.out_fd, POLLIN, 0});
         if (w.err_fd >= 0) fds.push_back({w.err_fd, POLLIN, 0});
-      }
-      int timeout = -1;
-      if (kill_at_ && anyRunning()) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at_ - Clock::now()).count();
-        timeout = static_cast<int>(std::max<long long>(0, left));
       }
       int n = ::poll(fds.data(), fds.size(), timeout);
       if (n < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
@@ -179,6 +168,29 @@ class Supervisor {
         killSurvivors(fmt::format("still running after {:g} s", plan_.grace_period));
       }
     }
+  }
+
+  // Every worker has exited but their output pipes are open: held by descendants that left the
+  // workers' groups. Those re-parented to the launcher are killed, again each round (a killed
+  // daemon's own children come to the launcher next). Past kLeftoverDrain, pipes that something
+  // else still holds are closed unread; returns true then.
+  bool endLeftovers(Clock::time_point all_exited) {
+    std::vector<pid_t> pids;
+    for (const auto& w : workers_) pids.push_back(w.pid);
+    killAdoptedChildren(pids);
+    if (Clock::now() - all_exited < kLeftoverDrain) return false;
+    for (auto& w : workers_) {
+      if (w.out_fd < 0 && w.err_fd < 0) continue;
+      say(fmt::format("warning: rank {}'s output is still held open by a process outside the job {} s after the "
+                      "rank exited; not read further", w.spec->rank, kLeftoverDrain.count()));
+      for (int* fd : {&w.out_fd, &w.err_fd}) {
+        if (*fd < 0) continue;
+        (fd == &w.out_fd ? w.out : w.err)->finish();
+        ::close(*fd);
+        *fd = -1;
+      }
+    }
+    return true;
   }
 
   void drain(int fd) {
@@ -218,13 +230,21 @@ class Supervisor {
         w.running = false;
         w.status = status;
         w.exited_at = now();
-        bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        if (failed && !failed_ && !interrupt_ && !w.stopped_by_us) {
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+        if (!failed_ && !interrupt_ && !w.stopped_by_us) {
           failed_ = &w;
           stopOthers(SIGTERM);
+        } else if (failed_ && !consequence_ && killedFromOutside(w) && WIFEXITED(failed_->status) &&
+                   w.exited_at - failed_->exited_at < kKilledFirstWindow) {
+          consequence_ = failed_;
+          failed_ = &w;
         }
       }
     }
+  }
+
+  static bool killedFromOutside(const WorkerProcess& w) {
+    return WIFSIGNALED(w.status) && WTERMSIG(w.status) == SIGKILL && !w.sigkilled_by_us;
   }
 
   void stopOthers(int signal) {
@@ -254,6 +274,7 @@ class Supervisor {
     for (auto& w : workers_) {
       if (w.running) {
         say(fmt::format("rank {} (pid {}) {}: sending SIGKILL", w.spec->rank, w.pid, why));
+        w.sigkilled_by_us = true;
         signalGroup(w, SIGKILL);
       }
     }
@@ -263,7 +284,7 @@ class Supervisor {
   std::vector<std::string> stoppedRanks() const {
     std::vector<std::string> ranks;
     for (const auto& w : workers_) {
-      if (w.stopped_by_us) ranks.push_back(std::to_string(w.spec->rank));
+      if (w.stopped_by_us && &w != failed_) ranks.push_back(std::to_string(w.spec->rank));
     }
     return ranks;
   }
@@ -272,6 +293,10 @@ class Supervisor {
     const WorkerProcess& w = *failed_;
     say(fmt::format("error: rank {} (pid {}) {} after {:.2f} s; it failed first", w.spec->rank, w.pid,
                     w.describeExit(), w.exited_at));
+    if (consequence_) {
+      say(fmt::format("rank {} {} just before (a SIGKILLed worker's connections close before its exit is seen)",
+                      consequence_->spec->rank, consequence_->describeExit()));
+    }
     const auto& lines = w.err->lastLines();
     if (lines.empty()) {
       say(fmt::format("rank {} wrote nothing to stderr", w.spec->rank));

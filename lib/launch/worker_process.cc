@@ -133,6 +133,7 @@ void spawnWorker(WorkerProcess& w, int restart_count) {
   w.running = true;
   w.status = 0;
   w.stopped_by_us = false;
+  w.sigkilled_by_us = false;
 }
 
 void signalGroup(const WorkerProcess& w, int signal) {

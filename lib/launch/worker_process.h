@@ -26,6 +26,7 @@ struct WorkerProcess {
   int status = 0;               // waitpid status once exited
   double exited_at = 0;         // seconds since the launch started
   bool stopped_by_us = false;   // we signalled it before it exited
+  bool sigkilled_by_us = false; // ... with SIGKILL
 
   // 0 for a clean exit, the exit code, or 128 + signal number.
   int exitCode() const;

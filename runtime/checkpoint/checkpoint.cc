@@ -1,19 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/checkpoint/checkpoint.h"
 
-
 #include <array>
-#include <charconv>
-#include <optional>
-#include <cstring>
 #include <filesystem>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "lib/common/atomic_file.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
+#include "runtime/checkpoint/checkpoint_format.h"
 
 namespace accel {
 
@@ -21,109 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[8] = {'A', 'C', 'C', 'E', 'L', 'C', 'K', '1'};
-
-// A part file: magic, step, then (name length, name, size, bytes) per blob, little-endian.
-std::string encode(const CheckpointPart& part) {
-  std::string out(kMagic, sizeof kMagic);
-  auto put = [&out](uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); };
-  put(static_cast<uint64_t>(part.step));
-  put(part.blobs.size());
-  for (const auto& [name, bytes] : part.blobs) {
-    put(name.size());
-    out += name;
-    put(bytes.size());
-    out.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  }
-  return out;
-}
-
-CheckpointPart decode(const std::string& data, const std::string& path) {
-  size_t at = 0;
-  auto need = [&](size_t n) {
-    if (at + n > data.size()) throw Error("checkpoint part " + path + " is truncated");
-  };
-  auto get = [&]() {
-    need(8);
-    uint64_t v;
-    std::memcpy(&v, data.data() + at, 8);
-    at += 8;
-    return v;
-  };
-  need(sizeof kMagic);
-  if (std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) throw Error(path + " is not an accel checkpoint part");
-  at = sizeof kMagic;
-  CheckpointPart part;
-  part.step = static_cast<int64_t>(get());
-  for (uint64_t blobs = get(); blobs > 0; --blobs) {
-    uint64_t n = get();
-    need(n);
-    std::string name = data.substr(at, n);
-    at += n;
-    uint64_t size = get();
-    need(size);
-    part.blobs[name] = std::vector<uint8_t>(data.begin() + static_cast<long>(at), data.begin() + static_cast<long>(at + size));
-    at += size;
-  }
-  return part;
-}
-
-// Eight or fewer hex digits, as formatManifest writes a CRC.
-std::optional<uint32_t> parseHex32(const std::string& text) {
-  uint32_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
-}
-
 std::string partName(int rank) { return fmt::format("rank{}.part", rank); }
-
-struct ManifestEntry {
-  uint64_t size = 0;
-  uint32_t crc = 0;
-};
-
-struct Manifest {
-  int world = 0;
-  int64_t step = 0;
-  std::map<int, ManifestEntry> parts;
-};
-
-std::string formatManifest(const Manifest& m) {
-  std::string out = fmt::format("accel-checkpoint 1\nworld_size {}\nstep {}\n", m.world, m.step);
-  for (const auto& [rank, e] : m.parts) out += fmt::format("part {} {} {:08x}\n", rank, e.size, e.crc);
-  return out;
-}
-
-Manifest parseManifest(const std::string& text, const std::string& path) {
-  Manifest m;
-  std::istringstream in(text);
-  std::string word;
-  in >> word;
-  if (word != "accel-checkpoint") throw Error(path + " is not an accel checkpoint manifest");
-  int version = 0;
-  in >> version;
-  if (version != 1) {
-    throw Error(fmt::format("{} is checkpoint format version {}; this accel reads version 1", path, version),
-                "resume with the accel that wrote it");
-  }
-  while (in >> word) {
-    if (word == "world_size") in >> m.world;
-    else if (word == "step") in >> m.step;
-    else if (word == "part") {
-      int rank;
-      ManifestEntry e;
-      std::string crc;
-      in >> rank >> e.size >> crc;
-      auto value = parseHex32(crc);
-      if (!in || !value) throw Error(fmt::format("{}: a damaged 'part' line (rank {})", path, rank), "the checkpoint is corrupt; resume from an earlier one");
-      e.crc = *value;
-      m.parts[rank] = e;
-    }
-  }
-  if (m.world <= 0) throw Error(path + " has no world_size");
-  return m;
-}
 
 std::string resolve(const std::string& dir) {
   if (fileExists(dir + "/manifest")) return dir;
@@ -139,13 +33,15 @@ std::string freshName(const std::string& dir, int64_t step) {
   return name;
 }
 
-// Keeps the new checkpoint and the one before it; removes older ones and leftovers.
+// Keeps the new checkpoint and the one before it; removes older ones and what killed saves
+// left: their .step-N.tmp directories, step-N directories renamed but never committed, and the
+// temporary file of an interrupted `latest` update (writeFileAtomic's ".latest.XXXXXX": a kill
+// between its mkstemp and its rename leaves it, and nothing else would ever remove it). Runs on
+// rank 0 right after its own `latest` update, so no such temporary file is still being written.
 void prune(const std::string& dir, const std::string& keep, const std::string& previous) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::string name = entry.path().filename().string();
-    // .latest.*: writeFileAtomic's temporary of a `latest` update that a kill interrupted (this
-    // runs on rank 0 right after its own update, so none is in use).
     if (((startsWith(name, "step-") || startsWith(name, ".step-")) && name != keep && name != previous) ||
         startsWith(name, ".latest.")) {
       fs::remove_all(entry.path(), ec);
@@ -181,7 +77,7 @@ std::string saveCheckpoint(Backend& group, const std::string& dir, const Checkpo
     if (ec) throw Error("cannot create " + tmp_dir + ": " + ec.message());
   }
   group.barrier()->wait();
-  const std::string bytes = encode(mine);
+  const std::string bytes = encodePart(mine);
   writeFileAtomic(tmp_dir + "/" + partName(rank), bytes);
   // Rank 0 learns every part's size and checksum.
   std::vector<uint64_t> info = {bytes.size(), crc32(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())};
@@ -218,7 +114,7 @@ CheckpointPart loadCheckpoint(Backend& group, const std::string& dir) {
     throw Error(fmt::format("checkpoint part {} is corrupt: {} bytes with CRC-32 {:08x}, the manifest says {} bytes with "
                             "{:08x}", path, data.size(), crc, entry->second.size, entry->second.crc));
   }
-  CheckpointPart part = decode(data, path);
+  CheckpointPart part = decodePart(data, path);
   if (part.step != m.step) throw Error(fmt::format("checkpoint part {} is from step {}, the manifest says {}", path, part.step, m.step));
   return part;
 }

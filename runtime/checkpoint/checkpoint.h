@@ -3,7 +3,9 @@
 // buffers, RNG, loss scaler, …) and rank 0 a manifest (world size, step, size and CRC-32 of
 // every part). A save goes to a temporary directory renamed to a fresh DIR/step-N (never one
 // that exists), then DIR/latest is replaced atomically: a crash at any point leaves the previous
-// checkpoint loadable. The previous checkpoint is kept, older ones are removed. Loading
+// checkpoint loadable. The previous checkpoint is kept, older ones are removed, and so is what
+// a killed save left (its temporary directory or file, a directory it never committed): by the
+// next save, so a resumed run cleans up as soon as it saves; loading ignores it. Loading
 // refuses another world size, a missing part or a bad checksum, naming it. Collective: every
 // rank of `group` calls, in the same order. Blocking.
 #pragma once

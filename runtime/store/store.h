@@ -64,7 +64,8 @@ inline Bytes toBytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
 inline std::string toString(const Bytes& b) { return std::string(b.begin(), b.end()); }
 
 // The semantics every store shares, on the value a key holds now (null: the key is missing).
-// add(): the counter there (none, or not a number: 0) plus `delta`.
+// add(): the counter there (none, or not a number: 0) plus `delta`, wrapping around at the
+// int64 limits.
 int64_t addedCounter(const Bytes* current, int64_t delta);
 // compareSet() replaces the value when the key is missing and `expected` is empty, or when it
 // holds exactly `expected`.

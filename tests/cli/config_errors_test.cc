@@ -2,6 +2,7 @@
 // Bad config input through the real binary: each problem is named with file:line:column and a
 // fix, the exit code is 2, and no existing file is changed.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "tests/support/process.h"
 
@@ -107,6 +108,23 @@ TEST_CASE("config errors: YAML syntax error has line:column", "[config][errors]"
                  {"bad.yaml:", "invalid YAML"});
   expectRejected("distributed_type: 'NO'\ndistributed_type: MULTI_CPU\n",
                  {"bad.yaml:2:1: duplicate key 'distributed_type' (first defined at line 1)"});
+}
+
+TEST_CASE("config errors: what fuzzing found is an error with a position, not a crash", "[config][errors]") {
+  // A value that contains itself through an alias (once a stack overflow).
+  expectRejected("distributed_type: MULTI_CPU\nnum_processes: 2\ntpu_env: &a [*a]\n",
+                 {"bad.yaml:", "a YAML alias that contains itself"});
+  // Aliases of aliases ("billion laughs"; once minutes and gigabytes).
+  std::string bomb = "distributed_type: MULTI_CPU\nnum_processes: 2\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 9; ++i) {
+    bomb += fmt::format("l{}: &l{} [*l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}]\n", i, i,
+                        fmt::arg("p", i - 1));
+  }
+  bomb += "tpu_env: [*l8, *l8]\n";  // tpu_env: a list of any values (10^9 of them here)
+  expectRejected(bomb, {"bad.yaml:", "expands to more values than the file has characters"});
+  // Bytes that are not UTF-8 (yaml-cpp reads them, PyYAML refuses them).
+  expectRejected("distributed_type: MULTI_CPU\nnum_processes: 2\nmain_training_function: ma\xffin\n",
+                 {"bad.yaml:3:", "save the file as UTF-8 text"});
 }
 
 TEST_CASE("config errors: missing distributed_type and empty file", "[config][errors]") {

@@ -158,6 +158,63 @@ TEST_CASE("supervision: what a worker leaves in its process group is cleaned up"
   CHECK(allGone(all, 3000));
 }
 
+TEST_CASE("supervision: a daemon a worker started (setsid) is ended with the job, its pipes not waited for",
+          "[launch][supervise][failure]") {
+  TempDir dir;
+  const std::string pidfile = dir.file("pids");
+  const auto start = std::chrono::steady_clock::now();
+  // The daemons sleep 30 s holding the workers' stdout: without the launcher as their subreaper
+  // it would wait for them (past this run's 20 s limit) and they would outlive it.
+  auto r = run(launchArgs({"--num_processes", "2"}, {"--spawn-daemon", "--pidfile", pidfile}), {}, hermeticEnv(dir),
+               20000);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(took < 15);
+  auto all = pids(pidfile);
+  CHECK(all.size() == 4);  // 2 workers + 2 daemons
+  CHECK(allGone(all, 3000));
+}
+
+// Both exits are waiting when the launcher looks (it is stopped meanwhile): rank 1 SIGKILLed from
+// outside, then rank 0 exiting with a code over it (as a peer does when its connection breaks).
+// The launcher reaps rank 0 first (the older child), but names rank 1.
+TEST_CASE("supervision: a worker SIGKILLed from outside is named before a peer's exit over it",
+          "[launch][supervise][failure]") {
+  TempDir dir;
+  const std::string pidfile = dir.file("pids");
+  BackgroundProcess launcher(launchArgs({"--num_processes", "2"}, {"--sleep", "60", "--trap-term", "--pidfile", pidfile}),
+                             hermeticEnv(dir));
+  REQUIRE(launcher.waitForOutput("] pgid ", 2));
+  auto workers = pids(pidfile);
+  REQUIRE(workers.size() == 2);
+  launcher.signal(SIGSTOP);
+  auto zombie = [](pid_t pid) {
+    for (int i = 0; i < 1000; ++i) {
+      if (contains(slurp("/proc/" + std::to_string(pid) + "/stat"), ") Z ")) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  // The pidfile's order is the start order, not the rank: find rank 1's pid from the output.
+  std::smatch m;
+  const std::string out = launcher.output();
+  REQUIRE(std::regex_search(out, m, std::regex(R"(\[rank 1\] pid (\d+))")));
+  const pid_t rank1 = std::stoi(m[1]);
+  const pid_t rank0 = workers[0] == rank1 ? workers[1] : workers[0];
+  ::kill(rank1, SIGKILL);
+  REQUIRE(zombie(rank1));
+  ::kill(rank0, SIGTERM);  // --trap-term: exits 43
+  REQUIRE(zombie(rank0));
+  launcher.signal(SIGCONT);
+  auto r = launcher.wait();
+  INFO(r.err);
+  CHECK(r.exit_code == 137);
+  CHECK(contains(r.err, "rank 1 (pid " + std::to_string(rank1) + ") was killed by signal SIGKILL (9)"));
+  CHECK(contains(r.err, "it failed first"));
+  CHECK(contains(r.err, "rank 0 exited with code 43 just before"));
+}
+
 TEST_CASE("supervision: output is whole lines, each prefixed with its rank", "[launch][output]") {
   TempDir dir;
   auto r = launch(dir, {"--num_processes", "4"}, {"--lines", "2000", "--partial"});

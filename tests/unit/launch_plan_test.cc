@@ -53,6 +53,9 @@ TEST_CASE("slurm hostlists expand like scontrol show hostnames", "[slurm]") {
   CHECK(expandHostlist("gpu-a100") == std::vector<std::string>{"gpu-a100"});
   CHECK_THROWS_AS(expandHostlist("node[1-"), UsageError);
   CHECK_THROWS_AS(expandHostlist("node[3-1]"), UsageError);
+  // Found by fuzzing (tests/fuzz/regressions/slurm_hostlist): refused before expanding, not
+  // gigabytes of names.
+  CHECK_THROWS_WITH(expandHostlist("n[0-999999999]"), Catch::Contains("65536"));
   auto s = detectSlurm({{"SLURM_JOB_ID", "9"}, {"SLURM_NODEID", "3"}, {"SLURM_NNODES", "4"},
                         {"SLURM_JOB_NODELIST", "n[10-13]"}, {"SLURM_GPUS_ON_NODE", "8(x4)"}});
   REQUIRE(s);
@@ -141,6 +144,17 @@ TEST_CASE("plan: checks before anything starts", "[plan]") {
   CHECK_THROWS_WITH(plan(multi, "", 2), Catch::Contains("--multi_gpu needs at least 2 processes"));
   LaunchOptions xla;
   CHECK_THROWS_WITH(plan(xla, "distributed_type: XLA\n"), Catch::Contains("distributed_type XLA cannot be launched by accel"));
+  // Found by fuzzing (tests/fuzz/regressions/launch_settings): a typo'd count is refused before
+  // a plan of that size is built, and no count is narrowed to int.
+  LaunchOptions huge;
+  huge.cpu = true;
+  huge.values = {{"num_processes", "100000000"}};
+  CHECK_THROWS_WITH(plan(huge), Catch::Contains("num_processes 100000000 (command line) is more than accel can launch"));
+  huge.values = {{"num_processes", "8192"}};
+  CHECK_THROWS_WITH(plan(huge), Catch::Contains("is 8192 workers per machine; accel starts at most 4096"));
+  LaunchOptions wide;
+  CHECK_THROWS_WITH(plan(wide, "distributed_type: MULTI_GPU\nnum_machines: 4611686018427387904\nmain_process_ip: h\n", 4),
+                    Catch::Contains("is more than accel can launch"));
 }
 
 TEST_CASE("program resolution", "[program]") {

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the fuzz targets in tests/fuzz (header-only, no libFuzzer dependency, so
+// the targets also build with g++ into the replay tests).
+//   FUZZ_CHECK(condition, message): a broken property aborts, which libFuzzer reports as a crash
+//   and the replay driver as a failed test, with the message and the input's size on stderr.
+//   splitRecords(): an input cut at NUL bytes, how the targets that take several strings
+//   (options, environment entries, config text) read them.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace accel::fuzz {
+
+[[noreturn]] inline void fail(const char* condition, const std::string& message, const char* file,
+                              int line) {
+  std::fprintf(stderr, "fuzz property failed at %s:%d: %s\n  %s\n", file, line, condition,
+               message.c_str());
+  std::abort();
+}
+
+#define FUZZ_CHECK(condition, message)                                           \
+  do {                                                                           \
+    if (!(condition)) ::accel::fuzz::fail(#condition, (message), __FILE__, __LINE__); \
+  } while (0)
+
+inline std::string_view bytes(const uint8_t* data, size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+// "a\0b\0\0c" -> {"a", "b", "", "c"}. Always at least one record.
+inline std::vector<std::string> splitRecords(std::string_view input) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t nul = input.find('\0', start);
+    out.emplace_back(input.substr(start, nul == std::string_view::npos ? input.npos : nul - start));
+    if (nul == std::string_view::npos) return out;
+    start = nul + 1;
+  }
+}
+
+}  // namespace accel::fuzz

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fuzz target: `accel launch` option and environment resolution, from flags, config file,
+// SLURM variables and machine facts to each worker's environment (lib/launch: launch_settings.h,
+// launch_plan.h, slurm.h; the contract is launch_env.h). Nothing is started.
+// Input: NUL-separated records, readable so that seeds can be written by hand:
+//   the first record: machine facts and paradigm switches, comma-separated words: cpu, multi_gpu,
+//     deepspeed, fsdp, megatron, tpu, default_config, config_file, gpus=N, physical_gpus=N,
+//     cores=N, cpus=N (the launcher's usable CPUs 0..N-1);
+//   "--KEY=VALUE" or "--KEY": a flag; KEY is a config key ("num_processes",
+//     "fsdp_config.fsdp_version") or a launcher option ("tee", "max_restarts", "grace_period", …);
+//   "@TEXT": the config file's text (JSON when it starts with '{');
+//   anything else: "NAME=VALUE", the launcher's environment (SLURM_*, OMP_NUM_THREADS, …).
+// Properties:
+//   - resolveLaunchSettings / makeLaunchPlan return a plan or throw accel::Error (UsageError,
+//     ConfigError) with a message; any other exception, a crash, UB, or a plan whose size the
+//     input's bytes do not bound (out of memory, timeout) is a bug;
+//   - a plan has num_processes / num_machines workers with distinct ranks below WORLD_SIZE, and
+//     every worker's environment names its RANK, LOCAL_RANK, WORLD_SIZE and MASTER_PORT;
+//   - setMasterPort (a busy port replaced) reaches every worker.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+#include "lib/config/loader.h"
+#include "lib/config/schema.h"
+#include "lib/launch/launch_env.h"
+#include "lib/launch/launch_plan.h"
+#include "tests/fuzz/fuzz_support.h"
+
+using namespace accel;
+
+namespace {
+
+struct Input {
+  LaunchOptions options;
+  LaunchFacts facts;
+  std::optional<std::string> config_text;
+};
+
+long long clampedNumber(const std::string& text, long long lo, long long hi) {
+  return std::clamp(parseInt(text).value_or(lo), lo, hi);
+}
+
+void readFacts(const std::string& header, Input& in) {
+  LaunchOptions& o = in.options;
+  LaunchFacts& f = in.facts;
+  f.physical_gpus = -1;
+  for (const auto& word : split(header, ',')) {
+    auto eq = word.find('=');
+    std::string name = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    if (name == "cpu") o.cpu = true;
+    if (name == "multi_gpu") o.multi_gpu = true;
+    if (name == "deepspeed") o.use_deepspeed = true;
+    if (name == "fsdp") o.use_fsdp = true;
+    if (name == "megatron") o.use_megatron_lm = true;
+    if (name == "tpu") o.tpu = true;
+    if (name == "default_config") f.default_config_exists = true;
+    if (name == "config_file") o.config_file = "c.yaml";
+    if (name == "gpus") f.visible_gpus = static_cast<int>(clampedNumber(value, 0, 16));
+    if (name == "physical_gpus") f.physical_gpus = static_cast<int>(clampedNumber(value, 0, 16));
+    if (name == "cores") f.physical_cores = static_cast<int>(clampedNumber(value, 1, 256));
+    if (name == "cpus") {
+      for (int c = 0; c < clampedNumber(value, 0, 256); ++c) f.usable_cpus.push_back(c);
+    }
+  }
+  if (f.physical_gpus < f.visible_gpus) f.physical_gpus = f.visible_gpus;
+  if (f.visible_gpus == 0) f.gpu_note = "no NVIDIA driver: fuzz";
+  f.hostname = "fuzzhost";
+  f.random_hex = "00112233445566778899aabbccddeeff";
+}
+
+// A flag as CLI11 would hand it over; values CLI11 itself would refuse are dropped.
+void readFlag(const std::string& flag, LaunchOptions& o) {
+  auto eq = flag.find('=');
+  const std::string name = flag.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+  const std::string value = eq == std::string::npos ? "true" : flag.substr(eq + 1);
+  if (const KeySpec* spec = findKey(name); spec && spec->type != ValueType::Map) {
+    o.values[name] = value;
+  } else if (name == "num_cpu_threads_per_process") {
+    if (auto v = parseInt(value)) o.num_cpu_threads_per_process = *v;
+  } else if (name == "max_restarts") {
+    if (auto v = parseInt(value)) o.max_restarts = *v;
+  } else if (name == "monitor_interval") {
+    if (auto v = parseDouble(value)) o.monitor_interval = *v;
+  } else if (name == "grace_period") {
+    if (auto v = parseDouble(value)) o.grace_period = *v;
+  } else if (name == "tee") {
+    o.tee = value;
+  } else if (name == "log_dir") {
+    o.log_dir = value;
+  } else if (name == "role") {
+    o.role = value;
+  } else if (name == "local_ranks_filter") {
+    o.local_ranks_filter = value;
+  } else if (name == "rdzv_token") {
+    o.rdzv_token = value;
+  } else if (name == "rdzv_conf") {
+    o.rdzv_conf = value;
+  }
+}
+
+Input readInput(const uint8_t* data, size_t size) {
+  Input in;
+  const auto records = fuzz::splitRecords(fuzz::bytes(data, size));
+  readFacts(records[0], in);
+  for (size_t i = 1; i < records.size(); ++i) {
+    const std::string& r = records[i];
+    if (startsWith(r, "--") && r.size() > 2) {
+      readFlag(r, in.options);
+    } else if (startsWith(r, "@")) {
+      in.config_text = r.substr(1);
+    } else if (auto eq = r.find('='); eq != std::string::npos && eq > 0) {
+      in.facts.env[r.substr(0, eq)] = r.substr(eq + 1);
+    }
+  }
+  in.options.command = {"train.py"};
+  return in;
+}
+
+std::string envOf(const WorkerSpec& w, const char* name) {
+  for (const auto& [k, v] : w.env) {
+    if (k == name) return v;
+  }
+  return "<unset>";
+}
+
+void checkPlan(LaunchPlan& p) {
+  const long long per_machine = p.settings.integer("num_processes") / p.settings.integer("num_machines");
+  FUZZ_CHECK(static_cast<long long>(p.workers.size()) == per_machine, "worker count");
+  FUZZ_CHECK(p.world_size == p.settings.integer("num_processes") && p.num_machines == p.settings.integer("num_machines"),
+             "WORLD_SIZE or GROUP_WORLD_SIZE is not the number asked for");
+  std::set<int> ranks;
+  for (const auto& w : p.workers) {
+    FUZZ_CHECK(w.rank >= 0 && w.rank < p.world_size && ranks.insert(w.rank).second, "bad or repeated rank");
+    FUZZ_CHECK(envOf(w, launch_env::kRank) == std::to_string(w.rank), "RANK");
+    FUZZ_CHECK(envOf(w, launch_env::kLocalRank) == std::to_string(w.local_rank), "LOCAL_RANK");
+    FUZZ_CHECK(envOf(w, launch_env::kWorldSize) == std::to_string(p.world_size), "WORLD_SIZE");
+  }
+  setMasterPort(p, 40123);
+  for (const auto& w : p.workers) FUZZ_CHECK(envOf(w, launch_env::kMasterPort) == "40123", "MASTER_PORT");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Input in = readInput(data, size);
+  std::optional<Config> config;
+  const std::string path = in.config_text && startsWith(*in.config_text, "{") ? "c.json" : "c.yaml";
+  if (in.config_text) {
+    LoadResult loaded = parseConfigText(*in.config_text, path);
+    if (!loaded.errors.empty()) return 0;  // loadConfigFile throws ConfigError: launch stops there
+    config = std::move(loaded.config);
+  }
+  try {
+    LaunchSettings settings = resolveLaunchSettings(in.options, config, path, in.facts);
+    LaunchPlan plan = makeLaunchPlan(std::move(settings), {"/bin/true"}, in.facts);
+    checkPlan(plan);
+  } catch (const Error& e) {
+    FUZZ_CHECK(std::string(e.what()).size() > 0, "an accel error without a message");
+  }
+  return 0;
+}
