@@ -33,7 +33,7 @@ void manifest(const std::string& text) {
   try {
     again = parseManifest(written, "ckpt/manifest");
   } catch (const Error& e) {
-    FUZZ_CHECK(false, std::string("formatManifest wrote what parseManifest refuses: ") + e.what() + "\n" + written);
+    FUZZ_FAIL(std::string("formatManifest wrote what parseManifest refuses: ") + e.what() + "\n" + written);
   }
   FUZZ_CHECK(again == m, "the manifest reads back differently:\n" + written);
   FUZZ_CHECK(formatManifest(again) == written, "formatManifest is not a fixed point:\n" + written);

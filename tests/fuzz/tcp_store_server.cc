@@ -220,7 +220,7 @@ int64_t roundTrips(TCPStore& client, long n) {
     FUZZ_CHECK(client.get(key) == value, "the server returned another value");
     return client.numKeys();
   } catch (const std::exception& e) {
-    FUZZ_CHECK(false, std::string("the server stopped serving other clients: ") + e.what());
+    FUZZ_FAIL(std::string("the server stopped serving other clients: ") + e.what());
   }
 }
 

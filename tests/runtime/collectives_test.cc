@@ -27,7 +27,7 @@ namespace {
 const std::vector<DataType> kTypes = {DataType::F32, DataType::F64, DataType::F16, DataType::BF16,
                                       DataType::I32, DataType::I64, DataType::U8};
 const std::vector<ReduceOp> kOps = {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Min, ReduceOp::Max, ReduceOp::Product};
-// ACCEL_TEST_QUICK (the ThreadSanitizer run, ~20x slower) trims the largest count.
+// ACCEL_TEST_QUICK (the sanitizer runs of scripts/test, 5-20x slower) trims the largest count.
 const std::vector<size_t> kCounts = std::getenv("ACCEL_TEST_QUICK") ? std::vector<size_t>{0, 1, 7, 1000, 4099}
                                                                      : std::vector<size_t>{0, 1, 7, 1000, (1u << 20) + 3};
 
