@@ -18,8 +18,13 @@ namespace accel {
 bool adoptOrphanedDescendants();
 
 // This process's children that are not in `workers`: once the workers have exited, the
-// descendants that were re-parented to it. Read from /proc/self/task/*/children.
+// descendants that were re-parented to it. Read from /proc/self/task/*/children, or from every
+// /proc/PID/stat where the kernel has no such files.
 std::vector<pid_t> adoptedChildren(const std::vector<pid_t>& workers);
+
+// This process's children found by reading every /proc/PID/stat (the fallback above; declared
+// here for its test).
+std::vector<pid_t> childrenFromProcScan();
 
 // SIGKILLs every adopted child and its process group; returns how many there were.
 int killAdoptedChildren(const std::vector<pid_t>& workers);

@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pure parts of the launcher: SLURM hostlists, setting precedence, worker environments,
-// paradigm exports, checks.
+// paradigm exports, checks; the subreaper's child listing (adopted.h).
 #include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "lib/common/error.h"
 #include "lib/config/loader.h"
+#include "lib/launch/adopted.h"
 #include "lib/launch/cpu_affinity.h"
 #include "lib/launch/launch_plan.h"
 #include "lib/launch/program.h"
@@ -200,4 +208,40 @@ TEST_CASE("cpu affinity: usable CPUs split into contiguous shares, one per local
   CHECK(crowded.workers[9].cpus == V{1});
   REQUIRE_FALSE(crowded.settings.notes.empty());
   CHECK(crowded.settings.notes.back().find("12 workers but 8 usable CPU(s) (0-7)") != std::string::npos);
+}
+
+// lib/launch/adopted.h: the two ways of listing this process's children agree, and a
+// grandchild whose parent exits is this process's child once this process is a subreaper.
+TEST_CASE("adopted: children listed from /proc, an orphaned grandchild comes to the subreaper", "[launch][adopted]") {
+  REQUIRE(adoptOrphanedDescendants());
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // forks the grandchild (which reports its pid), then exits at once
+    const pid_t grandchild = ::fork();
+    if (grandchild == 0) {
+      ::pause();
+      _exit(0);
+    }
+    (void)!::write(ready[1], &grandchild, sizeof grandchild);
+    _exit(0);
+  }
+  ::close(ready[1]);
+  pid_t grandchild = -1;
+  REQUIRE(::read(ready[0], &grandchild, sizeof grandchild) == static_cast<ssize_t>(sizeof grandchild));
+  ::close(ready[0]);
+  ::waitpid(child, nullptr, 0);
+  auto has = [](const std::vector<pid_t>& pids, pid_t pid) {
+    return std::find(pids.begin(), pids.end(), pid) != pids.end();
+  };
+  // Re-parenting happens as the child exits, before waitpid returns it.
+  CHECK(has(adoptedChildren({}), grandchild));
+  CHECK(has(childrenFromProcScan(), grandchild));
+  CHECK_FALSE(has(adoptedChildren({grandchild}), grandchild));
+  CHECK(killAdoptedChildren({}) >= 1);
+  int status = 0;
+  REQUIRE(::waitpid(grandchild, &status, 0) == grandchild);
+  CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
