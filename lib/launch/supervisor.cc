@@ -168,6 +168,15 @@ class Supervisor {
         killSurvivors(fmt::format("still running after {:g} s", plan_.grace_period));
       }
     }
+    // Adopted descendants that no longer held our pipes (a daemon redirects its output) end with
+    // the job too; they are reaped by the next attempt's loop, or by init after the launcher.
+    killAdoptedChildren(workerPids());
+  }
+
+  std::vector<pid_t> workerPids() const {
+    std::vector<pid_t> pids;
+    for (const auto& w : workers_) pids.push_back(w.pid);
+    return pids;
   }
 
   // Every worker has exited but their output pipes are open: held by descendants that left the
@@ -175,9 +184,7 @@ class Supervisor {
   // daemon's own children come to the launcher next). Past kLeftoverDrain, pipes that something
   // else still holds are closed unread; returns true then.
   bool endLeftovers(Clock::time_point all_exited) {
-    std::vector<pid_t> pids;
-    for (const auto& w : workers_) pids.push_back(w.pid);
-    killAdoptedChildren(pids);
+    killAdoptedChildren(workerPids());
     if (Clock::now() - all_exited < kLeftoverDrain) return false;
     for (auto& w : workers_) {
       if (w.out_fd < 0 && w.err_fd < 0) continue;

@@ -30,9 +30,10 @@
 //                      the other workers
 //   --spawn-child      fork a grandchild (same process group, default signal handling) that
 //                      sleeps --sleep seconds then exits 0; its pid is appended to --pidfile
-//   --spawn-daemon     fork a grandchild that leaves the worker's session and process group
-//                      (setsid, as a daemon does), keeps stdout and stderr, and sleeps 30 s;
-//                      its pid is appended to --pidfile
+//   --spawn-daemon H   fork a grandchild that leaves the worker's session and process group
+//                      (setsid, as a daemon does) and sleeps 30 s; H `keep`: it keeps stdout
+//                      and stderr, `close`: it points them at /dev/null, as a daemon does; its
+//                      pid is appended to --pidfile
 //   --lines N          print `line K of rank R xxx...` (K = 1..N, R = env RANK, each line
 //                      200 bytes with the newline) to stdout, each with a single write()
 //
@@ -159,7 +160,8 @@ int main(int argc, char** argv) {
   int exit_code = 0, signal_to_raise = 0;
   constexpr long kMax = 1L << 30;
   long fail_rank = -1, stderr_lines = 0, lines = 0;  // fail_rank -1: every rank fails
-  bool partial = false, spawn_child = false, spawn_daemon = false;
+  bool partial = false, spawn_child = false;
+  std::string spawn_daemon;  // "", keep or close
   bool trap_int = false, trap_term = false, ignore_term = false;
   double sleep_s = 0, fail_after_s = 0;
   const char* pidfile = nullptr;
@@ -184,7 +186,7 @@ int main(int argc, char** argv) {
     else if (opt == "--pidfile") pidfile = value();
     else if (opt == "--fail-when-up") up_file = value();
     else if (opt == "--spawn-child") spawn_child = true;
-    else if (opt == "--spawn-daemon") spawn_daemon = true;
+    else if (opt == "--spawn-daemon") spawn_daemon = value();
     else if (opt == "--lines") lines = parseInt(opt.c_str(), value(), 0, kMax);
     else usage("unknown argument '" + opt + "'");
   }
@@ -205,11 +207,17 @@ int main(int argc, char** argv) {
     }
     if (pidfile) appendPid(pidfile, child);
   }
-  if (spawn_daemon) {
+  if (!spawn_daemon.empty()) {
+    if (spawn_daemon != "keep" && spawn_daemon != "close") usage("--spawn-daemon takes keep or close");
     pid_t child = fork();
     if (child < 0) usage(std::string("fork: ") + std::strerror(errno));
     if (child == 0) {  // out of the worker's group and session, still holding its output pipes
       setsid();
+      if (spawn_daemon == "close") {
+        int null_fd = open("/dev/null", O_WRONLY);
+        dup2(null_fd, STDOUT_FILENO);
+        dup2(null_fd, STDERR_FILENO);
+      }
       setHandler(SIGINT, SIG_DFL);
       setHandler(SIGTERM, SIG_DFL);
       sleepFor(30);
