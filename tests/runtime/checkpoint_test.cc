@@ -78,6 +78,7 @@ TEST_CASE("checkpoint: a saver SIGKILLed at random points leaves the previous ch
   std::mt19937 random(12345);
   std::map<std::string, std::string> env = {{"RANK", ""}, {"WORLD_SIZE", ""}};
   int64_t last_step = 0;
+  size_t rounds_since_commit = 0;
   for (int round = 0; round < 12; ++round) {
     BackgroundProcess saver({RUNTIME_WORKER, "save-loop", dir.path()}, env);
     if (round == 0) REQUIRE(saver.waitForOutput("saved 1"));
@@ -92,9 +93,11 @@ TEST_CASE("checkpoint: a saver SIGKILLed at random points leaves the previous ch
     CHECK(step >= last_step);  // the saver resumes, so latest never goes back
     size_t kept = 0;
     for (const auto& e : std::filesystem::directory_iterator(dir.path())) kept += e.path().filename().string().rfind("step-", 0) == 0;
-    // Pruned to the latest and the one before, plus at most one directory a kill left between its
-    // rename and the `latest` update (uncommitted; the next save removes it).
-    CHECK(kept <= 3);
+    // Each commit prunes to the latest and the one before. A kill between a save's rename and
+    // its `latest` update leaves one uncommitted directory, which the next commit removes: rounds
+    // killed in a row before any commit (a loaded machine starts the saver slowly) leave one each.
+    rounds_since_commit = step > last_step ? 1 : rounds_since_commit + 1;
+    CHECK(kept <= 2 + rounds_since_commit);
     last_step = step;
   }
 }
