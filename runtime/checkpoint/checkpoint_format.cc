@@ -16,19 +16,12 @@ namespace {
 
 constexpr char kMagic[8] = {'A', 'C', 'C', 'E', 'L', 'C', 'K', '1'};
 
-// Eight or fewer hex digits, as formatManifest writes a CRC.
-std::optional<uint32_t> parseHex32(const std::string& text) {
-  uint32_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
-}
-
-// The whole word as a base-10 integer of type T (from_chars: no sign games, no overflow).
+// The whole word as an integer of type T in `base` (from_chars: no sign games, no overflow);
+// base 16 reads a CRC as formatManifest writes it.
 template <typename T>
-std::optional<T> parseWord(const std::string& text) {
+std::optional<T> parseWord(const std::string& text, int base = 10) {
   T value{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
   if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return value;
 }
@@ -76,7 +69,7 @@ Manifest parseManifest(const std::string& text, const std::string& path) {
       const std::string rank_text = next("part");
       auto rank = parseWord<int>(rank_text);
       auto size = parseWord<uint64_t>(next("part"));
-      auto crc = parseHex32(next("part"));
+      auto crc = parseWord<uint32_t>(next("part"), 16);
       if (!rank || !size || !crc) damaged(path, fmt::format("'part' line (rank {})", rank_text));
       m.parts[*rank] = {*size, *crc};
     }  // other words are skipped, as this reader always has: a later writer may add lines
