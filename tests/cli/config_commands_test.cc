@@ -9,6 +9,7 @@
 
 using accel::test::contains;
 using accel::test::accelBinary;
+using accel::test::fakeNvmlLibrary;
 using accel::test::run;
 using accel::test::slurp;
 using accel::test::TempDir;
@@ -221,7 +222,7 @@ TEST_CASE("config default counts GPUs through NVML and honours CUDA_VISIBLE_DEVI
   auto configure = [&](const std::string& gpus, const std::string& visible,
                        const std::string& fail = "") {
     auto r = run({accelBinary(), "config", "default", "--force"}, {},
-                 {{"HF_HOME", dir.file("hf")}, {"ACCEL_NVML_LIBRARY", FAKE_NVML_LIBRARY},
+                 {{"HF_HOME", dir.file("hf")}, {"ACCEL_NVML_LIBRARY", fakeNvmlLibrary()},
                   {"FAKE_NVML_GPUS", gpus}, {"CUDA_VISIBLE_DEVICES", visible},
                   {"FAKE_NVML_FAIL", fail}});
     INFO(r.out << r.err);

@@ -8,6 +8,8 @@
 
 using accel::test::contains;
 using accel::test::accelBinary;
+using accel::test::fakeCudaLibrary;
+using accel::test::fakeNvmlLibrary;
 using accel::test::run;
 using accel::test::TempDir;
 using nlohmann::json;
@@ -19,7 +21,7 @@ namespace {
 accel::test::RunResult env(const TempDir& dir, int gpus, std::vector<std::string> args = {},
                            std::map<std::string, std::string> vars = {}) {
   vars.emplace("HF_HOME", dir.file("hf"));
-  vars.emplace("ACCEL_NVML_LIBRARY", gpus < 0 ? dir.file("no-nvml.so") : FAKE_NVML_LIBRARY);
+  vars.emplace("ACCEL_NVML_LIBRARY", gpus < 0 ? dir.file("no-nvml.so") : fakeNvmlLibrary());
   vars.emplace("ACCEL_CUDA_LIBRARY", dir.file("no-cuda.so"));
   vars.emplace("FAKE_NVML_GPUS", std::to_string(std::max(gpus, 0)));
   vars.emplace("CUDA_VISIBLE_DEVICES", "");
@@ -131,7 +133,7 @@ TEST_CASE("env falls back to libcuda when NVML is missing", "[env]") {
   TempDir dir;
   auto r = run({accelBinary(), "env", "--json"}, {},
                {{"HF_HOME", dir.file("hf")}, {"ACCEL_NVML_LIBRARY", dir.file("no-nvml.so")},
-                {"ACCEL_CUDA_LIBRARY", FAKE_CUDA_LIBRARY}, {"FAKE_CUDA_GPUS", "2"}});
+                {"ACCEL_CUDA_LIBRARY", fakeCudaLibrary()}, {"FAKE_CUDA_GPUS", "2"}});
   REQUIRE(r.exit_code == 0);
   json g = json::parse(r.out)["gpus"];
   CHECK(g["source"] == "cuda");

@@ -17,6 +17,8 @@
 
 using accel::test::contains;
 using accel::test::accelBinary;
+using accel::test::envWorker;
+using accel::test::fakeNvmlLibrary;
 using accel::test::BackgroundProcess;
 using accel::test::run;
 using accel::test::RunResult;
@@ -27,7 +29,7 @@ namespace {
 // A hermetic environment: no user config, no real GPU library, `gpus` fake NVML GPUs.
 std::map<std::string, std::string> launchEnv(const TempDir& dir, int gpus = 0,
                                              std::map<std::string, std::string> extra = {}) {
-  if (gpus > 0) extra.emplace("ACCEL_NVML_LIBRARY", FAKE_NVML_LIBRARY);
+  if (gpus > 0) extra.emplace("ACCEL_NVML_LIBRARY", fakeNvmlLibrary());
   extra.emplace("FAKE_NVML_GPUS", std::to_string(gpus));
   extra.emplace("CUDA_VISIBLE_DEVICES", "");
   extra.emplace("OMP_NUM_THREADS", "");
@@ -59,7 +61,7 @@ TEST_CASE("launch: the environment of 1, 2 and 4 workers", "[launch]") {
   for (int n : {1, 2, 4}) {
     INFO(n << " workers");
     auto r = launch(dir, {"--cpu", "--num_processes", std::to_string(n), "--main_process_port", "29611",
-                          ENV_WORKER});
+                          envWorker()});
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
     auto envs = workerEnvs(r.out);
@@ -94,8 +96,8 @@ TEST_CASE("launch: the environment of 1, 2 and 4 workers", "[launch]") {
     CHECK(run_ids.size() == 1);
     CHECK(tokens.size() == 1);
   }
-  auto a = workerEnvs(launch(dir, {"--cpu", ENV_WORKER}).out);
-  auto b = workerEnvs(launch(dir, {"--cpu", ENV_WORKER}).out);
+  auto a = workerEnvs(launch(dir, {"--cpu", envWorker()}).out);
+  auto b = workerEnvs(launch(dir, {"--cpu", envWorker()}).out);
   CHECK(a[0]["ACCEL_STORE_TOKEN"] != b[0]["ACCEL_STORE_TOKEN"]);  // a fresh secret per run
 }
 
@@ -106,7 +108,7 @@ TEST_CASE("launch: flags beat the config file, which beats defaults, every key a
                               "enable_cpu_affinity: true\ndebug: true\nmain_process_port: 29612\n"
                               "dynamo_config:\n  dynamo_backend: INDUCTOR\n  dynamo_use_fullgraph: true\n"
                               "deepspeed_config:\n  gradient_accumulation_steps: 4\n");
-  auto r = launch(dir, {"--config_file", cfg, "--mixed-precision", "fp16", "--debug", ENV_WORKER});
+  auto r = launch(dir, {"--config_file", cfg, "--mixed-precision", "fp16", "--debug", envWorker()});
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.err, "accel: using config file " + cfg + "\n"));
@@ -121,20 +123,20 @@ TEST_CASE("launch: flags beat the config file, which beats defaults, every key a
   CHECK(std::regex_search(r.err, std::regex(R"(num_processes\s+3\s+\(config file\))")));
   CHECK(std::regex_search(r.err, std::regex(R"(mixed_precision\s+fp16\s+\(command line\))")));
   CHECK(std::regex_search(r.err, std::regex(R"(enable_cpu_affinity\s+true\s+\(config file\))")));
-  auto dry = launch(dir, {"--config_file", cfg, "--dry_run", ENV_WORKER});
+  auto dry = launch(dir, {"--config_file", cfg, "--dry_run", envWorker()});
   CHECK(contains(dry.out, "  ACCELERATE_CPU_AFFINITY=1\n"));
   CHECK(contains(dry.out, "  ACCELERATE_DYNAMO_USE_FULLGRAPH=True\n"));
 }
 
 TEST_CASE("launch: without a config one line names the defaults taken", "[launch][config]") {
   TempDir dir;
-  auto r = launch(dir, {"--num_processes", "2", ENV_WORKER});
+  auto r = launch(dir, {"--num_processes", "2", envWorker()});
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.err, "accel: no config file at " + dir.file("hf/accelerate/default_config.yaml") +
                             "; defaults: num_machines=1 (default), mixed_precision=no (default)"));
-  auto quiet = launch(dir, {"-q", "--num_processes", "2", ENV_WORKER});
+  auto quiet = launch(dir, {"-q", "--num_processes", "2", envWorker()});
   CHECK(quiet.err.empty());
-  auto missing = launch(dir, {"--config_file", dir.file("typo.yaml"), ENV_WORKER});
+  auto missing = launch(dir, {"--config_file", dir.file("typo.yaml"), envWorker()});
   CHECK(missing.exit_code == 2);
   CHECK(contains(missing.err, "accel: error: " + dir.file("typo.yaml") + ": config file does not exist"));
 }
@@ -146,7 +148,7 @@ TEST_CASE("launch: a two-machine job on loopback", "[launch][multinode]") {
     return std::make_unique<BackgroundProcess>(
         std::vector<std::string>{accelBinary(), "launch", "--cpu", "--num_machines", "2", "--num_processes", "4",
                                  "--machine_rank", std::to_string(rank), "--main_process_ip", "127.0.0.1",
-                                 "--main_process_port", port, ENV_WORKER},
+                                 "--main_process_port", port, envWorker()},
         launchEnv(dir));
   };
   auto m0 = machine(0);
@@ -174,34 +176,34 @@ TEST_CASE("launch: a two-machine job on loopback", "[launch][multinode]") {
 
 TEST_CASE("launch: GPU counts are checked against the GPUs that exist", "[launch][gpu]") {
   TempDir dir;
-  auto four = launch(dir, {"--dry_run", ENV_WORKER}, 4);
+  auto four = launch(dir, {"--dry_run", envWorker()}, 4);
   CHECK(contains(four.out, "4 worker(s) on machine 0 of 1, world size 4"));
   CHECK(contains(four.out, "  ACCELERATE_USE_CPU=False\n"));
-  auto over = launch(dir, {"--num_processes", "8", ENV_WORKER}, 4);
+  auto over = launch(dir, {"--num_processes", "8", envWorker()}, 4);
   CHECK(over.exit_code == 2);
   CHECK(contains(over.err, "accel: error: 8 processes per machine but only 4 GPU(s) visible"));
   CHECK(contains(over.err, "accel: hint: pass --num_processes 4"));
-  auto ids = launch(dir, {"--gpu_ids", "1,6", "--num_processes", "2", ENV_WORKER}, 4);
+  auto ids = launch(dir, {"--gpu_ids", "1,6", "--num_processes", "2", envWorker()}, 4);
   CHECK(ids.exit_code == 2);
   CHECK(contains(ids.err, "gpu_ids (command line) names GPU 6, but this machine has 4 GPU(s)"));
-  auto subset = launch(dir, {"--gpu_ids", "2,3", "--multi_gpu", "--num_processes", "2", "--dry_run", ENV_WORKER}, 4);
+  auto subset = launch(dir, {"--gpu_ids", "2,3", "--multi_gpu", "--num_processes", "2", "--dry_run", envWorker()}, 4);
   CHECK(contains(subset.out, "  CUDA_VISIBLE_DEVICES=2,3\n"));
-  auto none = launch(dir, {"--multi_gpu", "--num_processes", "2", ENV_WORKER}, 0);
+  auto none = launch(dir, {"--multi_gpu", "--num_processes", "2", envWorker()}, 0);
   CHECK(none.exit_code == 2);
   CHECK(contains(none.err, "needs GPUs, but none is visible"));
   CHECK(contains(none.err, "accel: hint: pass --cpu to run CPU workers"));
-  auto cpu = launch(dir, {"--cpu", "--num_processes", "8", "--dry_run", ENV_WORKER}, 4);
+  auto cpu = launch(dir, {"--cpu", "--num_processes", "8", "--dry_run", envWorker()}, 4);
   CHECK(cpu.exit_code == 0);
-  auto zero = launch(dir, {"--num_processes", "0", ENV_WORKER});
+  auto zero = launch(dir, {"--num_processes", "0", envWorker()});
   CHECK(zero.exit_code == 2);
-  auto both = launch(dir, {"--cpu", "--use_fsdp", ENV_WORKER});
+  auto both = launch(dir, {"--cpu", "--use_fsdp", envWorker()});
   CHECK(both.exit_code == 2);
   CHECK(contains(both.err, "you can only use one of"));
 }
 
 TEST_CASE("launch: SLURM placement is detected from srun's variables", "[launch][slurm]") {
   TempDir dir;
-  auto r = launch(dir, {"--dry_run", ENV_WORKER}, 2,
+  auto r = launch(dir, {"--dry_run", envWorker()}, 2,
                   {{"SLURM_JOB_ID", "4242"}, {"SLURM_NODEID", "1"}, {"SLURM_NNODES", "2"},
                    {"SLURM_STEP_ID", "0"}, {"SLURM_JOB_NODELIST", "gpu[07-08,11]"},
                    {"SLURM_GPUS_ON_NODE", "2"}, {"SLURM_PROCID", "1"}});
@@ -212,7 +214,7 @@ TEST_CASE("launch: SLURM placement is detected from srun's variables", "[launch]
   CHECK(contains(r.out, "rank 3 (local rank 1)"));
   CHECK(contains(r.out, "  ACCEL_RUN_ID=slurm-4242\n"));
   auto flag_wins = launch(dir, {"--cpu", "--dry_run", "--machine_rank", "0", "--main_process_ip", "10.1.1.1",
-                                ENV_WORKER},
+                                envWorker()},
                           0, {{"SLURM_JOB_ID", "4242"}, {"SLURM_NODEID", "1"}, {"SLURM_NNODES", "2"},
                               {"SLURM_STEP_ID", "0"}, {"SLURM_JOB_NODELIST", "gpu[07-08]"}});
   CHECK(contains(flag_wins.out, "on machine 0 of 2"));
@@ -244,10 +246,10 @@ TEST_CASE("launch: programs — .py under python3, PATH lookup, missing ones fai
 
 TEST_CASE("launch: --dry_run prints each rank's command and environment", "[launch]") {
   TempDir dir;
-  auto r = launch(dir, {"--cpu", "--num_processes", "2", "--main_process_port", "29613", "--dry_run", ENV_WORKER, "--a b"});
+  auto r = launch(dir, {"--cpu", "--num_processes", "2", "--main_process_port", "29613", "--dry_run", envWorker(), "--a b"});
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "accel launch plan: 2 worker(s) on machine 0 of 1, world size 2, MASTER_ADDR=127.0.0.1 MASTER_PORT=29613\n"));
-  CHECK(contains(r.out, "rank 1 (local rank 1): " + std::string(ENV_WORKER) + " '--a b'\n"));
+  CHECK(contains(r.out, "rank 1 (local rank 1): " + std::string(envWorker()) + " '--a b'\n"));
   CHECK(contains(r.out, "  RANK=1\n"));
   CHECK_FALSE(contains(r.out, "env RANK"));  // nothing ran
 }
@@ -263,13 +265,13 @@ TEST_CASE("launch: a busy port — replaced on one machine, an error across mach
   socklen_t len = sizeof a;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   const std::string busy = std::to_string(ntohs(a.sin_port));
-  auto single = launch(dir, {"--cpu", "--main_process_port", busy, ENV_WORKER});
+  auto single = launch(dir, {"--cpu", "--main_process_port", busy, envWorker()});
   INFO(single.err);
   CHECK(single.exit_code == 0);
   CHECK(contains(single.err, "accel: port " + busy + " is busy (held by pid " + std::to_string(::getpid())));
   CHECK_FALSE(contains(single.out, "MASTER_PORT=" + busy));
   auto multi = launch(dir, {"--cpu", "--num_machines", "2", "--num_processes", "2", "--main_process_ip", "127.0.0.1",
-                            "--main_process_port", busy, ENV_WORKER});
+                            "--main_process_port", busy, envWorker()});
   CHECK(multi.exit_code == 1);
   CHECK(contains(multi.err, "accel: error: port " + busy + " on this machine is busy (held by pid"));
   ::close(fd);

@@ -18,6 +18,7 @@
 using accel::test::contains;
 using accel::test::hermeticEnv;
 using accel::test::accelBinary;
+using accel::test::envWorker;
 using accel::test::BackgroundProcess;
 using accel::test::processAlive;
 using accel::test::run;
@@ -30,7 +31,7 @@ namespace {
 std::vector<std::string> launchArgs(std::vector<std::string> launcher, std::vector<std::string> worker) {
   std::vector<std::string> argv = {accelBinary(), "launch", "--cpu", "--main_process_port", "0"};
   argv.insert(argv.end(), launcher.begin(), launcher.end());
-  argv.push_back(ENV_WORKER);
+  argv.push_back(envWorker());
   argv.insert(argv.end(), worker.begin(), worker.end());
   return argv;
 }

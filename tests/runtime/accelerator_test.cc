@@ -18,6 +18,7 @@
 using namespace accel;
 using accel::test::contains;
 using accel::test::accelBinary;
+using accel::test::runtimeWorker;
 using accel::test::BackgroundProcess;
 using accel::test::run;
 using accel::test::TempDir;
@@ -43,7 +44,7 @@ std::map<std::string, std::string> hermetic(const TempDir& dir) {
 
 TEST_CASE("accelerator: every helper under accel launch --cpu --num_processes 3", "[accelerator]") {
   TempDir dir;
-  auto r = run({accelBinary(), "launch", "--cpu", "--num_processes", "3", "--main_process_port", "0", RUNTIME_WORKER,
+  auto r = run({accelBinary(), "launch", "--cpu", "--num_processes", "3", "--main_process_port", "0", runtimeWorker(),
                 "helpers", dir.file("shared.txt")},
                {}, hermetic(dir), 120000);
   INFO(r.out << r.err);
@@ -63,7 +64,7 @@ TEST_CASE("accelerator: a world of one without any launcher", "[accelerator]") {
   TempDir dir;
   auto env = hermetic(dir);
   for (const char* unset : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}) env[unset] = "";
-  auto r = run({RUNTIME_WORKER, "helpers", dir.file("shared.txt")}, {}, env, 60000);
+  auto r = run({runtimeWorker(), "helpers", dir.file("shared.txt")}, {}, env, 60000);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
   CHECK(contains(r.out, "ok gather\n"));
@@ -113,7 +114,7 @@ TEST_CASE("accelerator: a rank that dies mid-collective is named by the others",
     env.insert({{"RANK", std::to_string(r)}, {"WORLD_SIZE", "3"}, {"LOCAL_RANK", std::to_string(r)},
                 {"LOCAL_WORLD_SIZE", "3"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port},
                 {"ACCEL_STORE_TOKEN", "die-test"}});
-    ranks.push_back(std::make_unique<BackgroundProcess>(std::vector<std::string>{RUNTIME_WORKER, "die", "1"}, env));
+    ranks.push_back(std::make_unique<BackgroundProcess>(std::vector<std::string>{runtimeWorker(), "die", "1"}, env));
   }
   auto r0 = ranks[0]->wait(120000), r1 = ranks[1]->wait(120000), r2 = ranks[2]->wait(120000);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -22,6 +22,7 @@
 
 using namespace accel;
 using accel::test::BackgroundProcess;
+using accel::test::runtimeWorker;
 using accel::test::run;
 using accel::test::TempDir;
 
@@ -80,12 +81,12 @@ TEST_CASE("checkpoint: a saver SIGKILLed at random points leaves the previous ch
   int64_t last_step = 0;
   size_t rounds_since_commit = 0;
   for (int round = 0; round < 12; ++round) {
-    BackgroundProcess saver({RUNTIME_WORKER, "save-loop", dir.path()}, env);
+    BackgroundProcess saver({runtimeWorker(), "save-loop", dir.path()}, env);
     if (round == 0) REQUIRE(saver.waitForOutput("saved 1"));
     std::this_thread::sleep_for(std::chrono::milliseconds(5 + random() % 60));  // anywhere in a save
     saver.signal(SIGKILL);
     saver.wait();
-    auto r = run({RUNTIME_WORKER, "check", dir.path()}, {}, env);
+    auto r = run({runtimeWorker(), "check", dir.path()}, {}, env);
     INFO("round " << round << ": " << r.out << r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(accel::test::slurp(dir.file("latest")).rfind("step-", 0) == 0);

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The NCCL backend on CUDA memory: ranks are threads, one GPU each, so a machine with G GPUs
-// tests worlds of 1..G. Without NCCL in the build, or without a GPU, each case says why it
-// skipped.
+// tests worlds of 1..G (NCCL refuses two ranks on one device, so one GPU means a world of one).
+// Without NCCL in the build, or without a GPU, each case says why it skipped. scripts/test-gpu
+// runs these on a GPU machine.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <thread>
 
@@ -12,7 +15,9 @@
 #include "runtime/ddp/reducer.h"
 #include "runtime/state/cuda_devices.h"
 #include "runtime/store/hash_store.h"
+#include "tests/runtime/collective_checks.h"
 #include "tests/runtime/gloo_ranks.h"
+#include "tests/support/process.h"
 #ifdef ACCEL_HAVE_NCCL
 #include <cuda_runtime_api.h>
 
@@ -50,21 +55,24 @@ int onGpuRanks(int world, const std::function<int(int, NcclBackend&)>& body) {
   return total;
 }
 
-// Sum of rank+1 over every rank, each on its own GPU; returns the wrong values.
-int sumOnGpus(int world, size_t count) {
-  return onGpuRanks(world, [&](int r, NcclBackend& nccl) {
-    std::vector<float> host(count, static_cast<float>(r + 1));
-    float* device = nullptr;
-    cudaMalloc(reinterpret_cast<void**>(&device), count * sizeof(float));
-    cudaMemcpy(device, host.data(), count * sizeof(float), cudaMemcpyHostToDevice);
-    nccl.allReduce({device, count, DataType::F32, DeviceType::CUDA, r}, ReduceOp::Sum)->wait();
-    nccl.barrier()->wait();
-    cudaMemcpy(host.data(), device, count * sizeof(float), cudaMemcpyDeviceToHost);
-    cudaFree(device);
-    int bad = 0;
-    for (float v : host) bad += v != static_cast<float>(world * (world + 1) / 2);
-    return bad;
-  });
+// Device memory for the shared collective checks: each buffer is copied to the rank's GPU
+// before the operation and back after it.
+test::Placement cudaPlacement() {
+  test::Placement at;
+  at.place = [](std::vector<uint8_t>& host, DataType t) {
+    void* device = nullptr;
+    if (cudaMalloc(&device, std::max<size_t>(host.size(), 1)) != cudaSuccess) throw std::runtime_error("cudaMalloc failed");
+    cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice);
+    int index = 0;
+    cudaGetDevice(&index);
+    return Tensor{device, host.size() / dtypeSize(t), t, DeviceType::CUDA, index};
+  };
+  at.fetch = [](Tensor t, std::vector<uint8_t>& host) {
+    cudaMemcpy(host.data(), t.data, host.size(), cudaMemcpyDeviceToHost);
+    cudaFree(t.data);
+  };
+  at.exact_average = false;
+  return at;
 }
 
 // Each rank owns a Reducer with device buckets over NCCL; gradient i of rank r holds
@@ -109,35 +117,74 @@ int reduceDeviceGradients(int world, Compression compression) {
 }
 #endif
 
-}  // namespace
-
-TEST_CASE("nccl: all_reduce and barrier on CUDA memory, one GPU per rank", "[comm][nccl][gpu]") {
+// The GPUs the NCCL cases run on; 0 after saying why they skip.
+int gpusOrSkip() {
 #ifndef ACCEL_HAVE_NCCL
   WARN("skipped: this build has no CUDA/NCCL (they are found under /usr/local/cuda at configure time)");
+  return 0;
 #else
   const int gpus = cudaDeviceCount();
-  if (gpus == 0) {
-    WARN("skipped: NCCL " + NcclBackend::version() + " is built in, but no CUDA device is visible");
-    return;
-  }
+  if (gpus == 0) WARN("skipped: NCCL " + NcclBackend::version() + " is built in, but no CUDA device is visible");
+  return gpus;
+#endif
+}
+
+}  // namespace
+
+TEST_CASE("nccl: every collective, op, dtype and count on CUDA memory matches the serial reference", "[comm][nccl][gpu]") {
+  const int gpus = gpusOrSkip();
+  if (gpus == 0) return;
+#ifdef ACCEL_HAVE_NCCL
+  if (gpus == 1) WARN("one GPU: NCCL runs a world of one only (it refuses two ranks on one device)");
   for (int world = 1; world <= gpus; ++world) {
-    for (size_t count : {size_t{1}, size_t{1000}, (size_t{1} << 20) + 3}) {
-      INFO(world << " GPUs, " << count << " floats");
-      CHECK(sumOnGpus(world, count) == 0);
-    }
+    test::Mismatches bad;
+    const test::AllReduceExpected expected = test::allReduceExpected(world);
+    const int broken = onGpuRanks(world, [&](int r, NcclBackend& nccl) {
+      test::checkAllReduce(nccl, r, world, cudaPlacement(), expected, bad);
+      test::checkOtherCollectives(nccl, r, world, cudaPlacement(), bad);
+      return 0;
+    });
+    INFO("world of " << world << " GPUs");
+    CHECK(broken == 0);
+    CHECK(bad.list.empty());
+    for (const auto& m : bad.list) WARN(m);
   }
+  WARN("NCCL " << NcclBackend::version() << ": worlds of 1 to " << gpus << " GPUs checked");
+#endif
+}
+
+// A rank stuck on its GPU (its stream held) must become an error naming the rank and the
+// operation within the timeout, on every rank, under the real launcher.
+TEST_CASE("nccl: a stalled rank becomes an error within the timeout, not a hang", "[comm][nccl][gpu][failure]") {
+  const int gpus = gpusOrSkip();
+  if (gpus == 0) return;
+#ifdef ACCEL_HAVE_NCCL
+  test::TempDir dir;
+  auto env = test::hermeticEnv(dir, {{"GLOO_SOCKET_IFNAME", "lo"}});
+  env.erase("ACCEL_NVML_LIBRARY");  // the launcher counts the real GPUs
+  env.erase("ACCEL_CUDA_LIBRARY");
+  const int timeout_s = 5;
+  auto r = test::run({test::accelBinary(), "launch", "--num_processes", std::to_string(gpus), "--main_process_port", "0",
+                      test::runtimeWorker(), "nccl-stall", std::to_string(timeout_s)},
+                     {}, env, 120000);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.find("[rank 0] error after") != std::string::npos);
+  CHECK(r.out.find("barrier failed on rank 0 of " + std::to_string(gpus)) != std::string::npos);
+  CHECK(r.out.find("no progress for " + std::to_string(timeout_s) + " s") != std::string::npos);
+  CHECK(r.out.find("rescue") == std::string::npos);
+  auto at = r.out.find("error after ");
+  const double seconds = at == std::string::npos ? 0 : std::atof(r.out.c_str() + at + 12);
+  WARN("the stalled barrier failed after " << seconds << " s (timeout " << timeout_s << " s)");
+  CHECK(seconds >= timeout_s);
+  CHECK(seconds < timeout_s + 5);
 #endif
 }
 
 TEST_CASE("reducer: gradients in CUDA memory, reduced over NCCL bucket by bucket", "[ddp][reducer][nccl][gpu]") {
-#ifndef ACCEL_HAVE_NCCL
-  WARN("skipped: this build has no CUDA/NCCL (they are found under /usr/local/cuda at configure time)");
-#else
-  const int gpus = cudaDeviceCount();
-  if (gpus == 0) {
-    WARN("skipped: NCCL " + NcclBackend::version() + " is built in, but no CUDA device is visible");
-    return;
-  }
+  const int gpus = gpusOrSkip();
+  if (gpus == 0) return;
+#ifdef ACCEL_HAVE_NCCL
   for (int world = 1; world <= gpus; ++world) {
     for (auto c : {Compression::None, Compression::Fp16, Compression::Bf16}) {
       INFO(world << " GPUs, compression " << static_cast<int>(c));

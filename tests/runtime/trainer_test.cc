@@ -14,6 +14,7 @@
 #include "tests/support/process.h"
 
 using accel::test::accelBinary;
+using accel::test::accelTrain;
 using accel::test::BackgroundProcess;
 using accel::test::run;
 using accel::test::slurp;
@@ -27,7 +28,7 @@ std::map<std::string, std::string> hermetic(const TempDir& dir) {
 
 std::vector<std::string> trainCommand(int processes, std::vector<std::string> args) {
   std::vector<std::string> argv = {accelBinary(), "launch", "-q", "--cpu", "--num_processes", std::to_string(processes),
-                                   "--main_process_port", "0", ACCEL_TRAIN, "--log_every", "0"};
+                                   "--main_process_port", "0", accelTrain(), "--log_every", "0"};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
@@ -167,7 +168,7 @@ TEST_CASE("trainer: on CUDA devices, the weights of the CPU path, 2 GPUs those o
   env.erase("ACCEL_CUDA_LIBRARY");
   auto onGpus = [&](int processes, std::vector<std::string> args, const std::string& name) {
     std::vector<std::string> argv = {accelBinary(), "launch", "-q", "--num_processes", std::to_string(processes),
-                                     "--main_process_port", "0", ACCEL_TRAIN, "--log_every", "0", "--save_weights",
+                                     "--main_process_port", "0", accelTrain(), "--log_every", "0", "--save_weights",
                                      dir.file(name)};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = run(argv, {}, env, 300000);

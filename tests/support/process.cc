@@ -207,10 +207,24 @@ bool processAlive(pid_t pid) {
   return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
 }
 
+namespace {
+std::filesystem::path testBinDir() {
+  static const std::filesystem::path dir = std::filesystem::canonical("/proc/self/exe").parent_path();
+  return dir;
+}
+std::string builtProgram(const char* name) { return (testBinDir() / name).string(); }
+std::string builtLibrary(const char* name) { return (testBinDir().parent_path() / "lib" / name).string(); }
+}  // namespace
+
 std::string accelBinary() {
   const char* bin = std::getenv("ACCEL_BIN");
-  return bin && *bin ? bin : ACCEL_BIN_DEFAULT;
+  return bin && *bin ? bin : builtProgram(ACCEL_NAME);
 }
+std::string accelTrain() { return builtProgram(ACCEL_TRAIN_NAME); }
+std::string envWorker() { return builtProgram(ENV_WORKER_NAME); }
+std::string runtimeWorker() { return builtProgram(RUNTIME_WORKER_NAME); }
+std::string fakeNvmlLibrary() { return builtLibrary(FAKE_NVML_NAME); }
+std::string fakeCudaLibrary() { return builtLibrary(FAKE_CUDA_NAME); }
 
 TempDir::TempDir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "accel-test-XXXXXX").string();

@@ -53,8 +53,15 @@ int freeLoopbackPort();
 // Whether a process with this pid exists (and is not a zombie).
 bool processAlive(pid_t pid);
 
-// Path of the accel binary under test (ACCEL_BIN, set by CMake).
+// Programs and libraries of the build under test, found beside the running test executable
+// (bin/ and ../lib/, the build tree's layout and the GPU bundle's, scripts/test-gpu), so the
+// tests run wherever that tree was copied. accelBinary() is ACCEL_BIN when set.
 std::string accelBinary();
+std::string accelTrain();
+std::string envWorker();
+std::string runtimeWorker();
+std::string fakeNvmlLibrary();
+std::string fakeCudaLibrary();
 
 // A fresh directory removed at scope exit.
 class TempDir {

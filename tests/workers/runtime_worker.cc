@@ -6,16 +6,24 @@
 //                                 print the error they get ("error: …") and exit 3
 //   runtime_worker save-loop DIR  saves checkpoints of steps 1, 2, … forever (to be SIGKILLed)
 //   runtime_worker check DIR      loads DIR's latest checkpoint, checks every byte; prints the step
+//   runtime_worker nccl-stall S   (CUDA) rank 0's stream stalls; a barrier on the NCCL group must
+//                                 fail after S s: prints "error after T s: …" and exits 3
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <numeric>
 #include <sstream>
+#include <thread>
 
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/state/accelerator.h"
+#ifdef ACCEL_HAVE_NCCL
+#include <cuda_runtime_api.h>
+#endif
 
 using namespace accel;
 
@@ -128,6 +136,45 @@ int check(Accelerator& acc, const std::string& dir) {
   return ok ? 0 : 1;
 }
 
+// Rank 0 holds its legacy default stream in a host function, as a rank stuck in a kernel would,
+// so the barrier queued after it makes no progress on any rank; the NCCL watchdog must fail it
+// within the timeout. A rescue releases the stream 20 s after the timeout so that a watchdog
+// that misses it (or an abort that waits for the stream) ends in a message, not a hang.
+int ncclStall(Accelerator& acc, int timeout_s) {
+  if (acc.device().type != DeviceType::CUDA) {
+    std::cerr << "skipped: no CUDA device is visible" << std::endl;
+    return 77;
+  }
+#ifdef ACCEL_HAVE_NCCL
+  Backend& nccl = acc.deviceProcessGroup().backend();
+  nccl.barrier()->wait();  // the communicator works before the stall
+  static std::atomic<bool> released{false};
+  if (acc.processIndex() == 0) {
+    cudaLaunchHostFunc(nullptr, [](void*) { while (!released) ::usleep(1000); }, nullptr);
+  }
+  std::thread rescue([timeout_s] {
+    for (int i = 0; i < (timeout_s + 20) * 10 && !released; ++i) ::usleep(100000);
+    if (!released) std::cout << "rescue: no error 20 s after the timeout; the stream is released" << std::endl;
+    released = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  std::string outcome = "no error";
+  try {
+    nccl.barrier()->wait();
+  } catch (const std::exception& e) {
+    outcome = e.what();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << (outcome == "no error" ? "no error after " : "error after ") << seconds << " s: " << outcome << std::endl;
+  released = true;
+  rescue.join();
+  std::_Exit(outcome == "no error" ? 0 : 3);  // the aborted communicator is not torn down again
+#else
+  (void)timeout_s;
+  return 77;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -137,12 +184,14 @@ int main(int argc, char** argv) {
     // Far above a loaded ThreadSanitizer run's time to notice a dead rank (a few seconds), so
     // the die test can tell "named at once" from "waited out the timeout".
     options.timeout = std::chrono::seconds(60);
+    if (mode == "nccl-stall" && argc > 2) options.timeout = std::chrono::seconds(std::atoi(argv[2]));
     Accelerator acc(options);
     if (mode == "helpers" && argc > 2) return helpers(acc, argv[2]);
     if (mode == "die" && argc > 2) return die(acc, std::atoi(argv[2]));
     if (mode == "save-loop" && argc > 2) return saveLoop(acc, argv[2]);
     if (mode == "check" && argc > 2) return check(acc, argv[2]);
-    std::cerr << "usage: runtime_worker helpers FILE | die RANK | save-loop DIR | check DIR" << std::endl;
+    if (mode == "nccl-stall" && argc > 2) return ncclStall(acc, std::atoi(argv[2]));
+    std::cerr << "usage: runtime_worker helpers FILE | die RANK | save-loop DIR | check DIR | nccl-stall S" << std::endl;
     return 64;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;

@@ -1,0 +1,160 @@
+# The checks of `scripts/test-gpu run`, one function each (check_<id>, listed in run.sh). Each
+# runs in its own bash in the report directory with ACCEL_ROOT, BUNDLE, GPU_COUNT, NCCL_DIR set,
+# writes what it did to its log, ends with a line "figure: ..." and returns 0 (pass), 77
+# (skipped: the reason on a line "skipped: ...") or anything else (fail).
+
+COMPARE="python3 $ACCEL_ROOT/scripts/gpu/compare.py"
+# Never this machine's accel/Accelerate config; Gloo (beside NCCL) on loopback.
+export HF_HOME="$GPU_OUT/hf-home" GLOO_SOCKET_IFNAME=lo
+
+# Runs the bundle's Catch2 GPU tests whose names match a pattern. The figure is the first lines
+# of their WARN messages (Catch prints warnings of passing tests too; at most 4), else Catch's
+# totals. A test that skips fails the check.
+run_gpu_tests() {
+  local spec=$1 out rc=0
+  out=$(mktemp)
+  "$BUNDLE/bin/accel_runtime_tests" "$spec" -r compact --durations yes >"$out" 2>&1 || rc=$?
+  cat "$out"
+  local figure
+  figure=$(sed -n "s/.* warning: '\([^']*\)'\{0,1\}\$/\1/p" "$out" | head -4 | paste -sd';' | sed 's/;/; /g')
+  [ -n "$figure" ] || figure=$(grep -E '^(Passed|Failed)' "$out" | tail -1)
+  echo "figure: $figure"
+  # nvidia-smi lists a GPU, so a test that skips for want of one (CUDA sees none, no NCCL in
+  # the build) is a failure here.
+  if grep -q " warning: 'skipped: " "$out"; then
+    echo "FAIL a GPU test skipped on a machine with $GPU_COUNT GPU(s)"
+    rc=1
+  fi
+  rm -f "$out"
+  return $rc
+}
+
+check_bundle() {
+  local rc=0 f
+  for f in "$BUNDLE"/bin/* "$BUNDLE"/lib/*; do
+    if ldd "$f" | grep -q 'not found'; then
+      echo "FAIL $(basename "$f"): $(ldd "$f" | grep 'not found' | paste -sd' ')"
+      rc=1
+    fi
+  done
+  "$BUNDLE/bin/accel" --version || rc=1
+  ldd "$BUNDLE/bin/accel-train" | grep -E 'nccl|cudart|gloo'
+  echo "figure: $(ls "$BUNDLE/bin" | wc -l) programs load; NCCL from ${NCCL_DIR:-nowhere}"
+  return $rc
+}
+
+check_env() {
+  "$BUNDLE/bin/accel" env >env.txt && cat env.txt
+  "$BUNDLE/bin/accel" env --json >env.json
+  nvidia-smi --query-gpu=index,name,uuid,memory.total,compute_cap,pci.bus_id,driver_version \
+    --format=csv,noheader,nounits >smi.csv
+  nvidia-smi >smi.txt
+  nvidia-smi topo -m >topo.txt
+  nvidia-smi -q >smi-q.txt
+  cat smi.csv topo.txt
+  # NCCL's own version: the wheel's metadata, else the file name libnccl.so.2.X.Y.
+  local version
+  version=$(ls -d "$NCCL_DIR"/../../../nvidia_nccl*.dist-info 2>/dev/null | sed -n 's/.*nvidia_nccl_cu[0-9]*-\([0-9]*\.[0-9]*\.[0-9]*\).*/\1/p' | head -1)
+  [ -n "$version" ] || version=$(readlink -f "$NCCL_DIR/libnccl.so.2" | sed -n 's/.*libnccl\.so\.\([0-9]*\.[0-9]*\.[0-9]*\)$/\1/p')
+  echo "${version:-unknown}" >nccl_version
+  $COMPARE env .
+}
+
+check_visible() {
+  local uuids=() i
+  mapfile -t uuids < <(nvidia-smi --query-gpu=uuid --format=csv,noheader)
+  visible_case() {  # NAME SETTING EXPECTED_UUIDS...
+    local name=$1 setting=$2
+    shift 2
+    echo "$setting" >"visible-$name.setting"
+    printf '%s\n' "$@" >"visible-$name.want"
+    CUDA_VISIBLE_DEVICES=$setting "$BUNDLE/bin/accel" env --json >"visible-$name.json"
+  }
+  visible_case index 0 "${uuids[0]}"
+  visible_case uuid "${uuids[-1]}" "${uuids[-1]}"
+  visible_case none "" ""
+  visible_case minus-one -1 ""
+  if [ ${#uuids[@]} -ge 2 ]; then
+    visible_case reversed 1,0 "${uuids[1]}" "${uuids[0]}"
+  fi
+  $COMPARE visible .
+}
+
+check_nccl() { run_gpu_tests "nccl: every collective*"; }
+check_watchdog() { run_gpu_tests "nccl: a stalled rank*"; }
+check_reducer() { run_gpu_tests "reducer: gradients in CUDA memory*"; }
+check_train() { run_gpu_tests "trainer: on CUDA devices*"; }
+
+check_amp() {
+  local rc=0
+  run_gpu_tests "amp kernels: GPU casts*" || rc=1
+  "$BUNDLE/bin/accel-bench" amp --sizes 256M | tee amp.txt
+  $COMPARE amp amp.txt || rc=1
+  return $rc
+}
+
+check_launch() {
+  local rc=0 out
+  # No --num_processes, no config: one worker per GPU, each on its own device.
+  out=$("$BUNDLE/bin/accel" launch --main_process_port 0 sh -c 'echo "world=$WORLD_SIZE local_rank=$LOCAL_RANK"' 2>&1) || rc=1
+  echo "$out"
+  local workers
+  workers=$(grep -c "world=$GPU_COUNT " <<<"$out" || true)
+  [ "$workers" -eq "$GPU_COUNT" ] && echo "ok one worker per GPU ($GPU_COUNT)" || { echo "FAIL $workers workers for $GPU_COUNT GPUs"; rc=1; }
+  # One process more than there are GPUs: refused before anything starts, exit 2.
+  local code=0
+  out=$("$BUNDLE/bin/accel" launch --num_processes $((GPU_COUNT + 1)) sh -c true 2>&1) || code=$?
+  echo "$out"
+  [ "$code" -eq 2 ] && grep -q "only $GPU_COUNT GPU" <<<"$out" && echo "ok $((GPU_COUNT + 1)) processes refused (exit 2)" ||
+    { echo "FAIL $((GPU_COUNT + 1)) processes: exit $code"; rc=1; }
+  "$BUNDLE/bin/accel" config default --config_file default_config.yaml && cat default_config.yaml
+  grep -qx "num_processes: $GPU_COUNT" default_config.yaml && grep -qx 'use_cpu: false' default_config.yaml &&
+    echo "ok accel config default: num_processes $GPU_COUNT, use_cpu false" || { echo "FAIL accel config default"; rc=1; }
+  echo "figure: $GPU_COUNT worker(s) for $GPU_COUNT GPU(s); $((GPU_COUNT + 1)) refused; config default num_processes: $GPU_COUNT"
+  return $rc
+}
+
+check_bench() {
+  # A world of one all-reduces nothing (in place), so one GPU measures all_gather (a copy
+  # through NCCL); bus bandwidth needs two GPUs or more.
+  local op=all_reduce
+  [ "$GPU_COUNT" -eq 1 ] && op=all_gather
+  "$BUNDLE/bin/accel" launch -q --main_process_port 0 "$BUNDLE/bin/accel-bench" --backend nccl --op $op \
+    --sizes 1M:1G --iters 20 --json | sed 's/^\[rank [0-9]*\] //' | tee bench.json
+  $COMPARE bench bench.json
+}
+
+check_accelerate() {
+  local scripts
+  scripts=$(python3 -c 'import accelerate, os, torch; assert torch.cuda.is_available(), "torch sees no GPU"; print(os.path.join(os.path.dirname(accelerate.__file__), "test_utils", "scripts"))' 2>&1) || {
+    echo "skipped: python3 has no accelerate with a CUDA torch ($scripts)"
+    return 77
+  }
+  # Every script under both launchers at once (one GPU holds them all), each on its own port.
+  local s i=0 pids=() names=()
+  for s in test_script.py test_sync.py test_ops.py test_distributed_data_loop.py test_ddp_comm_hook.py; do
+    "$BUNDLE/bin/accel" launch -q --main_process_port 0 --num_processes "$GPU_COUNT" "$scripts/$s" >"accel-$s.log" 2>&1 &
+    pids+=($!) names+=("accel-$s")
+    python3 -m accelerate.commands.launch --num_processes "$GPU_COUNT" --num_machines 1 --mixed_precision no \
+      --dynamo_backend no --main_process_port $((29641 + i)) $([ "$GPU_COUNT" -gt 1 ] && echo --multi_gpu) \
+      "$scripts/$s" >"accelerate-$s.log" 2>&1 &
+    pids+=($!) names+=("accelerate-$s")
+    i=$((i + 1))
+  done
+  local k code rc=0 results=() start=$SECONDS
+  declare -A exit_of
+  for k in "${!pids[@]}"; do
+    code=0
+    wait "${pids[$k]}" || code=$?
+    exit_of[${names[$k]}]=$code
+    echo "${names[$k]}: exit $code after $((SECONDS - start)) s"
+    [ "$code" -eq 0 ] || tail -n 15 "${names[$k]}.log"
+  done
+  for s in test_script.py test_sync.py test_ops.py test_distributed_data_loop.py test_ddp_comm_hook.py; do
+    local mine=${exit_of[accel-$s]} theirs=${exit_of[accelerate-$s]}
+    [ "$mine" -eq 0 ] || rc=1
+    results+=("${s%.py} $([ "$mine" -eq 0 ] && echo pass || echo FAIL)/$([ "$theirs" -eq 0 ] && echo pass || echo FAIL)")
+  done
+  echo "figure: under accel launch / accelerate launch: $(IFS=,; echo "${results[*]}" | sed 's/,/, /g')"
+  return $rc
+}
