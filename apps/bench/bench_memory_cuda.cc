@@ -8,13 +8,12 @@
 #include <string>
 
 #include "apps/bench/bench_memory.h"
+#include "runtime/comm/cuda_check.h"
 
 namespace accel::bench {
 
 namespace {
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
+void check(cudaError_t e, const char* what) { checkCuda(e, std::string("accel-bench: ") + what); }
 }  // namespace
 
 BenchBuffer::BenchBuffer(size_t bytes, bool on_device) : bytes_(bytes), on_device_(on_device) {

@@ -8,6 +8,7 @@
 
 #include "apps/train/mlp_cuda.h"
 #include "runtime/amp/amp_kernels.h"
+#include "runtime/comm/cuda_check.h"
 
 namespace accel::train {
 
@@ -17,9 +18,7 @@ constexpr int kThreads = 256;
 constexpr int F = kFeatures;
 constexpr int C = kClasses;
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string("accel-train (CUDA): ") + what + ": " + cudaGetErrorString(e));
-}
+void check(cudaError_t e, const char* what) { checkCuda(e, std::string("accel-train (CUDA): ") + what); }
 
 unsigned blocks(size_t n) { return n ? static_cast<unsigned>((n + kThreads - 1) / kThreads) : 1u; }  // never an empty grid
 
@@ -173,6 +172,8 @@ struct CudaMlp::Impl {
     dense<<<blocks(n * C), kThreads>>>(weight(2), weight(3), h.p, n, H, C, false, logits.p);
   }
 };
+
+bool CudaMlp::built() { return true; }
 
 CudaMlp::CudaMlp(const Mlp& model, const Dataset& train, int device, bool half_working, bool bf16)
     : impl_(std::make_unique<Impl>()) {

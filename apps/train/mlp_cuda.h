@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The reference trainer's CUDA path (built when nvcc was found: ACCEL_HAVE_CUDA_KERNELS): the
-// same MLP, data and SGD with momentum on one CUDA device. Every kernel runs on the legacy default
+// The reference trainer's CUDA path (mlp_cuda.cu, built when nvcc and NCCL were found; otherwise
+// mlp_cuda_none.cc, where built() is false and the constructor throws): the same MLP, data and SGD with momentum on one CUDA device. Every kernel runs on the legacy default
 // stream. Backward adds each gradient into the buffer it is given (the Reducer's device bucket)
 // and calls ready() in Mlp::backward's order, so NCCL reduces the last layer while the first is
 // still computed. Each sum runs in the CPU path's order with unfused multiply-adds, so the two
@@ -18,6 +18,8 @@ namespace accel::train {
 
 class CudaMlp {
  public:
+  // Whether this build has the CUDA path.
+  static bool built();
   // Uploads the training set. `half_working`: the forward pass uses the masters rounded to fp16
   // (or bf16 with `bf16`), as MasterWeights does on the CPU.
   CudaMlp(const Mlp& model, const Dataset& train, int device, bool half_working, bool bf16);

@@ -14,9 +14,7 @@
 #include <fmt/format.h>
 
 #include "apps/train/mlp.h"
-#ifdef ACCEL_TRAIN_CUDA
 #include "apps/train/mlp_cuda.h"
-#endif
 #include "apps/train/train_args.h"
 #include "apps/train/tensor_blobs.h"
 #include "lib/common/atomic_file.h"
@@ -47,9 +45,7 @@ struct Trainer {
   std::vector<float*> grads;  // the reducer's gradient views, by slot
   std::vector<size_t> counts;
   LossScaler scaler;
-#ifdef ACCEL_TRAIN_CUDA
-  std::unique_ptr<CudaMlp> cuda;
-#endif
+  std::unique_ptr<CudaMlp> cuda;  // the CUDA path's model, when `gpu`
   int accumulation;
   long step = 0;
   std::vector<size_t> order;  // this epoch's sample permutation (batchFor)
@@ -81,33 +77,24 @@ struct Trainer {
     counts = model.counts();
     for (size_t i = 0; i < slots.size(); ++i) grads.push_back(reducer.gradient(i));
     for (const auto& p : weights.masters()) momentum.emplace_back(p.size(), 0.0f);
-#ifdef ACCEL_TRAIN_CUDA
     if (gpu) cuda = std::make_unique<CudaMlp>(model, train, acc.device().index, precision != "no", precision == "bf16");
-#endif
   }
 
   // The device the Accelerator picked (a CUDA device unless --cpu / ACCELERATE_USE_CPU), when
   // this build has the trainer's kernels.
   static bool useGpu(const Accelerator& acc) {
     if (acc.device().type != DeviceType::CUDA) return false;
-#ifdef ACCEL_TRAIN_CUDA
-    return true;
-#else
+    if (CudaMlp::built()) return true;
     acc.print("note: a CUDA device is visible but accel-train was built without CUDA kernels: training on the CPU");
     return false;
-#endif
   }
 
   // Host <-> device copies of the parameters and momentum (no-ops on the CPU path).
   void toDevice() {
-#ifdef ACCEL_TRAIN_CUDA
     if (cuda) cuda->upload(weights.masters(), momentum);
-#endif
   }
   void toHost() {
-#ifdef ACCEL_TRAIN_CUDA
     if (cuda) cuda->download(weights.masters(), momentum);
-#endif
   }
 
   void restoreOrBroadcast() {
@@ -150,9 +137,7 @@ struct Trainer {
     const size_t divisor = a.batch / static_cast<size_t>(acc.numProcesses());
     auto grad = [this](size_t i) { return reducer.gradient(i); };
     auto ready = [this](size_t i) { reducer.markReady(i); };
-#ifdef ACCEL_TRAIN_CUDA
     if (cuda) return cuda->forwardBackward(idx, scaler.scale(), divisor, grad, ready);
-#endif
     x.clear();
     y.clear();
     for (size_t i : idx) {
@@ -167,13 +152,11 @@ struct Trainer {
 
   // Unscale, agree on overflow across ranks (every rank skips the same steps), SGD with momentum.
   void optimizerStep() {
-#ifdef ACCEL_TRAIN_CUDA
     if (cuda) {
       if (scaler.enabled()) scaler.recordOverflow(cuda->unscale(grads, counts, scaler.inverseScale()));
       if (scaler.step(&acc.processGroup().backend())) cuda->sgd(slots, grads, a.lr);
       return;
     }
-#endif
     for (size_t i = 0; i < slots.size(); ++i) scaler.unscale(grads[i], counts[i]);
     if (!scaler.step(&acc.processGroup().backend())) return;
     auto& masters = weights.masters();
@@ -228,9 +211,7 @@ struct Trainer {
     auto mine = acc.splitBetweenProcesses(all, true);
     x.clear();
     for (int64_t i : mine) x.insert(x.end(), &test.x[static_cast<size_t>(i) * kFeatures], &test.x[static_cast<size_t>(i) * kFeatures] + kFeatures);
-#ifdef ACCEL_TRAIN_CUDA
     if (cuda) logits = cuda->logits(x.data(), mine.size());
-#endif
     if (!gpu) model.forward(weights.working(), x.data(), nullptr, mine.size(), h, logits);
     std::vector<int32_t> correct;
     for (size_t s = 0; s < mine.size(); ++s) {

@@ -79,7 +79,7 @@ std::vector<KeySpec> buildSchema() {
        .prompt = "What is the name of the function in your script that should be launched in "
                  "all parallel scripts? [main]: "},
       {.path = "enable_cpu_affinity", .type = T::Bool, .file_default = "false",
-       .help = "bind each process to the CPUs of its GPU's NUMA node",
+       .help = "pin each local worker to its own contiguous share of the CPUs the launcher may use",
        .prompt = "Would you like to enable numa efficiency? (Currently only supported on NVIDIA "
                  "hardware). [yes/NO]: "},
       {.path = "fp8_config", .type = T::Map, .help = "FP8 training settings"},

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Question order follows Accelerate's get_cluster_input(); see reference §1.2. accel offers the
+// Question order follows Accelerate 1.15's `accelerate config` (get_cluster_input() in
+// accelerate/commands/config/cluster.py, the "This machine" flow). accel offers the
 // machine types it can launch (no distributed, multi-CPU, multi-GPU) and checks answers as they
 // come, where Accelerate raises after the last question or writes a file that fails at launch.
 #include "lib/config/wizard.h"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The wizard's optional blocks: dynamo, DeepSpeed, FSDP (+ parallelism config), Megatron-LM and
-// FP8. Order, defaults and written keys follow Accelerate's cluster.py (reference §1.2 D–L).
+// FP8. Order, defaults and written keys follow Accelerate 1.15's
+// accelerate/commands/config/cluster.py, whose questions come in this same order.
 #include <fmt/format.h>
 
 #include "lib/common/strings.h"

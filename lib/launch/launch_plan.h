@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "lib/common/defaults.h"
 #include "lib/launch/launch_settings.h"
 
 namespace accel {
@@ -27,11 +28,11 @@ struct LaunchPlan {
   int num_machines = 1;
   int machine_rank = 0;
   std::string master_addr;
-  int master_port = 29500;
+  int master_port = defaults::kMainProcessPort;
   bool port_is_ours = true;     // machine rank 0: check (and on one machine, replace) the port
   std::string label_host;       // "" on one machine; the host name in "[host:rank N]" otherwise
   int max_restarts = 0;
-  double grace_period = 10;
+  double grace_period = defaults::kGracePeriodSeconds;
   std::string log_dir;          // "" for none
   int console_streams = 3;      // bit 1 stdout, bit 2 stderr (torchrun --tee encoding)
   std::map<int, int> console_streams_by_rank;  // local rank -> streams, overriding the above

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/defaults.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/config/schema.h"
@@ -192,7 +193,7 @@ void resolveProcessCount(Resolver& r, const std::optional<SlurmInfo>& slurm) {
 }
 
 void resolveRest(Resolver& r) {
-  r.resolve("main_process_port", 29500);
+  r.resolve("main_process_port", defaults::kMainProcessPort);
   r.resolve("gpu_ids", "all");
   r.resolve("mixed_precision", "no");
   r.resolve("rdzv_backend", "static");
@@ -231,7 +232,7 @@ void resolveLauncherOptions(Resolver& r) {
     }
   };
   set("max_restarts", o.max_restarts, 0);
-  set("grace_period", o.grace_period, 10.0);
+  set("grace_period", o.grace_period, defaults::kGracePeriodSeconds);
   set("role", o.role, "default");
   set("tee", o.tee, "3");
   set("log_dir", o.log_dir, nullptr);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Accelerate's exports for DeepSpeed, FSDP, Megatron-LM and FP8 (reference §5.2-5.3), so
+// Accelerate's exports for DeepSpeed, FSDP, Megatron-LM and FP8 (Accelerate 1.15's
+// prepare_multi_gpu_env and prepare_deepspeed_cmd_env in accelerate/utils/launch.py), so
 // Accelerate's plugins in the workers read the same configuration they would under its launcher.
 #include <fmt/format.h>
 

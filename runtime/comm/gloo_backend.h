@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "lib/common/defaults.h"
 #include "runtime/comm/backend.h"
 #include "runtime/store/store.h"
 
@@ -24,7 +25,7 @@ namespace accel {
 struct GlooOptions {
   std::string hostname = "127.0.0.1";  // the address other ranks reach this one at
   std::string iface;                   // or a network interface (GLOO_SOCKET_IFNAME)
-  std::chrono::milliseconds timeout = std::chrono::minutes(30);  // per collective
+  std::chrono::milliseconds timeout = defaults::kGlooTimeout;  // per collective
   // After a failure: a sentence naming what is known about the cause (e.g. a departed rank).
   std::function<std::string()> diagnose;
 };

@@ -14,14 +14,13 @@
 #include <fmt/format.h>
 
 #include "runtime/comm/collective_shapes.h"
+#include "runtime/comm/cuda_check.h"
 
 namespace accel {
 
 namespace {
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw CommError(fmt::format("{}: CUDA error: {}", what, cudaGetErrorString(e)));
-}
+void check(cudaError_t e, const char* what) { checkCuda(e, what); }
 
 void check(ncclResult_t r, const char* what, ncclComm_t comm = nullptr) {
   if (r == ncclSuccess || r == ncclInProgress) return;

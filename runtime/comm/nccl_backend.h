@@ -10,13 +10,14 @@
 #include <functional>
 #include <memory>
 
+#include "lib/common/defaults.h"
 #include "runtime/comm/backend.h"
 #include "runtime/store/store.h"
 
 namespace accel {
 
 struct NcclOptions {
-  std::chrono::milliseconds timeout = std::chrono::minutes(10);
+  std::chrono::milliseconds timeout = defaults::kNcclTimeout;
   std::function<std::string()> diagnose;
 };
 

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "lib/common/defaults.h"
 #include "lib/common/error.h"
 
 namespace accel {
@@ -31,7 +32,7 @@ class Work {
   bool isCompleted();
   // Blocks until done; throws the operation's error as a CommError. Throws CommError when
   // `timeout` passes first (the operation itself keeps its own timeout and will still end).
-  void wait(std::chrono::milliseconds timeout = std::chrono::minutes(30));
+  void wait(std::chrono::milliseconds timeout = defaults::kWorkWaitTimeout);
   // The error (a CommError), or null. Made on the calling thread.
   std::exception_ptr exception();
   const std::string& description() const { return description_; }

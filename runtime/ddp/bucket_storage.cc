@@ -10,33 +10,11 @@
 #include "lib/common/error.h"
 #include "runtime/amp/precision.h"
 #include "runtime/comm/half.h"
-#ifdef ACCEL_HAVE_CUDA_KERNELS
-#include <cuda_runtime_api.h>
-
-#include "runtime/amp/amp_kernels.h"
-#endif
+#include "runtime/ddp/device_memory.h"
 
 namespace accel {
 
 namespace {
-
-#ifdef ACCEL_HAVE_CUDA_KERNELS
-void check(cudaError_t e, const std::string& what) {
-  if (e != cudaSuccess) {
-    throw Error(fmt::format("gradient buckets: {}: CUDA error: {}", what, cudaGetErrorString(e)),
-                "check that this process sees a CUDA device (`accel env`, CUDA_VISIBLE_DEVICES), or keep the "
-                "gradients in CPU memory");
-  }
-}
-
-void* deviceBytes(size_t bytes, int device) {
-  check(cudaSetDevice(device), fmt::format("cudaSetDevice({})", device));
-  void* p = nullptr;
-  check(cudaMalloc(&p, std::max<size_t>(bytes, 1)), fmt::format("cudaMalloc of {} bytes", bytes));
-  check(cudaMemset(p, 0, bytes), "cudaMemset");
-  return p;
-}
-#endif
 
 // v *= factor for half-precision bits, through f32 (as the device kernels do).
 void scaleHalves(uint16_t* v, size_t n, float factor, bool bf16) {
@@ -59,23 +37,16 @@ BucketStorage::BucketStorage(size_t count, DataType dtype, DeviceType device, in
     data_ = host_.data();
     return;
   }
-#ifdef ACCEL_HAVE_CUDA_KERNELS
-  data_ = deviceBytes(bytes, device_index);
-#else
-  throw Error("gradient buckets in CUDA memory: this runtime was built without CUDA (nvcc was not found at configure time)",
-              "rebuild with the CUDA toolkit installed, or keep the gradients in CPU memory");
-#endif
+  data_ = device_memory::allocateZeroed(bytes, device_index);
 }
 
 BucketStorage::~BucketStorage() { release(); }
 
 void BucketStorage::release() noexcept {
-#ifdef ACCEL_HAVE_CUDA_KERNELS
   if (onDevice()) {
-    cudaFree(data_);
-    cudaFree(half_);
+    device_memory::release(data_);
+    device_memory::release(half_);
   }
-#endif
   data_ = nullptr;
   half_ = nullptr;
 }
@@ -112,13 +83,11 @@ void BucketStorage::scale(void* begin, size_t n, float factor) {
     }
     return;
   }
-#ifdef ACCEL_HAVE_CUDA_KERNELS
   if (dtype_ == DataType::F32) {
-    cuda::scaleInPlace(static_cast<float*>(begin), n, factor);
+    device_memory::scale(static_cast<float*>(begin), n, factor);
   } else {
-    cuda::scaleInPlaceHalf(static_cast<uint16_t*>(begin), n, factor, bf);
+    device_memory::scaleHalf(static_cast<uint16_t*>(begin), n, factor, bf);
   }
-#endif
 }
 
 void BucketStorage::copy(void* to, const void* from, size_t bytes) {
@@ -126,9 +95,7 @@ void BucketStorage::copy(void* to, const void* from, size_t bytes) {
     std::memcpy(to, from, bytes);
     return;
   }
-#ifdef ACCEL_HAVE_CUDA_KERNELS
-  check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, nullptr), "cudaMemcpyAsync");
-#endif
+  device_memory::copy(to, from, bytes);
 }
 
 void BucketStorage::clear(void* to, size_t bytes) {
@@ -136,9 +103,7 @@ void BucketStorage::clear(void* to, size_t bytes) {
     std::memset(to, 0, bytes);
     return;
   }
-#ifdef ACCEL_HAVE_CUDA_KERNELS
-  check(cudaMemsetAsync(to, 0, bytes, nullptr), "cudaMemsetAsync");
-#endif
+  device_memory::clear(to, bytes);
 }
 
 Tensor BucketStorage::wire(Compression c) {
@@ -151,10 +116,8 @@ Tensor BucketStorage::wire(Compression c) {
     bf ? castToBf16(f, host_half_.data(), count_) : castToFp16(f, host_half_.data(), count_);
     return {host_half_.data(), count_, type, device_, index_};
   }
-#ifdef ACCEL_HAVE_CUDA_KERNELS
-  if (!half_) half_ = static_cast<uint16_t*>(deviceBytes(count_ * sizeof(uint16_t), index_));
-  bf ? cuda::castToBf16(f, half_, count_) : cuda::castToFp16(f, half_, count_);
-#endif
+  if (!half_) half_ = static_cast<uint16_t*>(device_memory::allocateZeroed(count_ * sizeof(uint16_t), index_));
+  device_memory::toHalf(f, half_, count_, bf);
   return {half_, count_, type, device_, index_};
 }
 
@@ -166,9 +129,7 @@ void BucketStorage::unwire(Compression c) {
     bf ? castFromBf16(host_half_.data(), f, count_) : castFromFp16(host_half_.data(), f, count_);
     return;
   }
-#ifdef ACCEL_HAVE_CUDA_KERNELS
-  bf ? cuda::castFromBf16(half_, f, count_) : cuda::castFromFp16(half_, f, count_);
-#endif
+  device_memory::fromHalf(half_, f, count_, bf);
 }
 
 }  // namespace accel

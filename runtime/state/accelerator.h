@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/common/defaults.h"
 #include "runtime/comm/process_group.h"
 #include "runtime/state/distributed_env.h"
 
@@ -27,7 +28,7 @@ struct Device {
 };
 
 struct AcceleratorOptions {
-  std::chrono::milliseconds timeout = std::chrono::minutes(5);  // rendezvous and collectives
+  std::chrono::milliseconds timeout = defaults::kAcceleratorTimeout;  // rendezvous and collectives
   bool cpu = false;  // force CPU (also ACCELERATE_USE_CPU=True)
 };
 

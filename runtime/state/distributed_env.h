@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "lib/common/defaults.h"
+
 namespace accel {
 
 struct DistributedEnv {
@@ -15,7 +17,7 @@ struct DistributedEnv {
   int world_size = 1;
   int local_world_size = 1;
   std::string master_addr = "127.0.0.1";
-  int master_port = 29500;
+  int master_port = defaults::kMainProcessPort;
   std::string token;       // ACCEL_STORE_TOKEN
   std::string source;      // "accel launch / torchrun", "Open MPI", "MPI" (other MPI launchers), "single process"
   bool use_cpu = false;    // ACCELERATE_USE_CPU

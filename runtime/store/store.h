@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/common/defaults.h"
 #include "lib/common/error.h"
 
 namespace accel {
@@ -24,7 +25,7 @@ class StoreTimeout : public Error {
 
 class Store {
  public:
-  static constexpr std::chrono::milliseconds kDefaultTimeout{std::chrono::seconds(300)};
+  static constexpr std::chrono::milliseconds kDefaultTimeout = defaults::kStoreTimeout;
   virtual ~Store() = default;
 
   virtual void set(const std::string& key, const Bytes& value) = 0;

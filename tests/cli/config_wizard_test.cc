@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `accel config` driven through stdin (non-terminal mode): the files it writes must equal,
-// byte for byte, what Accelerate's wizard writes for the same answers (reference §2.4).
+// byte for byte, what Accelerate 1.15's wizard writes for the same answers.
 #include <catch2/catch.hpp>
 
 #include "tests/support/process.h"

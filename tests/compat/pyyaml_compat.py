@@ -40,7 +40,9 @@ import yaml
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Renames accel applies inside fp8_config: the wizard's names -> the names
-# Accelerate's launcher and FP8 plugin actually read (reference §1.2 L, §2.3).
+# Accelerate's launcher and FP8 plugin actually read (Accelerate 1.15's wizard asks for
+# amax_history_length, amax_compute_algorithm and optimization_level, but FP8RecipeKwargs
+# reads amax_history_len, amax_compute_algo and opt_level).
 FP8_RENAMES = {
     "amax_history_length": "amax_history_len",
     "amax_compute_algorithm": "amax_compute_algo",
@@ -268,25 +270,25 @@ def build_cases():
     'json' (json.dumps into .json)."""
     cases = []
 
-    # §2.4: no distributed training, Enter everywhere.
+    # A wizard session: no distributed training, Enter everywhere.
     cases.append(("no_distributed", wizard(
         distributed_type="NO", gpu_ids="all", mixed_precision="no", num_processes=1), "yaml", False))
 
-    # §2.4: CPU only.
+    # A wizard session: CPU only.
     cases.append(("no_distributed_cpu_only", wizard(
         distributed_type="NO", mixed_precision="no", num_processes=1, use_cpu=True), "yaml", False))
 
-    # §2.4: multi-GPU, 4 GPUs, fp16; specific GPU ids.
+    # A wizard session: multi-GPU, 4 GPUs, fp16; specific GPU ids.
     cases.append(("multi_gpu_fp16", wizard(
         distributed_type="MULTI_GPU", gpu_ids="0,1,2,3", mixed_precision="fp16", num_processes=4,
         enable_cpu_affinity=True), "yaml", False))
 
-    # §2.4: multi-CPU with mpirun.
+    # A wizard session: multi-CPU with mpirun.
     cases.append(("multi_cpu_mpirun", wizard(
         distributed_type="MULTI_CPU", mixed_precision="no", num_processes=4, use_cpu=True,
         mpirun_config={"mpirun_hostfile": "/home/user/hostfile"}), "yaml", False))
 
-    # §2.4: two machines of 8 GPUs, bf16, rank 0.
+    # A wizard session: two machines of 8 GPUs, bf16, rank 0.
     cases.append(("two_machines_bf16", wizard(
         distributed_type="MULTI_GPU", gpu_ids="all", mixed_precision="bf16", num_processes=16,
         num_machines=2, main_process_ip="10.0.0.1", main_process_port=29500), "yaml", False))
@@ -298,11 +300,11 @@ def build_cases():
         num_machines=2, machine_rank=1, main_process_ip="node-0.cluster.local", main_process_port=0,
         rdzv_backend="c10d", same_network=False), "yaml", False))
 
-    # §2.3: a single GPU id must stay a quoted string ('1'), never an int.
+    # A single GPU id must stay a quoted string ('1'), never an int (Accelerate reads a string).
     cases.append(("no_distributed_single_gpu_id", wizard(
         distributed_type="NO", gpu_ids="1", mixed_precision="bf16", num_processes=1), "yaml", False))
 
-    # §2.4: DeepSpeed ZeRO-3, CPU offload, clipping 1.0, 16-bit save, zero.Init.
+    # A wizard session: DeepSpeed ZeRO-3, CPU offload, clipping 1.0, 16-bit save, zero.Init.
     cases.append(("deepspeed_zero3", wizard(
         distributed_type="DEEPSPEED", mixed_precision="bf16", num_processes=4,
         deepspeed_config={
@@ -315,7 +317,7 @@ def build_cases():
             "zero_stage": 3,
         }), "yaml", False))
 
-    # §2.4 / §1.2 E16-E19: multi-node DeepSpeed with pdsh, NVMe offload, MoE.
+    # A wizard session: multi-node DeepSpeed with pdsh, NVMe offload, MoE.
     cases.append(("deepspeed_multinode_pdsh", wizard(
         distributed_type="DEEPSPEED", mixed_precision="bf16", num_processes=16, num_machines=2,
         main_process_ip="10.0.0.1", main_process_port=29500,
@@ -336,7 +338,7 @@ def build_cases():
             "zero_stage": 3,
         }), "yaml", False))
 
-    # §2.4: DeepSpeed with a JSON file: no mixed_precision key at all.
+    # A wizard session: DeepSpeed with a JSON file: no mixed_precision key at all.
     cases.append(("deepspeed_json_file", wizard(
         distributed_type="DEEPSPEED", num_processes=4,
         deepspeed_config={
@@ -344,7 +346,7 @@ def build_cases():
             "zero3_init_flag": False,
         }), "yaml", False))
 
-    # §2.4: FSDP version 1.
+    # A wizard session: FSDP version 1.
     cases.append(("fsdp_v1", wizard(
         distributed_type="FSDP", mixed_precision="bf16", num_processes=4,
         fsdp_config={
@@ -362,7 +364,7 @@ def build_cases():
             "fsdp_version": 1,
         }), "yaml", False))
 
-    # §2.4: FSDP version 2 with size-based wrapping.
+    # A wizard session: FSDP version 2 with size-based wrapping.
     cases.append(("fsdp_v2", wizard(
         distributed_type="FSDP", mixed_precision="bf16", num_processes=4,
         fsdp_config={
@@ -376,7 +378,7 @@ def build_cases():
             "fsdp_version": 2,
         }), "yaml", False))
 
-    # §1.2 G: FSDP2 plus parallelism_config.
+    # A wizard session: FSDP2 plus parallelism_config.
     cases.append(("fsdp_v2_parallelism_config", wizard(
         distributed_type="FSDP", mixed_precision="bf16", num_processes=8,
         fsdp_config={
@@ -397,7 +399,7 @@ def build_cases():
             "parallelism_config_tp_size": 2,
         }), "yaml", False))
 
-    # §1.2 D: dynamo with all five keys.
+    # A wizard session: dynamo with all five keys.
     cases.append(("dynamo_config", wizard(
         distributed_type="MULTI_GPU", gpu_ids="all", mixed_precision="no", num_processes=2,
         dynamo_config={
@@ -408,7 +410,7 @@ def build_cases():
             "dynamo_use_regional_compilation": True,
         }), "yaml", False))
 
-    # §1.2 L: fp8 with Transformer Engine, as the wizard writes it.
+    # A wizard session: fp8 with Transformer Engine, as the wizard writes it.
     cases.append(("fp8_te", wizard(
         distributed_type="MULTI_GPU", gpu_ids="all", mixed_precision="fp8", num_processes=2,
         fp8_config={
@@ -422,18 +424,18 @@ def build_cases():
             "use_autocast_during_eval": False,
         }), "yaml", False))
 
-    # §1.2 L: fp8 with MS-AMP (optimization_level -> opt_level).
+    # A wizard session: fp8 with MS-AMP (optimization_level -> opt_level).
     cases.append(("fp8_msamp", wizard(
         distributed_type="MULTI_GPU", gpu_ids="all", mixed_precision="fp8", num_processes=2,
         fp8_config={"backend": "MSAMP", "optimization_level": "O2"}), "yaml", False))
 
-    # §1.2 L: fp8 with torchao.
+    # A wizard session: fp8 with torchao.
     cases.append(("fp8_ao", wizard(
         distributed_type="MULTI_GPU", gpu_ids="all", mixed_precision="fp8", num_processes=2,
         fp8_config={"backend": "AO", "enable_fsdp_float8_all_gather": True, "pad_inner_dim": True}),
         "yaml", False))
 
-    # §1.2 H: Megatron-LM.
+    # A wizard session: Megatron-LM.
     cases.append(("megatron_lm", wizard(
         distributed_type="MEGATRON_LM", mixed_precision="bf16", num_processes=8,
         megatron_lm_config={
@@ -446,7 +448,7 @@ def build_cases():
             "megatron_lm_use_distributed_optimizer": True,
         }), "yaml", False))
 
-    # §1.2 L: TPU cluster.  tpu_use_sudo is stored as the raw answer string
+    # A wizard session: TPU cluster.  tpu_use_sudo is stored as the raw answer string
     # by the wizard (no converter), so 'yes' must survive as a str.
     cases.append(("xla_tpu_cluster", wizard(
         distributed_type="XLA", mixed_precision="no", num_processes=8,
@@ -455,7 +457,7 @@ def build_cases():
         commands=["pip install accelerate", "echo done"],
         tpu_vm=["tpu-vm-0", "tpu-vm-1"], tpu_env=["FOO=1", "BAR=2"]), "yaml", False))
 
-    # §2.4: mpirun hostfile under a home directory with a non-ASCII name
+    # A wizard session: mpirun hostfile under a home directory with a non-ASCII name
     # (PyYAML escapes it as "\xE9").
     cases.append(("multi_cpu_mpirun_non_ascii_path", wizard(
         distributed_type="MULTI_CPU", mixed_precision="no", num_processes=4, use_cpu=True,
@@ -478,7 +480,7 @@ def build_cases():
             "fsdp_version": 2,
         }), "yaml", False))
 
-    # §2.2 / §2.6: legacy fp16 + top-level dynamo_backend.
+    # An old file: legacy fp16 + top-level dynamo_backend (what `accelerate config update` converts).
     cases.append(("legacy_fp16_dynamo_backend", {
         "compute_environment": "LOCAL_MACHINE",
         "distributed_type": "MULTI_GPU",
@@ -500,7 +502,7 @@ def build_cases():
         "num_processes": 2,
     }, "yaml", True))
 
-    # §2.5: `accelerate config default` writes JSON even into a .yaml name.
+    # `accelerate config default` writes JSON even into a .yaml name.
     default_json = {
         "compute_environment": "LOCAL_MACHINE",
         "debug": False,
@@ -532,7 +534,7 @@ def build_cases():
 
 def expected_after_update(data, legacy):
     """What must survive `accel config update`: the original, with the
-    Accelerate legacy conversions (§2.2) and accel's fp8 key renames applied.
+    Accelerate's legacy conversions (the ones `accelerate config update` applies) and accel's fp8 key renames applied.
     Returns (expected, keys that must be gone at top level, fp8 keys that must be gone)."""
     exp = copy.deepcopy(data)
     gone_top = []

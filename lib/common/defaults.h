@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// The defaults that several layers share, each named once. Where users know a value from
+// torchrun, torch.distributed or Accelerate, it is theirs, so a job behaves the same under accel.
+#pragma once
+
+#include <chrono>
+
+namespace accel::defaults {
+
+// MASTER_PORT / --main_process_port when none is given (torchrun's and Accelerate's).
+inline constexpr int kMainProcessPort = 29500;
+
+// A store operation or rendezvous (torch's TCPStore: 300 s).
+inline constexpr std::chrono::milliseconds kStoreTimeout = std::chrono::seconds(300);
+// The Accelerator's rendezvous and collectives (Accelerate's InitProcessGroupKwargs leaves
+// torch's default; a C++ worker gets a shorter one so a lost peer is named within minutes).
+inline constexpr std::chrono::milliseconds kAcceleratorTimeout = std::chrono::minutes(5);
+// One Gloo collective (torch.distributed's default process-group timeout).
+inline constexpr std::chrono::milliseconds kGlooTimeout = std::chrono::minutes(30);
+// One NCCL collective before the watchdog aborts the communicator (torch's NCCL default).
+inline constexpr std::chrono::milliseconds kNcclTimeout = std::chrono::minutes(10);
+// Work::wait() when the caller gives no timeout.
+inline constexpr std::chrono::milliseconds kWorkWaitTimeout = std::chrono::minutes(30);
+
+// Seconds between SIGTERM and SIGKILL when the launcher stops workers (--grace_period).
+inline constexpr double kGracePeriodSeconds = 10;
+
+}  // namespace accel::defaults
