@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/port.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,32 +12,12 @@
 #include <fmt/format.h>
 
 #include "lib/common/error.h"
+#include "lib/common/socket.h"
 #include "lib/common/strings.h"
 
 namespace accel {
 
 namespace {
-
-// Binds a fresh IPv4 socket to `port` (0: any); returns the bound port or -1.
-int bindPort(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  int one = 1;
-  // SO_REUSEADDR as the store server sets it: TIME_WAIT leftovers do not make a port "busy".
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  int bound = -1;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    bound = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return bound;
-}
 
 // Socket inodes listening on `port`, from /proc/net/tcp and tcp6 (state 0A = LISTEN).
 std::vector<std::string> listeningInodes(int port) {
@@ -64,7 +42,7 @@ std::vector<std::string> listeningInodes(int port) {
 
 }  // namespace
 
-bool portIsFree(int port) { return bindPort(port) == port; }
+bool portIsFree(int port) { return net::probePort(port) == port; }
 
 int pickFreePort() {
   int low_ephemeral = 32768;  // Linux's default, when the setting cannot be read
@@ -75,10 +53,10 @@ int pickFreePort() {
     std::uniform_int_distribution<int> draw(kLowest, low_ephemeral - 1);
     for (int attempt = 0; attempt < 100; ++attempt) {
       const int port = draw(rng);
-      if (bindPort(port) == port) return port;
+      if (net::probePort(port) == port) return port;
     }
   }
-  int port = bindPort(0);
+  int port = net::probePort(0);
   if (port <= 0) throw Error(std::string("cannot find a free TCP port: ") + std::strerror(errno));
   return port;
 }

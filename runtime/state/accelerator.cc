@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/state/accelerator.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <sys/socket.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -13,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/socket.h"
 #include "lib/common/strings.h"
 #include "runtime/comm/gloo_backend.h"
 #include "runtime/state/cuda_devices.h"
@@ -26,40 +24,14 @@ namespace accel {
 
 namespace {
 
-bool isLoopback(const std::string& host) {
-  return host == "localhost" || startsWith(host, "127.") || host == "::1";
-}
-
-// The local address this machine uses to reach `peer` (what other ranks can reach us at):
-// connecting a UDP socket sends nothing but makes the kernel choose the route.
-std::string localAddressTowards(const std::string& peer) {
-  addrinfo hints{}, *result = nullptr;
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_DGRAM;
-  if (::getaddrinfo(peer.c_str(), "9", &hints, &result) != 0 || !result) return "";
-  std::string local;
-  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  if (fd >= 0 && ::connect(fd, result->ai_addr, result->ai_addrlen) == 0) {
-    sockaddr_in me{};
-    socklen_t len = sizeof me;
-    char text[INET_ADDRSTRLEN] = {};
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&me), &len) == 0 &&
-        ::inet_ntop(AF_INET, &me.sin_addr, text, sizeof text)) {
-      local = text;
-    }
-  }
-  if (fd >= 0) ::close(fd);
-  ::freeaddrinfo(result);
-  return local;
-}
 
 GlooOptions glooOptions(const DistributedEnv& env, std::chrono::milliseconds timeout) {
   GlooOptions o;
   o.timeout = timeout;
   if (const char* iface = std::getenv("GLOO_SOCKET_IFNAME"); iface && *iface) {
     o.iface = iface;
-  } else if (!isLoopback(env.master_addr)) {
-    std::string local = localAddressTowards(env.master_addr);
+  } else if (!net::isLoopback(env.master_addr)) {
+    std::string local = net::localAddressTowards(env.master_addr);
     if (!local.empty()) o.hostname = local;
   }
   return o;

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/store/tcp_store_client.h"
 
-#include <netdb.h>
-#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -16,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/socket.h"
 #include "lib/common/strings.h"
 
 namespace accel {
@@ -46,65 +45,6 @@ int remainingMs(Clock::time_point deadline) {
   return static_cast<int>(std::clamp<int64_t>(ms, 0, INT_MAX));
 }
 
-bool finishConnect(int fd, Clock::time_point deadline) {
-  pollfd p{fd, POLLOUT, 0};
-  int rc;
-  while ((rc = ::poll(&p, 1, remainingMs(deadline))) < 0 && errno == EINTR) {
-  }
-  if (rc == 0) errno = ETIMEDOUT;
-  if (rc <= 0) return false;
-  int err = 0;
-  socklen_t len = sizeof err;
-  ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-  errno = err;
-  return err == 0;
-}
-
-// TCP lets a connect to a free local port meet itself (simultaneous open) when the kernel picks
-// that same port as the source: for the retry loop that is one more "connection refused".
-bool connectedToItself(int fd) {
-  sockaddr_storage a{}, b{};
-  socklen_t la = sizeof a, lb = sizeof b;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &la);
-  ::getpeername(fd, reinterpret_cast<sockaddr*>(&b), &lb);
-  return la == lb && std::memcmp(&a, &b, la) == 0;
-}
-
-// One attempt on every address of host:port; the socket, or -1 with `error` saying why not.
-int tryConnect(const std::string& host, int port, Clock::time_point deadline, std::string& error) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  if (int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found)) {
-    error = "cannot resolve " + host + ": " + toLower(::gai_strerror(rc));
-    return -1;
-  }
-  int fd = -1;
-  for (addrinfo* ai = found; ai && fd < 0; ai = ai->ai_next) {
-    fd = ::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) continue;
-    bool ok = ::connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ||
-              (errno == EINPROGRESS && finishConnect(fd, deadline));
-    if (ok && connectedToItself(fd)) {
-      errno = ECONNREFUSED;
-      ok = false;
-    }
-    if (!ok) {
-      error = toLower(std::strerror(errno));
-      ::close(fd);
-      fd = -1;
-    }
-  }
-  ::freeaddrinfo(found);
-  if (fd >= 0) {
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  }
-  return fd;
-}
-
 }  // namespace
 
 TCPStoreClient::TCPStoreClient(const std::string& host, int port, const TCPStoreOptions& options)
@@ -113,7 +53,7 @@ TCPStoreClient::TCPStoreClient(const std::string& host, int port, const TCPStore
   const auto deadline = deadlineAfter(options.timeout);
   std::string error = "timed out";
   for (milliseconds backoff = kFirstRetry;; backoff = std::min(backoff * 2, kMaxRetry)) {
-    fd_ = tryConnect(host, port, deadline, error);
+    fd_ = net::connectTcp(host, port, deadline, error);
     if (fd_ >= 0) break;
     const auto now = Clock::now();
     if (now >= deadline) {

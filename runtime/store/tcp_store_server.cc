@@ -2,7 +2,6 @@
 #include "runtime/store/tcp_store_server.h"
 
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -16,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/socket.h"
 #include "lib/common/strings.h"
 #include "runtime/store/tcp_store_protocol.h"
 
@@ -34,44 +34,13 @@ constexpr size_t kMaxPendingOutput = 1 << 20;
 constexpr size_t kMaxReadPerRound = 4 << 20;
 
 int listenOn(const std::string& host, int port) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const std::string where = proto::endpoint(host.empty() ? "*" : host, port);
-  if (int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), std::to_string(port).c_str(),
-                             &hints, &found)) {
-    throw Error(fmt::format("store: cannot listen on {}: {}", where, toLower(::gai_strerror(rc))));
-  }
-  int err = EADDRNOTAVAIL;
-  for (addrinfo* ai = found; ai; ai = ai->ai_next) {
-    int fd = ::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) { err = errno; continue; }
-    int one = 1, zero = 0;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    // One dual-stack socket serves IPv4 clients too when "every interface" resolves to "::".
-    if (ai->ai_family == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
-    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, SOMAXCONN) == 0) {
-      ::freeaddrinfo(found);
-      return fd;
-    }
-    err = errno;
-    ::close(fd);
-  }
-  ::freeaddrinfo(found);
-  std::string hint = err == EADDRINUSE ? "another process holds this port; pick another "
-                                         "--main_process_port, or 0 for a free one" : "";
-  throw Error(fmt::format("store: cannot listen on {}: {}", where, toLower(std::strerror(err))),
-              hint);
-}
-
-int boundPort(int fd) {
-  sockaddr_storage addr{};
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  if (addr.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
-  return ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  std::string error;
+  int error_number = 0;
+  int fd = net::listenTcp(host, port, error, error_number);
+  if (fd >= 0) return fd;
+  std::string hint = error_number == EADDRINUSE ? "another process holds this port; pick another "
+                                                  "--main_process_port, or 0 for a free one" : "";
+  throw Error(fmt::format("store: cannot listen on {}: {}", proto::endpoint(host.empty() ? "*" : host, port), error), hint);
 }
 
 uint32_t readU32(const std::vector<uint8_t>& in, size_t at) {
@@ -87,7 +56,7 @@ void TCPStoreServer::log(const std::string& line) {
 TCPStoreServer::TCPStoreServer(const std::string& host, int port, std::string token)
     : token_(std::move(token)) {
   listen_fd_ = listenOn(host, port);
-  port_ = boundPort(listen_fd_);
+  port_ = net::boundPort(listen_fd_);
   if (::pipe2(wake_fds_, O_NONBLOCK | O_CLOEXEC) != 0) {
     ::close(listen_fd_);
     throw Error("store: cannot create a pipe: " + toLower(std::strerror(errno)));

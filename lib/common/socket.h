@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// Sockets in one place: the launcher's port checks, the store's server and client, and the
+// runtime's own-address lookup all use these. Every socket is close-on-exec. A call that fails
+// returns -1 and says why in `error` (errno's text, lowercase); callers add where (host:port)
+// and what to do about it. Thread-safe (no shared state).
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace accel::net {
+
+// A listening, non-blocking TCP socket on host:port ("" = every interface; where that resolves
+// to "::" one dual-stack socket serves IPv4 too). SO_REUSEADDR, so TIME_WAIT leftovers never
+// make a port busy. On failure -1, `error` set and `error_number` the errno (EADDRINUSE: taken).
+int listenTcp(const std::string& host, int port, std::string& error, int& error_number);
+
+// Binds a fresh IPv4 socket on every interface to `port` (0: any), as listenTcp would, then
+// closes it: the port it got, or -1.
+int probePort(int port);
+
+// The port a bound socket has.
+int boundPort(int fd);
+
+// Connects a TCP socket to host:port, each resolved address in turn, each attempt waiting until
+// `deadline` at most; TCP_NODELAY set, left non-blocking. A socket that met itself (a connect to
+// a free local port can pick that port as its source) counts as refused. -1 with `error`.
+int connectTcp(const std::string& host, int port, std::chrono::steady_clock::time_point deadline, std::string& error);
+
+// Whether `host` names this machine's loopback (localhost, 127.x.y.z, ::1).
+bool isLoopback(const std::string& host);
+
+// The local IPv4 address this machine uses to reach `peer` (what peers can reach it at), or ""
+// when there is no route. Connecting a UDP socket sends nothing; the kernel picks the route.
+std::string localAddressTowards(const std::string& peer);
+
+}  // namespace accel::net
