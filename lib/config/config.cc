@@ -8,6 +8,7 @@
 
 #include "lib/common/strings.h"
 #include "lib/config/schema.h"
+#include "lib/launch/launch_env.h"
 
 namespace accel {
 
@@ -64,7 +65,7 @@ std::string Config::lineOf(std::string_view dotted) const {
 
 std::string expandUser(const std::string& path) {
   if (path.empty() || path[0] != '~' || (path.size() > 1 && path[1] != '/')) return path;
-  const char* home = std::getenv("HOME");
+  const char* home = std::getenv(launch_env::kHome);
   std::string dir;
   if (home && *home) {
     dir = home;
@@ -75,9 +76,9 @@ std::string expandUser(const std::string& path) {
 }
 
 std::string defaultConfigDir() {
-  const char* hf_home = std::getenv("HF_HOME");
+  const char* hf_home = std::getenv(launch_env::kHfHome);
   if (hf_home && *hf_home) return expandUser(std::string(hf_home) + "/accelerate");
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* xdg = std::getenv(launch_env::kXdgCacheHome);
   std::string cache = (xdg && *xdg) ? std::string(xdg) : std::string("~/.cache");
   return expandUser(cache + "/huggingface/accelerate");
 }

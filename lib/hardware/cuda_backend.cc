@@ -8,6 +8,7 @@
 
 #include "lib/common/dynamic_library.h"
 #include "lib/hardware/gpu_backends.h"
+#include "lib/launch/launch_env.h"
 
 namespace accel::gpu_backends {
 
@@ -71,7 +72,7 @@ GpuDevice readDevice(const CudaDriver& api, int ordinal) {
 }  // namespace
 
 bool probeCuda(GpuReport& report) {
-  const char* override_path = std::getenv("ACCEL_CUDA_LIBRARY");
+  const char* override_path = std::getenv(launch_env::kCudaLibrary);
   DynamicLibrary lib(override_path && *override_path ? override_path : "libcuda.so.1");
   if (!lib) {
     report.unavailable_reason = lib.error();

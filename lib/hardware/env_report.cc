@@ -9,6 +9,7 @@
 
 #include "lib/common/environment.h"
 #include "lib/common/strings.h"
+#include "lib/launch/launch_env.h"
 
 namespace accel {
 
@@ -46,10 +47,10 @@ json gpusJson(const GpuReport& g) {
 }
 
 bool launchRelevant(const std::string& name) {
-  static const char* exact[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "OMP_NUM_THREADS",
-                                "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK",
-                                "HF_HOME", "XDG_CACHE_HOME", "ACCEL_NVML_LIBRARY",
-                                "ACCEL_PYTHON", "ACCEL_STORE_TOKEN"};
+  namespace E = launch_env;
+  static const char* exact[] = {E::kCudaVisibleDevices, E::kCudaDeviceOrder, E::kOmpNumThreads, E::kMasterAddr,
+                                E::kMasterPort, E::kWorldSize, E::kRank, E::kLocalRank, E::kHfHome, E::kXdgCacheHome,
+                                E::kNvmlLibrary, E::kPython, E::kStoreToken};
   static const char* prefixes[] = {"NCCL_", "SLURM_", "ACCELERATE_", "GLOO_", "TORCH_"};
   for (const char* e : exact) {
     if (name == e) return true;

@@ -6,6 +6,7 @@
 
 #include "lib/common/strings.h"
 #include "lib/hardware/gpu_backends.h"
+#include "lib/launch/launch_env.h"
 
 namespace accel {
 
@@ -29,7 +30,7 @@ long findDevice(const std::vector<GpuDevice>& physical, const std::string& entry
 }
 
 void applyVisibleDevices(GpuReport& report) {
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const char* visible = std::getenv(launch_env::kCudaVisibleDevices);
   if (visible) report.visible_devices = visible;
   if (report.source != "nvml" || !visible) return;  // libcuda has filtered already
   std::vector<size_t> chosen = selectVisible(report.devices, visible);

@@ -10,6 +10,7 @@
 #include "lib/common/dynamic_library.h"
 #include "lib/common/strings.h"
 #include "lib/hardware/gpu_backends.h"
+#include "lib/launch/launch_env.h"
 
 namespace accel::gpu_backends {
 
@@ -175,7 +176,7 @@ void readTopology(const Nvml& api, GpuReport& report, const std::vector<Device>&
 }  // namespace
 
 bool probeNvml(GpuReport& report) {
-  const char* override_path = std::getenv("ACCEL_NVML_LIBRARY");
+  const char* override_path = std::getenv(launch_env::kNvmlLibrary);
   const std::string path = override_path && *override_path ? override_path : "libnvidia-ml.so.1";
   DynamicLibrary lib(path);
   if (!lib) {

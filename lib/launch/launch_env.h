@@ -2,7 +2,8 @@
 // THE launcher <-> worker contract: every environment variable `accel launch` sets for a worker,
 // and that libaccel_runtime (and PyTorch's env:// init, and Accelerate's state.py) read. Names
 // and value formats follow torchrun and Accelerate exactly, so their workers run unchanged.
-// Header-only constants; no dependencies.
+// Every other variable accel reads is named here too (the last sections), so that code never
+// spells a variable's name itself. Header-only constants; no dependencies.
 #pragma once
 
 namespace accel::launch_env {
@@ -27,6 +28,7 @@ inline constexpr const char* kRunId = "TORCHELASTIC_RUN_ID";
 inline constexpr const char* kNcclAsyncErrorHandling = "TORCH_NCCL_ASYNC_ERROR_HANDLING";  // "1"
 inline constexpr const char* kOmpNumThreads = "OMP_NUM_THREADS";
 inline constexpr const char* kCudaVisibleDevices = "CUDA_VISIBLE_DEVICES";  // from gpu_ids
+inline constexpr const char* kCudaDeviceOrder = "CUDA_DEVICE_ORDER";  // the user's; shown by accel env
 
 // ---- Accelerate's worker environment (accelerate/commands/launch.py, state.py) ----
 inline constexpr const char* kMixedPrecision = "ACCELERATE_MIXED_PRECISION";  // no|fp16|bf16|fp8
@@ -53,5 +55,41 @@ inline constexpr const char* kAccelRunId = "ACCEL_RUN_ID";  // same on every mac
 // Secret the rank-0 store requires from every client (the same on every machine of a job).
 inline constexpr const char* kStoreToken = "ACCEL_STORE_TOKEN";
 inline constexpr const char* kMachineName = "ACCEL_MACHINE";  // host label used in output prefixes
+
+// ---- what the launcher reads (not passed on by it) ----
+inline constexpr const char* kPython = "ACCEL_PYTHON";             // interpreter for .py programs
+inline constexpr const char* kNvmlLibrary = "ACCEL_NVML_LIBRARY";  // NVML to dlopen (tests: a fake)
+inline constexpr const char* kCudaLibrary = "ACCEL_CUDA_LIBRARY";  // libcuda to dlopen (tests: a fake)
+// Where Accelerate's default_config.yaml lives: $HF_HOME/accelerate, else
+// ${XDG_CACHE_HOME:-$HOME/.cache}/huggingface/accelerate.
+inline constexpr const char* kHfHome = "HF_HOME";
+inline constexpr const char* kXdgCacheHome = "XDG_CACHE_HOME";
+inline constexpr const char* kHome = "HOME";
+// A SLURM job's placement (scripts/slurm/): this node, the job's nodes, and their names.
+inline constexpr const char* kSlurmJobId = "SLURM_JOB_ID";
+inline constexpr const char* kSlurmNodeId = "SLURM_NODEID";
+inline constexpr const char* kSlurmStepNumNodes = "SLURM_STEP_NUM_NODES";
+inline constexpr const char* kSlurmNumNodes = "SLURM_NNODES";
+inline constexpr const char* kSlurmGpusOnNode = "SLURM_GPUS_ON_NODE";
+inline constexpr const char* kSlurmStepId = "SLURM_STEP_ID";
+inline constexpr const char* kSlurmStepNodeList = "SLURM_STEP_NODELIST";
+inline constexpr const char* kSlurmJobNodeList = "SLURM_JOB_NODELIST";
+inline constexpr const char* kSlurmNodeList = "SLURM_NODELIST";
+
+// ---- what the runtime reads besides the contract above ----
+inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";  // Gloo's interface (torch's name)
+// Ranks as MPI launchers give them, when RANK / WORLD_SIZE are unset (mpirun, Intel MPI, MVAPICH).
+inline constexpr const char* kOmpiRank = "OMPI_COMM_WORLD_RANK";
+inline constexpr const char* kOmpiSize = "OMPI_COMM_WORLD_SIZE";
+inline constexpr const char* kOmpiLocalRank = "OMPI_COMM_WORLD_LOCAL_RANK";
+inline constexpr const char* kOmpiLocalSize = "OMPI_COMM_WORLD_LOCAL_SIZE";
+inline constexpr const char* kPmiRank = "PMI_RANK";
+inline constexpr const char* kPmiSize = "PMI_SIZE";
+inline constexpr const char* kMpiLocalRankId = "MPI_LOCALRANKID";
+inline constexpr const char* kMpiLocalNRanks = "MPI_LOCALNRANKS";
+inline constexpr const char* kMv2Rank = "MV2_COMM_WORLD_RANK";
+inline constexpr const char* kMv2Size = "MV2_COMM_WORLD_SIZE";
+inline constexpr const char* kMv2LocalRank = "MV2_COMM_WORLD_LOCAL_RANK";
+inline constexpr const char* kMv2LocalSize = "MV2_COMM_WORLD_LOCAL_SIZE";
 
 }  // namespace accel::launch_env

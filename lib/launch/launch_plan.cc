@@ -98,7 +98,7 @@ void checkCounts(const LaunchSettings& s, const LaunchFacts& facts, int per_mach
 std::pair<std::string, std::string> runIdentity(const LaunchSettings& s, const LaunchFacts& f) {
   std::string run_id = envOr(f, launch_env::kAccelRunId);
   bool multi = s.integer("num_machines") > 1;
-  if (run_id.empty() && !envOr(f, "SLURM_JOB_ID").empty()) run_id = "slurm-" + envOr(f, "SLURM_JOB_ID");
+  if (run_id.empty() && !envOr(f, launch_env::kSlurmJobId).empty()) run_id = "slurm-" + envOr(f, launch_env::kSlurmJobId);
   if (run_id.empty()) {
     run_id = multi ? "accel-" + stableHash(s.text("main_process_ip") + ":" + s.text("main_process_port"))
                    : "accel-" + f.random_hex.substr(0, 16);

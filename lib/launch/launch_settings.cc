@@ -10,6 +10,7 @@
 #include "lib/common/strings.h"
 #include "lib/config/schema.h"
 #include "lib/config/validate.h"
+#include "lib/launch/launch_env.h"
 
 namespace accel {
 
@@ -243,7 +244,7 @@ void resolveLauncherOptions(Resolver& r) {
   }
   if (o.num_cpu_threads_per_process) {
     r.s.set("num_cpu_threads_per_process", *o.num_cpu_threads_per_process, kCli);
-  } else if (auto it = r.facts.env.find("OMP_NUM_THREADS"); it != r.facts.env.end() && parseInt(it->second)) {
+  } else if (auto it = r.facts.env.find(launch_env::kOmpNumThreads); it != r.facts.env.end() && parseInt(it->second)) {
     r.s.set("num_cpu_threads_per_process", *parseInt(it->second), "environment");
   } else {
     long long local = std::max(1LL, r.s.integer("num_processes") / std::max(1LL, r.s.integer("num_machines")));

@@ -8,6 +8,7 @@
 
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
+#include "lib/launch/launch_env.h"
 
 namespace accel {
 
@@ -25,7 +26,7 @@ bool isExecutableFile(const std::string& path) {
 std::string pythonFor(const ProgramOptions& o) {
   std::string wanted = o.python.value_or("");
   if (wanted.empty()) {
-    const char* from_env = std::getenv("ACCEL_PYTHON");
+    const char* from_env = std::getenv(launch_env::kPython);
     wanted = from_env && *from_env ? from_env : "python3";
   }
   std::string found = findExecutable(wanted, o.path_env);

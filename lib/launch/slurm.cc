@@ -8,6 +8,7 @@
 
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
+#include "lib/launch/launch_env.h"
 
 namespace accel {
 
@@ -162,15 +163,15 @@ std::vector<std::string> expandHostlist(const std::string& hostlist) {
 }
 
 std::optional<SlurmInfo> detectSlurm(const std::map<std::string, std::string>& env) {
-  auto job = env.find("SLURM_JOB_ID");
+  auto job = env.find(launch_env::kSlurmJobId);
   if (job == env.end() || job->second.empty()) return std::nullopt;
   SlurmInfo s;
   s.job_id = job->second;
-  s.node_rank = number(env, "SLURM_NODEID").value_or(0);
-  s.num_nodes = number(env, "SLURM_STEP_NUM_NODES").value_or(number(env, "SLURM_NNODES").value_or(1));
-  s.gpus_on_node = number(env, "SLURM_GPUS_ON_NODE");
-  s.in_step = env.count("SLURM_STEP_ID") > 0;
-  for (const char* name : {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}) {
+  s.node_rank = number(env, launch_env::kSlurmNodeId).value_or(0);
+  s.num_nodes = number(env, launch_env::kSlurmStepNumNodes).value_or(number(env, launch_env::kSlurmNumNodes).value_or(1));
+  s.gpus_on_node = number(env, launch_env::kSlurmGpusOnNode);
+  s.in_step = env.count(launch_env::kSlurmStepId) > 0;
+  for (const char* name : {launch_env::kSlurmStepNodeList, launch_env::kSlurmJobNodeList, launch_env::kSlurmNodeList}) {
     auto it = env.find(name);
     if (it == env.end() || it->second.empty()) continue;
     auto hosts = expand(it->second, 1);  // the first host is all a launch needs

@@ -12,6 +12,7 @@
 
 #include "lib/common/socket.h"
 #include "lib/common/strings.h"
+#include "lib/launch/launch_env.h"
 #include "runtime/comm/gloo_backend.h"
 #include "runtime/state/cuda_devices.h"
 #include "runtime/store/hash_store.h"
@@ -28,7 +29,7 @@ namespace {
 GlooOptions glooOptions(const DistributedEnv& env, std::chrono::milliseconds timeout) {
   GlooOptions o;
   o.timeout = timeout;
-  if (const char* iface = std::getenv("GLOO_SOCKET_IFNAME"); iface && *iface) {
+  if (const char* iface = std::getenv(launch_env::kGlooSocketIfname); iface && *iface) {
     o.iface = iface;
   } else if (!net::isLoopback(env.master_addr)) {
     std::string local = net::localAddressTowards(env.master_addr);

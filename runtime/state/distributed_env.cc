@@ -33,13 +33,13 @@ DistributedEnv readDistributedEnv(const Getenv& get) {
   namespace E = launch_env;
   DistributedEnv d;
   const char* rank_var = nullptr;
-  auto rank = number(get, {E::kRank, "OMPI_COMM_WORLD_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK"}, &rank_var);
-  auto world = number(get, {E::kWorldSize, "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"});
+  auto rank = number(get, {E::kRank, E::kOmpiRank, E::kPmiRank, E::kMv2Rank}, &rank_var);
+  auto world = number(get, {E::kWorldSize, E::kOmpiSize, E::kPmiSize, E::kMv2Size});
   if (rank && world) {
     d.rank = *rank;
     d.world_size = *world;
-    d.local_rank = number(get, {E::kLocalRank, "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK"}).value_or(d.rank);
-    d.local_world_size = number(get, {E::kLocalWorldSize, "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_LOCAL_SIZE"}).value_or(d.world_size);
+    d.local_rank = number(get, {E::kLocalRank, E::kOmpiLocalRank, E::kMpiLocalRankId, E::kMv2LocalRank}).value_or(d.rank);
+    d.local_world_size = number(get, {E::kLocalWorldSize, E::kOmpiLocalSize, E::kMpiLocalNRanks, E::kMv2LocalSize}).value_or(d.world_size);
     std::string var = rank_var;
     d.source = var == E::kRank ? "accel launch / torchrun" : startsWith(var, "OMPI") ? "Open MPI" : "MPI";
   } else {

@@ -2,7 +2,9 @@
 """The layers depend downward only, as the READMEs say (CTest `layers`):
 - runtime/: each folder includes only folders listed before it in runtime/README.md's table;
 - lib/: never runtime/, apps/ or CLI11 (lib/README.md), and no CUDA header;
-- runtime/: never apps/.
+- runtime/: never apps/;
+- lib/, runtime/, apps/: no getenv("NAME") with a spelled-out name: variable names live in
+  lib/launch/launch_env.h.
 Usage: layers_test.py SOURCE_DIR. Prints every violation as file:line and exits 1 if any."""
 import pathlib
 import re
@@ -15,12 +17,15 @@ rank = {layer: i for i, layer in enumerate(order)}
 include = re.compile(r'^\s*#\s*include\s+[<"]([^">]+)[">]')
 problems = []
 
-for path in sorted(root.glob("runtime/**/*")) + sorted(root.glob("lib/**/*")):
+getenv = re.compile(r'getenv\(\s*"')
+for path in sorted(root.glob("runtime/**/*")) + sorted(root.glob("lib/**/*")) + sorted(root.glob("apps/**/*")):
     if path.suffix not in (".h", ".cc", ".cu"):
         continue
     rel = path.relative_to(root)
     top, layer = rel.parts[0], rel.parts[1]
     for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        if getenv.search(line):
+            problems.append(f"{rel}:{n}: spells an environment variable's name; name it in lib/launch/launch_env.h")
         m = include.match(line)
         if not m:
             continue
