@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The `accel` executable: the only translation unit that includes CLI11. Parses the command
-// line, dispatches to apps/cmd_*.cc, and turns errors into `accel: error: …` and an exit code.
+// The `accel` executable: its only translation unit that includes CLI11 (accel-train and
+// accel-bench parse theirs with apps/cli_parse.h). Parses the command line, dispatches to
+// apps/cmd_*.cc, and turns errors into `accel: error: …` and an exit code.
 #include <algorithm>
 #include <iostream>
 #include <set>

@@ -8,10 +8,13 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "apps/bench/bench.h"
+#include "apps/cli_parse.h"
 #include "lib/common/strings.h"
 #include "runtime/state/accelerator.h"
 #ifdef ACCEL_HAVE_NCCL
@@ -23,15 +26,8 @@ using namespace accel::bench;
 
 namespace {
 
-[[noreturn]] void usage(const std::string& why) {
-  std::cerr << "accel-bench: error: " << why << "\n"
-            << "usage: accel-bench [--backend gloo|nccl] [--op OP] [--dtype T] [--sizes 4:256M] [--iters N] [--json]\n"
-            << "       accel-bench store [--ranks N] [--ops M] [--processes]\n"
-            << "       accel-bench amp [--sizes BYTES]\n";
-  std::exit(2);
-}
-
-size_t parseSize(const std::string& text) {
+// "4", "64K", "1M", "2G": bytes; nullopt when not a positive size.
+std::optional<size_t> parseSize(const std::string& text) {
   std::string t = toUpper(trim(text));
   size_t unit = 1;
   if (!t.empty() && (t.back() == 'K' || t.back() == 'M' || t.back() == 'G')) {
@@ -39,59 +35,59 @@ size_t parseSize(const std::string& text) {
     t.pop_back();
   }
   auto v = parseInt(t);
-  if (!v || *v <= 0) usage("bad size '" + text + "'");
+  if (!v || *v <= 0 || *v > (1LL << 40)) return std::nullopt;
   return static_cast<size_t>(*v) * unit;
 }
 
-std::vector<size_t> parseSizes(const std::string& text) {
-  std::vector<size_t> sizes;
-  if (auto colon = text.find(':'); colon != std::string::npos) {
-    for (size_t s = parseSize(text.substr(0, colon)), end = parseSize(text.substr(colon + 1)); s <= end; s *= 2) sizes.push_back(s);
-  } else {
-    for (const auto& part : split(text, ',')) sizes.push_back(parseSize(part));
+// "MIN:MAX" (doubling) or "a,b,c"; an error message for the first bad size, else "".
+std::string parseSizes(const std::string& text, std::vector<size_t>& sizes) {
+  sizes.clear();
+  auto one = [&](const std::string& part) {
+    auto size = parseSize(part);
+    if (!size) throw std::invalid_argument("bad size '" + part + "' (e.g. 4, 64K, 1M, 2G)");
+    return *size;
+  };
+  try {
+    if (auto colon = text.find(':'); colon != std::string::npos) {
+      for (size_t s = one(text.substr(0, colon)), end = one(text.substr(colon + 1)); s <= end; s *= 2) sizes.push_back(s);
+    } else {
+      for (const auto& part : split(text, ',')) sizes.push_back(one(part));
+    }
+  } catch (const std::invalid_argument& e) {
+    return e.what();
   }
-  return sizes;
-}
-
-DataType parseType(const std::string& t) {
-  for (auto d : {DataType::F32, DataType::F64, DataType::F16, DataType::BF16, DataType::I32, DataType::I64, DataType::U8}) {
-    if (t == dtypeName(d)) return d;
-  }
-  usage("unknown dtype '" + t + "'");
+  return sizes.empty() ? "--sizes '" + text + "' selects no size" : "";
 }
 
 Args parse(int argc, char** argv) {
   Args a;
-  a.sizes = parseSizes("4:256M");
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage(arg + " needs a value");
-      return argv[++i];
-    };
-    auto count = [&](int min) {
-      std::string v = value();
-      auto n = parseInt(v);
-      if (!n || *n < min || *n > 1'000'000'000) usage(fmt::format("{} needs a whole number of at least {}, not '{}'", arg, min, v));
-      return static_cast<int>(*n);
-    };
-    if (arg == "store") a.mode = "store";
-    else if (arg == "amp") a.mode = "amp";
-    else if (arg == "--backend") a.backend = value();
-    else if (arg == "--op") a.op = value();
-    else if (arg == "--dtype") a.dtype = parseType(value());
-    else if (arg == "--sizes") a.sizes = parseSizes(value());
-    else if (arg == "--iters") a.iters = count(0);
-    else if (arg == "--json") a.json = true;
-    else if (arg == "--ranks") a.store_ranks = count(1);
-    else if (arg == "--ops") a.store_ops = count(1);
-    else if (arg == "--processes") a.store_processes = true;
-    else usage("unknown argument '" + arg + "'");
+  std::string sizes = "4:256M", dtype = "f32";
+  CLI::App app{"accel-bench: collective, store and amp benchmarks; run it under `accel launch`", "accel-bench"};
+  lastValueWins(app);
+  app.add_option("--backend", a.backend, "gloo, or nccl (CUDA memory)")->check(CLI::IsMember({"gloo", "nccl"}))->capture_default_str();
+  app.add_option("--op", a.op, "the collective")
+      ->check(CLI::IsMember({"all_reduce", "broadcast", "all_gather", "reduce_scatter"}))
+      ->capture_default_str();
+  app.add_option("--dtype", dtype, "f32, f64, f16, bf16, i32, i64 or u8")
+      ->check(CLI::IsMember({"f32", "f64", "f16", "bf16", "i32", "i64", "u8"}))
+      ->capture_default_str();
+  app.add_option("--sizes", sizes, "bytes: MIN:MAX (doubling) or a,b,c (4, 64K, 1M)")->capture_default_str();
+  app.add_option("--iters", a.iters, "iterations per size (0: by size, as the Gloo anchor does)")->check(wholeNumberAtLeast(0));
+  app.add_flag("--json", a.json, "one JSON object per line");
+  auto* store = app.add_subcommand("store", "TCPStore set+get operations per second and barrier time for N clients");
+  store->add_option("--ranks", a.store_ranks, "clients (1 to 1024)")->check(wholeNumberAtLeast(1))->capture_default_str();
+  store->add_option("--ops", a.store_ops, "set+get pairs per client")->check(wholeNumberAtLeast(1))->capture_default_str();
+  store->add_flag("--processes", a.store_processes, "clients are processes, not threads");
+  auto* amp = app.add_subcommand("amp", "casts and unscale+check in GB/s beside a plain copy (and on a GPU when present)");
+  amp->add_option("--sizes", sizes, "buffer bytes (the largest of MIN:MAX or a,b,c)");
+  parseCommandLine(app, argc, argv);
+  if (store->parsed()) a.mode = "store";
+  if (amp->parsed()) a.mode = "amp";
+  if (a.store_ranks > 1024) exitWithUsageError(app, "--ranks must be from 1 to 1024");
+  if (std::string why = parseSizes(sizes, a.sizes); !why.empty()) exitWithUsageError(app, "--sizes: " + why);
+  for (auto d : {DataType::F32, DataType::F64, DataType::F16, DataType::BF16, DataType::I32, DataType::I64, DataType::U8}) {
+    if (dtype == dtypeName(d)) a.dtype = d;
   }
-  if (a.op != "all_reduce" && a.op != "broadcast" && a.op != "all_gather" && a.op != "reduce_scatter") {
-    usage("unknown --op '" + a.op + "'");
-  }
-  if (a.store_ranks < 1 || a.store_ranks > 1024) usage("--ranks must be from 1 to 1024");
   return a;
 }
 
@@ -114,7 +110,8 @@ int main(int argc, char** argv) {
       return runCollectives(args, acc, nccl);
     }
 #endif
-    usage("--backend " + args.backend + " is not available in this build");
+    std::cerr << "accel-bench: error: --backend " << args.backend << " is not available in this build (no NCCL)\n";
+    return static_cast<int>(ExitStatus::Usage);
   } catch (const std::exception& e) {
     std::cerr << "accel-bench: error: " << e.what() << "\n";
     return 1;

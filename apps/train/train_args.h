@@ -6,7 +6,7 @@
 // --grad_blocks K (W1's gradient registered as K row blocks, so it syncs while backward goes on)
 // --benchmark_no_sync (never reduce gradients: ranks diverge; the baseline that prices the sync)
 // --cpu (train on the CPU even when a CUDA device is visible; ACCELERATE_USE_CPU=True does too)
-// A bad option exits 2 with its reason.
+// Parsed with CLI11 (apps/cli_parse.h): --help lists them; a bad option exits 2 with its reason.
 #pragma once
 
 #include <cstdint>
