@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// THE table of configuration keys. The loader, the writer, validation, the wizard and
-// `accel config show` all read it: adding a key means adding one row in schema.cc.
+// THE table of configuration keys. The loader, the writer, validation, the wizard, `accel config
+// show` and `accel launch` (its flags, their resolution and the worker variables) all read it:
+// adding a key means adding one row in schema.cc (schema_paradigms.cc for the nested maps).
 // Keys and meanings are Accelerate's (default_config.yaml), so files move freely between tools.
 #pragma once
 
@@ -24,6 +25,13 @@ enum class ValueType {
   Scalar,  // any scalar, typed as PyYAML would; strings restricted to `choices` when given
 };
 
+// When a key's worker variable is exported (Accelerate exports paradigm settings only under their
+// paradigm, FP8 settings only with mixed_precision fp8).
+enum class ExportWhen { Always, DeepSpeed, Fsdp, MegatronLm, Fp8, Parallelism };
+
+// How the value is written: Python's str() (True/False for booleans), or str() lower/upper-cased.
+enum class ExportCase { AsIs, Lower, Upper };
+
 struct KeySpec {
   std::string_view path;  // "num_processes", or "fsdp_config.fsdp_version" for a nested key
   ValueType type = ValueType::String;
@@ -40,10 +48,24 @@ struct KeySpec {
   bool fold_case = false;             // Enum: any case accepted, canonical spelling written
   std::string_view open_prefix = {};  // Map: unknown keys with this prefix are accepted as-is
   std::string_view add_prefix = {};   // Map: a key lacking this prefix gets it on load
+
+  // ---- `accel launch` (lib/launch reads these; a row without a flag is a file-only key) ----
+  std::string_view flag = {};   // the launch flag, Accelerate's spelling without "--"
+  bool is_switch = false;       // the flag takes no value and means true (argparse store_true)
+  bool placement = false;       // resolves flag > SLURM > config > default (else flag > config > default)
+  std::string_view launch_default = {};  // JSON text of the value at launch when nothing sets it
+  // The worker variable: "VAR" gets the value; "VAR=x" gets x when the value is true; a list
+  // value spreads over "VAR1,VAR2,…". Empty: none (or the launcher's own code, e.g. gpu_ids).
+  std::string_view exports = {};
+  ExportWhen export_when = ExportWhen::Always;
+  ExportCase export_case = ExportCase::AsIs;
 };
 
 // Every key, top-level and nested, in table order.
 const std::vector<KeySpec>& configSchema();
+
+// The row whose launch flag is `flag` (without "--", underscore spelling), or nullptr.
+const KeySpec* findLaunchFlag(std::string_view flag);
 
 // The row for a dotted path, or nullptr.
 const KeySpec* findKey(std::string_view path);
@@ -57,6 +79,7 @@ std::vector<std::string> childKeys(std::string_view map_path);
 // The parsed file_default (or wizard_default) of a row; null when it has none.
 nlohmann::json fileDefault(const KeySpec& spec);
 nlohmann::json wizardDefault(const KeySpec& spec);
+nlohmann::json launchDefault(const KeySpec& spec);
 
 // "true or false", "an integer from 0 to 65535", "one of: no, fp16, bf16, fp8", …
 std::string describeType(const KeySpec& spec);

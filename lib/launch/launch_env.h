@@ -31,24 +31,18 @@ inline constexpr const char* kCudaVisibleDevices = "CUDA_VISIBLE_DEVICES";  // f
 inline constexpr const char* kCudaDeviceOrder = "CUDA_DEVICE_ORDER";  // the user's; shown by accel env
 
 // ---- Accelerate's worker environment (accelerate/commands/launch.py, state.py) ----
+// The variables written from settings (ACCELERATE_MIXED_PRECISION, ACCELERATE_DYNAMO_*, the
+// DeepSpeed, FSDP, Megatron-LM, FP8 and parallelism ones) are named in the config schema's
+// `exports` column (lib/config/schema.h), beside the key they carry. The runtime reads these two;
+// a test checks that they match the schema's.
 inline constexpr const char* kMixedPrecision = "ACCELERATE_MIXED_PRECISION";  // no|fp16|bf16|fp8
-inline constexpr const char* kUseCpu = "ACCELERATE_USE_CPU";              // "True" / "False"
-inline constexpr const char* kDebugMode = "ACCELERATE_DEBUG_MODE";        // "true" when on
-inline constexpr const char* kCpuAffinity = "ACCELERATE_CPU_AFFINITY";    // "1" when on
 inline constexpr const char* kGradientAccumulationSteps = "ACCELERATE_GRADIENT_ACCUMULATION_STEPS";
-inline constexpr const char* kDynamoBackend = "ACCELERATE_DYNAMO_BACKEND";  // upper case, "NO"
-inline constexpr const char* kDynamoMode = "ACCELERATE_DYNAMO_MODE";
-inline constexpr const char* kDynamoUseFullgraph = "ACCELERATE_DYNAMO_USE_FULLGRAPH";  // True/False
-inline constexpr const char* kDynamoUseDynamic = "ACCELERATE_DYNAMO_USE_DYNAMIC";
-inline constexpr const char* kDynamoUseRegionalCompilation =
-    "ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION";
+inline constexpr const char* kUseCpu = "ACCELERATE_USE_CPU";              // "True" / "False"
 inline constexpr const char* kUseDeepSpeed = "ACCELERATE_USE_DEEPSPEED";  // "true"
 inline constexpr const char* kUseFsdp = "ACCELERATE_USE_FSDP";            // "true"
 inline constexpr const char* kUseMegatronLm = "ACCELERATE_USE_MEGATRON_LM";  // "true"
+inline constexpr const char* kUseParallelismConfig = "ACCELERATE_USE_PARALLELISM_CONFIG";  // "true"
 inline constexpr const char* kConfigDsFields = "ACCELERATE_CONFIG_DS_FIELDS";
-// DeepSpeed and FSDP settings are exported under these prefixes (see paradigm_env.cc).
-inline constexpr const char* kDeepSpeedPrefix = "ACCELERATE_DEEPSPEED_";
-inline constexpr const char* kFsdpPrefix = "FSDP_";
 
 // ---- accel's own ----
 inline constexpr const char* kAccelRunId = "ACCEL_RUN_ID";  // same on every machine of a job

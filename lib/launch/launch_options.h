@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the user asked `accel launch` for on the command line. An empty optional means "not
 // given", which is what lets config-file values apply (explicit flag > config > default).
-// Plain value type, filled by apps/main.cc.
+// Plain value type, filled by parseLaunchArgs (lib/launch/launch_flags.h) from the flag tables.
 #pragma once
 
 #include <map>
@@ -20,6 +20,7 @@ struct LaunchOptions {
   bool use_fsdp = false;
   bool use_megatron_lm = false;
   bool tpu = false;
+  bool use_parallelism_config = false;  // export parallelism_config (FSDP2 N-D parallelism)
   // Values that also exist as config keys, by config key name ("num_processes",
   // "deepspeed_config.zero_stage", "dynamo_config.dynamo_backend", …), as typed on the command
   // line; converted by the schema.
@@ -36,10 +37,12 @@ struct LaunchOptions {
   std::optional<std::string> python;
   std::optional<std::string> rdzv_token;
   std::optional<std::string> rdzv_conf;
+  std::vector<std::string> env;  // --env KEY=VALUE, repeatable: set in every worker's environment
   bool module = false;
   bool no_python = false;
   bool quiet = false;
   bool dry_run = false;
+  bool help = false;  // -h/--help: print launchHelp() and start nothing
   // The program and its arguments: everything from the first word that is not a launcher option.
   std::vector<std::string> command;
 };

@@ -159,21 +159,10 @@ Env commonEnv(const LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f
       {E::kAccelRunId, identity.first},
       {E::kStoreToken, identity.second},
       {E::kOmpNumThreads, s.text("num_cpu_threads_per_process")},
-      {E::kMixedPrecision, s.text("mixed_precision")},
       {E::kUseCpu, pyBool(s.flag("use_cpu"))},
-      {E::kDynamoBackend, s.has("dynamo_config.dynamo_backend") ? s.text("dynamo_config.dynamo_backend") : "NO"},
-      {E::kDynamoMode, s.has("dynamo_config.dynamo_mode") ? s.text("dynamo_config.dynamo_mode") : "default"},
-      {E::kDynamoUseFullgraph, pyBool(s.flag("dynamo_config.dynamo_use_fullgraph"))},
-      {E::kDynamoUseDynamic, pyBool(s.flag("dynamo_config.dynamo_use_dynamic"))},
-      {E::kDynamoUseRegionalCompilation, pyBool(s.flag("dynamo_config.dynamo_use_regional_compilation"))},
   };
   if (envOr(f, E::kNcclAsyncErrorHandling).empty()) env.emplace_back(E::kNcclAsyncErrorHandling, "1");
   if (!p.label_host.empty()) env.emplace_back(E::kMachineName, p.label_host);
-  if (s.flag("debug")) env.emplace_back(E::kDebugMode, "true");
-  if (s.flag("enable_cpu_affinity")) env.emplace_back(E::kCpuAffinity, "1");
-  if (s.has("deepspeed_config.gradient_accumulation_steps")) {
-    env.emplace_back(E::kGradientAccumulationSteps, s.text("deepspeed_config.gradient_accumulation_steps"));
-  }
   if (!s.flag("use_cpu") && s.text("gpu_ids") != "all") env.emplace_back(E::kCudaVisibleDevices, s.text("gpu_ids"));
   if (s.text("distributed_type") == "DEEPSPEED") {  // as Accelerate: the script's directory imports
     std::string path = envOr(f, "PYTHONPATH");
@@ -181,6 +170,20 @@ Env commonEnv(const LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f
   }
   for (auto& kv : paradigmEnv(s)) env.push_back(std::move(kv));
   return env;
+}
+
+// --env KEY=VALUE for every worker, except variables accel sets itself (those win, with a note).
+void addUserEnv(Env& env, LaunchSettings& s, bool first_worker) {
+  for (const auto& assignment : s.value("env")) {
+    const std::string text = assignment.get<std::string>();
+    const std::string name = text.substr(0, text.find('='));
+    bool ours = std::any_of(env.begin(), env.end(), [&](const auto& kv) { return kv.first == name; });
+    if (!ours) {
+      env.emplace_back(name, text.substr(text.find('=') + 1));
+    } else if (first_worker) {
+      s.notes.push_back(fmt::format("--env {}: ignored, accel sets {} itself", text, name));
+    }
+  }
 }
 
 void checkFsdp(const LaunchSettings& s) {
@@ -236,6 +239,7 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
              {launch_env::kRoleRank, std::to_string(w.rank)},
              {launch_env::kRestartCount, "0"}};
     w.env.insert(w.env.end(), common.begin(), common.end());
+    addUserEnv(w.env, s, local == 0);
     std::sort(w.env.begin(), w.env.end());
     p.workers.push_back(std::move(w));
   }

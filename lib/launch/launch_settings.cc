@@ -25,16 +25,20 @@ const char* kDefault = "default";
 // A command-line value for config key `key`, typed by the schema; UsageError naming the flag.
 json convertFlag(const std::string& key, const std::string& text) {
   const KeySpec& spec = keySpec(key);
-  const std::string flag = "--" + key.substr(key.find('.') + 1);
+  const std::string flag = "--" + std::string(spec.flag.empty() ? spec.path : spec.flag);
   auto fail = [&](std::string hint = {}) -> json {
     throw UsageError(fmt::format("{}: '{}' is not {}", flag, text, describeType(spec)), hint);
   };
+  auto boolean = [](const std::string& word) -> std::optional<bool> {
+    std::string t = toLower(word);
+    if (t == "true" || t == "yes" || t == "1" || t == "on") return true;
+    if (t == "false" || t == "no" || t == "0" || t == "off") return false;
+    return std::nullopt;
+  };
   switch (spec.type) {
     case ValueType::Bool: {
-      std::string t = toLower(text);
-      if (t == "true" || t == "yes" || t == "1" || t == "on") return true;
-      if (t == "false" || t == "no" || t == "0" || t == "off") return false;
-      return fail();
+      auto v = boolean(text);
+      return v ? json(*v) : fail();
     }
     case ValueType::Int: {
       auto v = parseInt(text);
@@ -53,6 +57,14 @@ json convertFlag(const std::string& key, const std::string& text) {
       auto guess = didYouMean(text, choices);
       return fail(guess ? "did you mean '" + *guess + "'?" : "");
     }
+    case ValueType::List: {  // "true,false,false", as Accelerate's --fp8_override_linear_precision
+      json list = json::array();
+      for (const auto& item : split(text, ',')) {
+        auto v = boolean(item);
+        list.push_back(v ? json(*v) : json(item));
+      }
+      return list;
+    }
     default: return text;
   }
 }
@@ -70,6 +82,9 @@ void checkParadigmFlags(const LaunchOptions& o) {
                      "--use_fsdp, --use_megatron_lm at a time, but got " + join(given, " and "));
   }
   if (o.tpu) throw UsageError("TPU launches are not supported by accel", "accel launches on NVIDIA GPUs and CPUs");
+  if (o.use_parallelism_config && !o.use_fsdp) {
+    throw UsageError("--use_parallelism_config needs --use_fsdp with FSDP 2", "add --use_fsdp --fsdp_version 2");
+  }
 }
 
 struct Resolver {
@@ -152,15 +167,18 @@ void resolveType(Resolver& r, const std::optional<SlurmInfo>& slurm) {
 }
 
 void resolvePlacement(Resolver& r, const std::optional<SlurmInfo>& slurm) {
-  std::optional<json> nodes, node_rank, host;
+  std::map<std::string, json> from_slurm;
   if (slurm) {
-    nodes = slurm->num_nodes;
-    node_rank = slurm->node_rank;
-    if (!slurm->first_host.empty()) host = slurm->first_host;
+    from_slurm["num_machines"] = slurm->num_nodes;
+    from_slurm["machine_rank"] = slurm->node_rank;
+    if (!slurm->first_host.empty()) from_slurm["main_process_ip"] = slurm->first_host;
   }
-  r.resolvePlacement("num_machines", nodes, 1);
-  r.resolvePlacement("machine_rank", node_rank, 0);
-  r.resolvePlacement("main_process_ip", host, "127.0.0.1");
+  for (const auto& spec : configSchema()) {
+    if (!spec.placement) continue;
+    const std::string key(spec.path);
+    auto it = from_slurm.find(key);
+    r.resolvePlacement(key, it == from_slurm.end() ? std::nullopt : std::optional<json>(it->second), launchDefault(spec));
+  }
   if (slurm) {
     r.s.notes.push_back(fmt::format(
         "SLURM job {}: machine_rank {} of {} machines, main_process_ip {}{}", slurm->job_id,
@@ -193,33 +211,60 @@ void resolveProcessCount(Resolver& r, const std::optional<SlurmInfo>& slurm) {
   r.s.set("num_processes", total, origin);
 }
 
-void resolveRest(Resolver& r) {
-  r.resolve("main_process_port", defaults::kMainProcessPort);
-  r.resolve("gpu_ids", "all");
-  r.resolve("mixed_precision", "no");
-  r.resolve("rdzv_backend", "static");
-  r.resolve("same_network", false);
-  r.resolve("enable_cpu_affinity", false);
-  r.resolve("debug", false);
-  r.resolve("deepspeed_config.gradient_accumulation_steps", nullptr);
-  for (const char* key : {"dynamo_config.dynamo_backend", "dynamo_config.dynamo_mode",
-                          "dynamo_config.dynamo_use_fullgraph", "dynamo_config.dynamo_use_dynamic",
-                          "dynamo_config.dynamo_use_regional_compilation"}) {
-    r.resolve(key, nullptr);
+// Does a row's launch default apply? Paradigm settings default only under their paradigm, so
+// a plain launch shows (and exports) none of them.
+bool applies(ExportWhen when, const LaunchSettings& s) {
+  switch (when) {
+    case ExportWhen::Always: return true;
+    case ExportWhen::DeepSpeed: return s.text("distributed_type") == "DEEPSPEED";
+    case ExportWhen::Fsdp: return s.text("distributed_type") == "FSDP";
+    case ExportWhen::MegatronLm: return s.text("distributed_type") == "MEGATRON_LM";
+    case ExportWhen::Fp8: return s.text("mixed_precision") == "fp8";
+    case ExportWhen::Parallelism: return s.flag("use_parallelism_config");
   }
-  // The paradigm maps apply whole: every key from the file, each overridden by its flag.
-  for (const char* map : {"deepspeed_config", "fsdp_config", "megatron_lm_config", "fp8_config"}) {
-    if (const json* m = r.file(map)) {
-      for (const auto& [k, v] : m->items()) r.s.set(std::string(map) + "." + k, v, kConfig);
+  return false;
+}
+
+void resolveParallelism(Resolver& r) {
+  const json* file = r.file("parallelism_config");
+  if (r.o.use_parallelism_config) {
+    r.s.set("use_parallelism_config", true, kCli);
+  } else if (file && file->is_object() && !file->empty() && r.s.text("distributed_type") == "FSDP") {
+    r.s.set("use_parallelism_config", true, kConfig);  // as Accelerate: a non-empty section turns it on
+  }
+}
+
+// Every other row that `accel launch` uses (a flag, a launch default or an export), in table
+// order: flag > config > launch default.
+void resolveRest(Resolver& r) {
+  resolveParallelism(r);
+  for (const auto& spec : configSchema()) {
+    const std::string key(spec.path);
+    if (r.s.has(key) || spec.type == ValueType::Map || (spec.flag.empty() && spec.exports.empty())) continue;
+    if (key == "num_processes") continue;  // resolved with the GPU probe and SLURM
+    if (auto v = r.cli(key)) {
+      r.s.set(key, *v, kCli);
+    } else if (const json* c = r.file(key)) {
+      r.s.set(key, *c, kConfig);
+    } else if (!spec.launch_default.empty() && applies(spec.export_when, r.s)) {
+      r.s.set(key, launchDefault(spec), kDefault);
     }
   }
-  for (const auto& [key, text] : r.o.values) {
-    if (!r.s.has(key) || r.s.origin(key) != kCli) r.s.set(key, convertFlag(key, text), kCli);
+  // Keys a paradigm section accepts as written (megatron_lm_*, parallelism_config_*) apply too.
+  for (const char* map : {"megatron_lm_config", "parallelism_config"}) {
+    if (const json* m = r.file(map); m && m->is_object()) {
+      for (const auto& [k, v] : m->items()) {
+        if (!r.s.has(std::string(map) + "." + k)) r.s.set(std::string(map) + "." + k, v, kConfig);
+      }
+    }
   }
   if (r.s.text("rdzv_backend") != "static") {
     r.s.notes.push_back("rdzv_backend " + r.s.text("rdzv_backend") +
                         ": accel's rendezvous is static (rank 0 hosts the store at "
                         "main_process_ip:main_process_port); elastic membership is not supported");
+  }
+  if (r.s.flag("downcast_bf16") && r.s.origin("downcast_bf16") == kCli) {
+    r.s.notes.push_back("--downcast_bf16 applies to TPUs only (XLA_DOWNCAST_BF16), as in Accelerate: ignored");
   }
 }
 
@@ -239,6 +284,7 @@ void resolveLauncherOptions(Resolver& r) {
   set("log_dir", o.log_dir, nullptr);
   set("local_ranks_filter", o.local_ranks_filter, nullptr);
   set("rdzv_token", o.rdzv_token, nullptr);
+  if (!o.env.empty()) r.s.set("env", o.env, kCli);
   if (o.monitor_interval) {
     r.s.notes.push_back("--monitor_interval ignored: accel notices worker exits as they happen");
   }

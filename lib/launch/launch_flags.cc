@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/launch_flags.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+#include "lib/config/schema.h"
+#include "lib/launch/launcher_flags.h"
+
+namespace accel {
+
+namespace {
+
+// What one spelling ("--zero_stage", "--zero-stage", "-t") stands for: a launcher row or a
+// config-key row.
+struct FlagRef {
+  const LauncherFlag* launcher = nullptr;
+  const KeySpec* key = nullptr;
+  std::string_view name() const { return launcher ? launcher->name : key->flag; }
+  bool isSwitch() const {
+    if (key) return key->is_switch;
+    if (!launcher->unsupported.empty()) return launcher->is_switch;
+    return std::holds_alternative<bool LaunchOptions::*>(launcher->field);
+  }
+};
+
+std::string dashed(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+using FlagIndex = std::unordered_map<std::string, FlagRef>;
+
+const FlagIndex& flagIndex() {
+  static const FlagIndex index = [] {
+    FlagIndex out;
+    auto add = [&](std::string_view name, FlagRef ref) {
+      out.emplace("--" + std::string(name), ref);
+      out.emplace("--" + dashed(name), ref);
+    };
+    for (const auto& row : launcherFlags()) {
+      add(row.name, {.launcher = &row});
+      if (!row.short_name.empty()) out.emplace("-" + std::string(row.short_name), FlagRef{.launcher = &row});
+    }
+    for (const auto& spec : configSchema()) {
+      if (!spec.flag.empty()) add(spec.flag, {.key = &spec});
+    }
+    return out;
+  }();
+  return index;
+}
+
+[[noreturn]] void unknownFlag(const std::string& word) {
+  std::vector<std::string> names;
+  for (const auto& [spelling, ref] : flagIndex()) names.push_back(spelling);
+  auto guess = didYouMean(word, names);
+  throw UsageError(fmt::format("accel launch: unknown option '{}'", word),
+                   guess ? "did you mean '" + *guess + "'?" : "run `accel launch --help` to list the options");
+}
+
+template <typename T>
+T convertOrFail(const std::string& flag, const std::string& text, std::optional<T> value, const char* what) {
+  if (!value) throw UsageError(fmt::format("--{}: '{}' is not {}", flag, text, what));
+  return *value;
+}
+
+// Stores a launcher flag's value in the LaunchOptions field its row names.
+void apply(const LauncherFlag& row, const std::string& text, LaunchOptions& o) {
+  const std::string flag(row.name);
+  std::visit(
+      [&](auto field) {
+        using Field = std::remove_reference_t<decltype(o.*field)>;
+        if constexpr (std::is_same_v<Field, bool>) {
+          o.*field = true;
+        } else if constexpr (std::is_same_v<Field, std::optional<long long>>) {
+          o.*field = convertOrFail(flag, text, parseInt(text), "an integer");
+        } else if constexpr (std::is_same_v<Field, std::optional<double>>) {
+          o.*field = convertOrFail(flag, text, parseDouble(text), "a number");
+        } else if constexpr (std::is_same_v<Field, std::vector<std::string>>) {
+          (o.*field).push_back(text);
+        } else {
+          o.*field = text;
+        }
+      },
+      row.field);
+}
+
+void checkEnvAssignment(const std::string& text) {
+  auto eq = text.find('=');
+  bool name_ok = eq != std::string::npos && eq > 0 && !std::isdigit(static_cast<unsigned char>(text[0])) &&
+                 std::all_of(text.begin(), text.begin() + static_cast<long>(eq),
+                             [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  if (!name_ok) {
+    throw UsageError(fmt::format("--env: '{}' is not KEY=VALUE", text),
+                     "give one variable per --env, e.g. --env NCCL_DEBUG=INFO");
+  }
+}
+
+void applyFlag(const FlagRef& ref, const std::string& text, LaunchOptions& o) {
+  if (ref.key) {
+    o.values[std::string(ref.key->path)] = ref.key->is_switch ? "true" : text;
+    return;
+  }
+  const LauncherFlag& row = *ref.launcher;
+  if (!row.unsupported.empty()) {
+    throw UsageError(fmt::format("--{} is for {} launches, which accel does not do", row.name, row.help),
+                     "accel launches NVIDIA GPU and CPU jobs; drop the flag");
+  }
+  if (row.name == "env") checkEnvAssignment(text);
+  apply(row, text, o);
+}
+
+}  // namespace
+
+LaunchOptions parseLaunchArgs(const std::vector<std::string>& words) {
+  LaunchOptions o;
+  const FlagIndex& index = flagIndex();
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& word = words[i];
+    if (word == "--") {
+      o.command.assign(words.begin() + static_cast<long>(i) + 1, words.end());
+      break;
+    }
+    if (word.size() < 2 || word[0] != '-') {  // the program: it and everything after are its own
+      o.command.assign(words.begin() + static_cast<long>(i), words.end());
+      break;
+    }
+    const size_t eq = startsWith(word, "--") ? word.find('=') : std::string::npos;
+    const std::string spelling = word.substr(0, eq);
+    auto it = index.find(spelling);
+    if (it == index.end()) unknownFlag(spelling);
+    const FlagRef& ref = it->second;
+    std::string value;
+    if (ref.isSwitch()) {
+      if (eq != std::string::npos) throw UsageError(fmt::format("{} takes no value (got '{}')", spelling, word));
+    } else if (eq != std::string::npos) {
+      value = word.substr(eq + 1);
+    } else if (i + 1 < words.size() && !startsWith(words[i + 1], "--")) {
+      value = words[++i];
+    } else {
+      throw UsageError(fmt::format("{} needs a value", spelling), "run `accel launch --help` for usage");
+    }
+    applyFlag(ref, value, o);
+  }
+  return o;
+}
+
+std::vector<std::string> launchFlagNames() {
+  std::vector<std::string> names;
+  for (const auto& row : launcherFlags()) names.emplace_back(row.name);
+  for (const auto& spec : configSchema()) {
+    if (!spec.flag.empty()) names.emplace_back(spec.flag);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace accel

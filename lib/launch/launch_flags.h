@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// `accel launch`'s command line, driven by two tables: the config schema's rows that carry a
+// launch flag (lib/config/schema.h: a flag that sets a config key) and the launcher's own flags
+// (launch_flags.cc: --max_restarts, --tee, …, and the TPU/SageMaker flags accepted only to say
+// that accel does not launch those). Parsing follows argparse as Accelerate configures it
+// (allow_abbrev=False): --name VALUE, --name=VALUE, the dashed spelling --name-with-dashes, a
+// switch takes no value, a repeated option keeps its last value (--env appends), and the first
+// word that is not an option (or the word after "--") starts the program. Options are looked up
+// by hash, so a launch costs the same however many flags Accelerate grows.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/launch/launch_options.h"
+
+namespace accel {
+
+// Parses the words after `accel launch`. Throws UsageError naming the word and a fix.
+LaunchOptions parseLaunchArgs(const std::vector<std::string>& words);
+
+// `accel launch --help`: every flag of both tables, grouped as Accelerate groups them.
+std::string launchHelp();
+
+// Every launch flag name (underscore spelling, without "--"), both tables, for the test that
+// compares them with Accelerate's.
+std::vector<std::string> launchFlagNames();
+
+}  // namespace accel

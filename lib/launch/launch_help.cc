@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// `accel launch --help`, written from the two flag tables (launch_flags.h).
+#include <map>
+
+#include <fmt/format.h>
+
+#include "lib/config/schema.h"
+#include "lib/launch/launch_flags.h"
+#include "lib/launch/launcher_flags.h"
+
+namespace accel {
+
+namespace {
+
+struct Line {
+  std::string left, help;
+};
+
+// Config-key flags are grouped by the section of the file they set.
+std::string keyGroup(std::string_view path) {
+  auto dot = path.find('.');
+  if (dot == std::string_view::npos) return "Resources (config keys)";
+  return fmt::format("Paradigm settings ({})", path.substr(0, dot));
+}
+
+std::string keyHelp(const KeySpec& spec) {
+  std::string help = fmt::format("{} [config: {}]", spec.help, spec.path);
+  if (spec.type == ValueType::Enum && !spec.is_switch) help += "; " + describeType(spec);
+  return help;
+}
+
+}  // namespace
+
+std::string launchHelp() {
+  std::vector<std::pair<std::string, std::vector<Line>>> groups;  // in first-seen order
+  auto add = [&](const std::string& group, Line line) {
+    for (auto& [name, lines] : groups) {
+      if (name == group) return lines.push_back(std::move(line));
+    }
+    groups.push_back({group, {std::move(line)}});
+  };
+  for (const auto& row : launcherFlags()) {
+    if (row.unsupported.empty() && row.group != "Launcher") {
+      add(std::string(row.group), {fmt::format("--{}", row.name), std::string(row.help)});
+    }
+  }
+  for (const auto& spec : configSchema()) {
+    if (spec.flag.empty()) continue;
+    add(keyGroup(spec.path), {fmt::format("--{}{}", spec.flag, spec.is_switch ? "" : " VALUE"), keyHelp(spec)});
+  }
+  for (const auto& row : launcherFlags()) {
+    if (!row.unsupported.empty() || row.group != "Launcher") continue;
+    bool is_switch = std::holds_alternative<bool LaunchOptions::*>(row.field);
+    std::string left = (row.short_name.empty() ? "" : fmt::format("-{}, ", row.short_name)) +
+                       fmt::format("--{}{}", row.name, is_switch ? "" : " VALUE");
+    add("Launcher", {left, std::string(row.help)});
+  }
+  std::string unsupported;
+  for (const auto& row : launcherFlags()) {
+    if (!row.unsupported.empty()) unsupported += fmt::format("{}--{}", unsupported.empty() ? "" : ", ", row.name);
+  }
+  std::string out =
+      "accel launch: start one worker per GPU (or CPU process) and supervise them\n"
+      "Usage: accel launch [OPTIONS] PROGRAM [ARGS...]\n\n"
+      "Every option also has a dashed spelling (--num-processes); --name=VALUE works too.\n";
+  for (const auto& [group, lines] : groups) {
+    out += "\n" + group + ":\n";
+    for (const auto& line : lines) out += fmt::format("  {:<44} {}\n", line.left, line.help);
+  }
+  out += "\nAccepted only to say that accel does not launch TPU pods or SageMaker jobs: " + unsupported + ".\n";
+  out += "\nPROGRAM [ARGS...]: an executable (found on PATH), a .py script (run with python3 -u), or a module with -m. "
+         "Everything after PROGRAM is passed to it unchanged.\n";
+  return out;
+}
+
+}  // namespace accel

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// The launcher's own flags: Accelerate 1.15's non-config launch flags, torchrun's that Accelerate
+// passes through, and accel's (--grace_period, --local_ranks_filter, --python, --rdzv_token,
+// --dry_run). Help texts say what accel does with each.
+#include "lib/launch/launcher_flags.h"
+
+namespace accel {
+
+namespace {
+
+using O = LaunchOptions;
+constexpr std::string_view kHardware = "Hardware and paradigm (one at most)";
+constexpr std::string_view kLauncher = "Launcher";
+constexpr std::string_view kElsewhere = "TPU and SageMaker (not launched by accel)";
+
+std::vector<LauncherFlag> build() {
+  return {
+      {"config_file", "", &O::config_file, kLauncher, "config file (default: the Accelerate default; --cpu skips it)"},
+      {"cpu", "", &O::cpu, kHardware, "run CPU workers even when GPUs are present"},
+      {"multi_gpu", "", &O::multi_gpu, kHardware, "distributed GPU training (DDP)"},
+      {"use_deepspeed", "", &O::use_deepspeed, kHardware, "DeepSpeed (exports Accelerate's ACCELERATE_DEEPSPEED_*)"},
+      {"use_fsdp", "", &O::use_fsdp, kHardware, "FSDP (exports Accelerate's FSDP_*)"},
+      {"use_megatron_lm", "", &O::use_megatron_lm, kHardware, "Megatron-LM (exports MEGATRON_LM_*)"},
+      {"tpu", "", &O::tpu, kHardware, "TPU (not supported by accel; accepted to say so)"},
+      {"use_parallelism_config", "", &O::use_parallelism_config, kHardware,
+       "with --use_fsdp and FSDP 2: export parallelism_config (PARALLELISM_CONFIG_*; on by itself when the config "
+       "file has one)"},
+      {"num_cpu_threads_per_process", "", &O::num_cpu_threads_per_process, kLauncher,
+       "OMP_NUM_THREADS per worker (default: $OMP_NUM_THREADS, else physical cores / local workers)"},
+      {"max_restarts", "", &O::max_restarts, kLauncher, "restart the whole group up to N times after a failure"},
+      {"monitor_interval", "", &O::monitor_interval, kLauncher, "accepted for torchrun compatibility; accel is event-driven"},
+      {"grace_period", "", &O::grace_period, kLauncher, "seconds between SIGTERM and SIGKILL when stopping workers (default 10)"},
+      {"tee", "t", &O::tee, kLauncher, "streams on the console: 3 both (default), 1 stdout, 2 stderr, 0 none; or LOCAL_RANK:N,…"},
+      {"log_dir", "", &O::log_dir, kLauncher, "also write DIR/rank<R>.stdout.log and .stderr.log"},
+      {"role", "", &O::role, kLauncher, "ROLE_NAME for the workers (default: default)"},
+      {"local_ranks_filter", "", &O::local_ranks_filter, kLauncher, "local ranks whose output reaches the console, e.g. 0,3"},
+      {"python", "", &O::python, kLauncher, "interpreter for .py programs and -m (default: $ACCEL_PYTHON, else python3)"},
+      {"rdzv_token", "", &O::rdzv_token, kLauncher, "secret the rank-0 store requires (multi-machine: the same on every machine)"},
+      {"rdzv_conf", "", &O::rdzv_conf, kLauncher, "accepted for compatibility (torchrun c10d settings)"},
+      {"env", "", &O::env, kLauncher,
+       "KEY=VALUE set in every worker's environment, repeatable (as if exported before `accel launch`; accel's own "
+       "variables win)"},
+      {"module", "m", &O::module, kLauncher, "run PROGRAM as a Python module (python3 -u -m)"},
+      {"no_python", "", &O::no_python, kLauncher, "run PROGRAM as it is"},
+      {"quiet", "q", &O::quiet, kLauncher, "no informational lines from the launcher"},
+      {"dry_run", "", &O::dry_run, kLauncher, "print each rank's command and environment, start nothing"},
+      {"help", "h", &O::help, kLauncher, "print this help"},
+      {"tpu_cluster", "", {}, kElsewhere, "TPU pod", "TPU", true},
+      {"no_tpu_cluster", "", {}, kElsewhere, "TPU pod", "TPU", true},
+      {"tpu_use_sudo", "", {}, kElsewhere, "TPU pod", "TPU", true},
+      {"vm", "", {}, kElsewhere, "TPU pod", "TPU"},
+      {"main_training_function", "", {}, kElsewhere, "TPU", "TPU"},
+      {"aws_access_key_id", "", {}, kElsewhere, "SageMaker", "SageMaker"},
+      {"aws_secret_access_key", "", {}, kElsewhere, "SageMaker", "SageMaker"},
+  };
+}
+
+}  // namespace
+
+const std::vector<LauncherFlag>& launcherFlags() {
+  static const std::vector<LauncherFlag> flags = build();
+  return flags;
+}
+
+}  // namespace accel

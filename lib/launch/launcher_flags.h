@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal to lib/launch: the table of `accel launch`'s own flags, the ones that are not config
+// keys (those are rows of the config schema). Each row names the LaunchOptions field it fills;
+// the field's type says how the flag parses (bool: a switch; a list: repeatable).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "lib/launch/launch_options.h"
+
+namespace accel {
+
+using LaunchField = std::variant<bool LaunchOptions::*, std::string LaunchOptions::*,
+                                 std::optional<std::string> LaunchOptions::*,
+                                 std::optional<long long> LaunchOptions::*,
+                                 std::optional<double> LaunchOptions::*,
+                                 std::vector<std::string> LaunchOptions::*>;
+
+struct LauncherFlag {
+  std::string_view name;        // underscore spelling, without "--"
+  std::string_view short_name;  // "t" for -t; empty for none
+  LaunchField field;            // what it fills; ignored when `unsupported` is set
+  std::string_view group;
+  std::string_view help;
+  std::string_view unsupported = {};  // "TPU", "SageMaker": accepted only to say accel does not launch it
+  bool is_switch = false;             // for unsupported rows: takes no value
+};
+
+const std::vector<LauncherFlag>& launcherFlags();
+
+}  // namespace accel
