@@ -19,6 +19,7 @@
 #include "lib/hardware/host_probe.h"
 #include "lib/launch/cpu_affinity.h"
 #include "lib/launch/launch_plan.h"
+#include "lib/launch/mpirun.h"
 #include "lib/launch/port.h"
 #include "lib/launch/program.h"
 #include "lib/launch/supervisor.h"
@@ -134,6 +135,9 @@ int runLaunch(const LaunchOptions& o) {
   LaunchSettings settings = resolveLaunchSettings(o, config, looked_at, facts);
   ProgramOptions program{o.module, o.no_python, o.python, facts.env["PATH"]};
   LaunchPlan plan = makeLaunchPlan(std::move(settings), resolveProgram(o.command, program), facts);
+  if (plan.settings.has("mpirun_config.mpirun_hostfile")) {
+    runThroughMpirun(plan, findMpirun(facts.env["PATH"]), ::geteuid() == 0);
+  }
   if (!o.quiet) {
     say(plan.settings.config_line);
     for (const auto& note : plan.settings.notes) say(note);

@@ -19,6 +19,7 @@ struct WorkerSpec {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;  // set over the launcher's environment
   std::vector<int> cpus;  // enable_cpu_affinity: pinned to these CPUs; empty: the launcher's affinity
+  std::string label;      // the output prefix's name when not "rank N" (an mpirun that runs them all)
 };
 
 struct LaunchPlan {

@@ -87,9 +87,13 @@ class Supervisor {
 
   double now() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
 
+  // "rank 3", or the label of a process that runs several ranks (mpirun).
+  static std::string who(const WorkerSpec& spec) {
+    return spec.label.empty() ? fmt::format("rank {}", spec.rank) : spec.label;
+  }
+
   std::string prefix(const WorkerSpec& spec) const {
-    return plan_.label_host.empty() ? fmt::format("[rank {}] ", spec.rank)
-                                    : fmt::format("[{}:rank {}] ", plan_.label_host, spec.rank);
+    return plan_.label_host.empty() ? fmt::format("[{}] ", who(spec)) : fmt::format("[{}:{}] ", plan_.label_host, who(spec));
   }
 
   int consoleFd(const WorkerSpec& spec, int stream_bit, int fd) const {
@@ -188,8 +192,8 @@ class Supervisor {
     if (Clock::now() - all_exited < kLeftoverDrain) return false;
     for (auto& w : workers_) {
       if (w.out_fd < 0 && w.err_fd < 0) continue;
-      say(fmt::format("warning: rank {}'s output is still held open by a process outside the job {} s after the "
-                      "rank exited; not read further", w.spec->rank, kLeftoverDrain.count()));
+      say(fmt::format("warning: {}'s output is still held open by a process outside the job {} s after the "
+                      "rank exited; not read further", who(*w.spec), kLeftoverDrain.count()));
       for (int* fd : {&w.out_fd, &w.err_fd}) {
         if (*fd < 0) continue;
         (fd == &w.out_fd ? w.out : w.err)->finish();
@@ -280,7 +284,7 @@ class Supervisor {
   void killSurvivors(const std::string& why) {
     for (auto& w : workers_) {
       if (w.running) {
-        say(fmt::format("rank {} (pid {}) {}: sending SIGKILL", w.spec->rank, w.pid, why));
+        say(fmt::format("{} (pid {}) {}: sending SIGKILL", who(*w.spec), w.pid, why));
         w.sigkilled_by_us = true;
         signalGroup(w, SIGKILL);
       }
@@ -298,7 +302,7 @@ class Supervisor {
 
   void summarise() const {
     const WorkerProcess& w = *failed_;
-    say(fmt::format("error: rank {} (pid {}) {} after {:.2f} s; it failed first", w.spec->rank, w.pid,
+    say(fmt::format("error: {} (pid {}) {} after {:.2f} s; it failed first", who(*w.spec), w.pid,
                     w.describeExit(), w.exited_at));
     if (consequence_) {
       say(fmt::format("rank {} {} just before (a SIGKILLed worker's connections close before its exit is seen)",
@@ -306,9 +310,9 @@ class Supervisor {
     }
     const auto& lines = w.err->lastLines();
     if (lines.empty()) {
-      say(fmt::format("rank {} wrote nothing to stderr", w.spec->rank));
+      say(fmt::format("{} wrote nothing to stderr", who(*w.spec)));
     } else {
-      say(fmt::format("last {} line(s) of rank {}'s stderr:", lines.size(), w.spec->rank));
+      say(fmt::format("last {} line(s) of {}'s stderr:", lines.size(), who(*w.spec)));
       for (const auto& line : lines) writeFully(2, "accel:   | " + line + "\n");
     }
     auto stopped = stoppedRanks();

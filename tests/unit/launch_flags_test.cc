@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+// accel launch's command line from the flag tables: Accelerate 1.15's flag list, argparse's
+// spellings and errors, and what the flags added from Accelerate 1.15 export.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <set>
+
+#include "lib/common/error.h"
+#include "lib/config/schema.h"
+#include "lib/launch/launch_env.h"
+#include "lib/launch/launch_flags.h"
+#include "lib/launch/launch_plan.h"
+
+using namespace accel;
+
+namespace {
+
+// accel's own flags, which Accelerate does not have.
+const std::set<std::string> kAccelOnly = {"dry_run",    "fsdp_ignored_modules", "grace_period", "help",
+                                          "local_ranks_filter", "python", "rdzv_token"};
+
+std::set<std::string> accelerateFlags() {
+  std::ifstream in(ACCEL_SOURCE_DIR "/tests/compat/accelerate_1_15_launch_flags.txt");
+  std::set<std::string> names;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') names.insert(line);
+  }
+  return names;
+}
+
+std::map<std::string, std::string> workerEnv(const std::vector<std::string>& words) {
+  LaunchOptions o = parseLaunchArgs(words);
+  LaunchFacts f;
+  f.visible_gpus = f.physical_gpus = 2;
+  f.physical_cores = 8;
+  f.hostname = "host0";
+  f.random_hex = "00112233445566778899aabbccddeeff";
+  f.env = {{"PWD", "/work"}};
+  LaunchPlan p = makeLaunchPlan(resolveLaunchSettings(o, std::nullopt, "c.yaml", f), {"/bin/true"}, f);
+  std::map<std::string, std::string> env;
+  for (const auto& [k, v] : p.workers.at(0).env) env[k] = v;
+  return env;
+}
+
+std::string usageError(const std::vector<std::string>& words) {
+  try {
+    parseLaunchArgs(words);
+  } catch (const UsageError& e) {
+    return std::string(e.what()) + " | " + e.hint();
+  }
+  return "(accepted)";
+}
+
+}  // namespace
+
+TEST_CASE("launch flags: the same names as Accelerate 1.15's accelerate launch", "[launch][flags]") {
+  const auto theirs = accelerateFlags();
+  REQUIRE(theirs.size() > 100);  // the file was read
+  const auto list = launchFlagNames();
+  const std::set<std::string> ours(list.begin(), list.end());
+  for (const auto& name : theirs) {
+    INFO("Accelerate's --" << name << " is missing from accel launch");
+    CHECK(ours.count(name));
+  }
+  for (const auto& name : ours) {
+    INFO("accel's --" << name << " is neither Accelerate's nor on the accel-only list");
+    CHECK((theirs.count(name) || kAccelOnly.count(name)));
+  }
+  CHECK(list.size() == ours.size());  // no flag in both tables
+}
+
+TEST_CASE("launch flags: argparse's spellings, the program's words untouched", "[launch][flags]") {
+  auto a = parseLaunchArgs({"--num_processes", "2", "--cpu", "-q", "train.py", "--cpu", "--lr", "1"});
+  auto b = parseLaunchArgs({"--num-processes=2", "--cpu", "--quiet", "--", "train.py", "--cpu", "--lr", "1"});
+  for (const auto* o : {&a, &b}) {
+    CHECK(o->values.at("num_processes") == "2");
+    CHECK(o->cpu);
+    CHECK(o->quiet);
+    CHECK(o->command == std::vector<std::string>{"train.py", "--cpu", "--lr", "1"});
+  }
+  auto last = parseLaunchArgs({"--num_processes", "2", "--num_processes", "4", "--env", "A=1", "--env", "B=x=y", "p"});
+  CHECK(last.values.at("num_processes") == "4");  // argparse: the last one wins
+  CHECK(last.env == std::vector<std::string>{"A=1", "B=x=y"});
+  auto keyed = parseLaunchArgs({"--zero_stage", "3", "--fp8_margin=2", "--dynamo_use_fullgraph", "--tee", "0", "-m", "mod"});
+  CHECK(keyed.values.at("deepspeed_config.zero_stage") == "3");
+  CHECK(keyed.values.at("fp8_config.margin") == "2");
+  CHECK(keyed.values.at("dynamo_config.dynamo_use_fullgraph") == "true");
+  CHECK(keyed.tee == "0");
+  CHECK(keyed.module);
+}
+
+TEST_CASE("launch flags: a bad command line names the word and the fix", "[launch][flags]") {
+  CHECK(usageError({"--num_processess", "2", "p"}) ==
+        "accel launch: unknown option '--num_processess' | did you mean '--num_processes'?");
+  CHECK(usageError({"--cpu=yes", "p"}) == "--cpu takes no value (got '--cpu=yes') | ");
+  CHECK(usageError({"--num_processes"}) == "--num_processes needs a value | run `accel launch --help` for usage");
+  CHECK(usageError({"--num_processes", "--cpu", "p"}) ==
+        "--num_processes needs a value | run `accel launch --help` for usage");
+  CHECK(usageError({"--max_restarts", "many", "p"}) == "--max_restarts: 'many' is not an integer | ");
+  CHECK(usageError({"--env", "NO_EQUALS", "p"}) ==
+        "--env: 'NO_EQUALS' is not KEY=VALUE | give one variable per --env, e.g. --env NCCL_DEBUG=INFO");
+  CHECK(usageError({"--tpu_use_sudo", "p"}) ==
+        "--tpu_use_sudo is for TPU pod launches, which accel does not do | accel launches NVIDIA GPU and CPU "
+        "jobs; drop the flag");
+  CHECK(usageError({"--aws_access_key_id", "K", "p"}) ==
+        "--aws_access_key_id is for SageMaker launches, which accel does not do | accel launches NVIDIA GPU and "
+        "CPU jobs; drop the flag");
+  // Typed by the schema when resolved, naming the flag as the user spelled it.
+  CHECK_THROWS_WITH(workerEnv({"--fp8_margin", "x", "--cpu"}), "--fp8_margin: 'x' is not an integer");
+  CHECK_THROWS_WITH(workerEnv({"--cpu", "--use_parallelism_config"}),
+                    "--use_parallelism_config needs --use_fsdp with FSDP 2");
+}
+
+TEST_CASE("launch flags: Accelerate 1.15's newer flags export as Accelerate exports them", "[launch][flags]") {
+  auto fsdp = workerEnv({"--use_fsdp", "--fsdp_version", "2", "--fsdp_activation_checkpointing_offload", "TRUE",
+                         "--use_parallelism_config", "--parallelism_config_tp_size", "2",
+                         "--parallelism_config_cp_comm_strategy", "alltoall"});
+  CHECK(fsdp["FSDP_VERSION"] == "2");
+  CHECK(fsdp["FSDP_ACTIVATION_CHECKPOINTING_OFFLOAD"] == "true");
+  CHECK(fsdp["FSDP_SHARDING_STRATEGY"] == "FULL_SHARD");  // launch defaults under the paradigm
+  CHECK(fsdp["ACCELERATE_USE_PARALLELISM_CONFIG"] == "true");
+  CHECK(fsdp["PARALLELISM_CONFIG_TP_SIZE"] == "2");
+  CHECK(fsdp["PARALLELISM_CONFIG_DP_SHARD_SIZE"] == "1");
+  CHECK(fsdp["PARALLELISM_CONFIG_CP_BACKEND"] == "torch");
+  CHECK(fsdp["PARALLELISM_CONFIG_CP_COMM_STRATEGY"] == "alltoall");
+  auto megatron = workerEnv({"--use_megatron_lm", "--megatron_lm_attention_backend", "flash",
+                             "--megatron_lm_context_parallel_size", "2", "--megatron_lm_use_rotary_position_embeddings",
+                             "yes", "--megatron_lm_recompute_granularity", "selective"});
+  CHECK(megatron["ACCELERATE_USE_MEGATRON_LM"] == "true");
+  CHECK(megatron["MEGATRON_LM_ATTENTION_BACKEND"] == "flash");
+  CHECK(megatron["MEGATRON_LM_CONTEXT_PARALLEL_SIZE"] == "2");
+  CHECK(megatron["MEGATRON_LM_USE_ROTARY_POSITION_EMBEDDINGS"] == "True");
+  CHECK(megatron["MEGATRON_LM_RECOMPUTE_GRANULARITY"] == "selective");
+  CHECK(megatron["MEGATRON_LM_TP_DEGREE"] == "1");
+  CHECK(megatron["MEGATRON_LM_GRADIENT_CLIPPING"] == "1.0");
+  CHECK(megatron.count("MEGATRON_LM_EXPERT_MODEL_PARALLEL_SIZE") == 0);  // unset: not exported
+  auto fp8 = workerEnv({"--cpu", "--mixed_precision", "fp8", "--fp8_override_linear_precision", "true,false,true",
+                        "--fp8_backend", "te"});
+  CHECK(fp8["ACCELERATE_FP8_OVERRIDE_FPROP"] == "True");
+  CHECK(fp8["ACCELERATE_FP8_OVERRIDE_DGRAD"] == "False");
+  CHECK(fp8["ACCELERATE_FP8_OVERRIDE_WGRAD"] == "True");
+  CHECK(fp8["ACCELERATE_FP8_BACKEND"] == "TE");
+  CHECK(fp8["ACCELERATE_FP8_FORMAT"] == "HYBRID");
+  auto plain = workerEnv({"--cpu", "--downcast_bf16", "--env", "NCCL_DEBUG=INFO"});
+  CHECK(plain["NCCL_DEBUG"] == "INFO");
+  CHECK(plain.count("FSDP_VERSION") == 0);  // no paradigm, no paradigm defaults
+  CHECK(plain.count("ACCELERATE_FP8_FORMAT") == 0);
+  CHECK(plain.count("XLA_DOWNCAST_BF16") == 0);  // TPU only, as in Accelerate
+}
+
+TEST_CASE("launch flags: the variables the runtime reads are the ones the schema exports", "[launch][flags]") {
+  CHECK(keySpec("mixed_precision").exports == launch_env::kMixedPrecision);
+  CHECK(keySpec("deepspeed_config.gradient_accumulation_steps").exports == launch_env::kGradientAccumulationSteps);
+}
+
+TEST_CASE("launch flags: --help lists every flag of both tables", "[launch][flags]") {
+  const std::string help = launchHelp();
+  for (const auto& name : launchFlagNames()) {
+    INFO(name);
+    CHECK(help.find("--" + name) != std::string::npos);
+  }
+}
