@@ -17,9 +17,7 @@
 #include "apps/cli_parse.h"
 #include "lib/common/strings.h"
 #include "runtime/state/accelerator.h"
-#ifdef ACCEL_HAVE_NCCL
 #include "runtime/comm/nccl_backend.h"
-#endif
 
 using namespace accel;
 using namespace accel::bench;
@@ -100,8 +98,7 @@ int main(int argc, char** argv) {
     if (args.mode == "amp") return runAmp(args);
     Accelerator acc;
     if (args.backend == "gloo") return runCollectives(args, acc, acc.processGroup().backend());
-#ifdef ACCEL_HAVE_NCCL
-    if (args.backend == "nccl") {
+    if (args.backend == "nccl" && NcclBackend::available()) {
       if (acc.device().type != DeviceType::CUDA) {
         std::cerr << "accel-bench: skipped: --backend nccl needs a CUDA device, and none is visible\n";
         return 0;
@@ -109,7 +106,6 @@ int main(int argc, char** argv) {
       NcclBackend nccl(acc.store(), acc.processIndex(), acc.numProcesses(), acc.device().index, {});
       return runCollectives(args, acc, nccl);
     }
-#endif
     std::cerr << "accel-bench: error: --backend " << args.backend << " is not available in this build (no NCCL)\n";
     return static_cast<int>(ExitStatus::Usage);
   } catch (const std::exception& e) {

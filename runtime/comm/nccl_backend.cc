@@ -197,6 +197,8 @@ NcclBackend::~NcclBackend() = default;
 int NcclBackend::rank() const { return impl_->rank_; }
 int NcclBackend::size() const { return impl_->size_; }
 
+bool NcclBackend::available() { return true; }
+
 std::string NcclBackend::version() {
   int code = 0;
   ncclGetVersion(&code);

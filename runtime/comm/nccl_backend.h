@@ -40,8 +40,10 @@ class NcclBackend : public Backend {
   WorkPtr scatter(Tensor input, Tensor output, int root) override;
   WorkPtr barrier() override;
 
-  // NCCL's version as "2.28.9".
+  // NCCL's version as "2.28.9" ("" in a build without NCCL).
   static std::string version();
+  // False in a build without CUDA and NCCL (nccl_backend_none.cc), whose constructor throws.
+  static bool available();
 
  private:
   class Impl;

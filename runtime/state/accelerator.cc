@@ -17,9 +17,7 @@
 #include "runtime/state/cuda_devices.h"
 #include "runtime/store/hash_store.h"
 #include "runtime/store/tcp_store.h"
-#ifdef ACCEL_HAVE_NCCL
 #include "runtime/comm/nccl_backend.h"
-#endif
 
 namespace accel {
 
@@ -90,15 +88,13 @@ Accelerator::Accelerator(AcceleratorOptions options) : env_(readDistributedEnv()
 
 ProcessGroup& Accelerator::deviceProcessGroup() {
   if (device_.type == DeviceType::CPU) return *group_;
-  if (!device_group_) {
-#ifdef ACCEL_HAVE_NCCL
+  if (!device_group_) {  // a CUDA device exists only in a build with NCCL (cuda_devices_none.cc)
     NcclOptions nccl;
     nccl.timeout = timeout_;
     nccl.diagnose = [this] { return departedRanks(*store_); };
     const int device = device_.index;
     device_group_ = std::make_unique<ProcessGroup>(*store_, "accel/device", env_.rank, env_.world_size,
         [nccl, device](Store& s, int r, int n) { return std::make_unique<NcclBackend>(s, r, n, device, nccl); });
-#endif
   }
   return *device_group_;
 }
