@@ -25,10 +25,9 @@ inline void lastValueWins(CLI::App& app) {
 }
 
 // "--name,--name-with-dashes": Accelerate's underscore spelling and the dashed one.
-inline std::string flagSpellings(std::string name) {
-  std::string dashed = name;
-  for (char& c : dashed) c = c == '_' ? '-' : c;
-  return dashed == name ? "--" + name : "--" + name + ",--" + dashed;
+inline std::string flagSpellings(const std::string& name) {
+  const std::string dashes = dashed(name);
+  return dashes == name ? "--" + name : "--" + name + ",--" + dashes;
 }
 
 // Checks with accel's wording ("'x' is not a whole number"), where CLI11's own validators would

@@ -38,11 +38,6 @@ addrinfo* resolve(const std::string& host, int port, bool passive, std::string& 
   return found;
 }
 
-int remainingMs(Clock::time_point deadline) {
-  auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return static_cast<int>(std::clamp<int64_t>(ms, 0, INT_MAX));
-}
-
 // Waits for a non-blocking connect to finish; false with errno set when it failed or timed out.
 bool finishConnect(int fd, Clock::time_point deadline) {
   pollfd p{fd, POLLOUT, 0};
@@ -141,6 +136,11 @@ int connectTcp(const std::string& host, int port, std::chrono::steady_clock::tim
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   }
   return fd;
+}
+
+int remainingMs(std::chrono::steady_clock::time_point deadline) {
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(ms, 0, INT_MAX));
 }
 
 bool isLoopback(const std::string& host) { return host == "localhost" || startsWith(host, "127.") || host == "::1"; }

@@ -27,6 +27,9 @@ int boundPort(int fd);
 // a free local port can pick that port as its source) counts as refused. -1 with `error`.
 int connectTcp(const std::string& host, int port, std::chrono::steady_clock::time_point deadline, std::string& error);
 
+// Milliseconds left until `deadline` for poll(): 0 once it passed, at most INT_MAX.
+int remainingMs(std::chrono::steady_clock::time_point deadline);
+
 // Whether `host` names this machine's loopback (localhost, 127.x.y.z, ::1).
 bool isLoopback(const std::string& host);
 

@@ -47,6 +47,12 @@ std::string toUpper(std::string_view text) {
   return out;
 }
 
+std::string dashed(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
 bool startsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }

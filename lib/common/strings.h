@@ -15,6 +15,8 @@ std::string trim(std::string_view text);
 std::string toLower(std::string_view text);
 std::string toUpper(std::string_view text);
 bool startsWith(std::string_view text, std::string_view prefix);
+// A flag's dashed spelling: "num_processes" -> "num-processes" (argparse and CLI11 take both).
+std::string dashed(std::string_view name);
 bool endsWith(std::string_view text, std::string_view suffix);
 
 // Levenshtein distance (insert, delete, substitute each cost 1).

@@ -98,9 +98,9 @@ std::vector<KeySpec> buildSchema() {
       {.path = "fsdp_config", .type = T::Map, .help = "FullyShardedDataParallel settings",
        .add_prefix = "fsdp_"},
       {.path = "parallelism_config", .type = T::Map, .help = "N-D parallelism (FSDP2)",
-       .open_prefix = "parallelism_config_"},
+       .open_prefix = "parallelism_config_", .export_when = ExportWhen::Parallelism},
       {.path = "megatron_lm_config", .type = T::Map, .help = "Megatron-LM settings",
-       .open_prefix = "megatron_lm_"},
+       .open_prefix = "megatron_lm_", .export_when = ExportWhen::MegatronLm},
       {.path = "mpirun_config", .type = T::Map, .help = "launch CPU workers through mpirun"},
       {.path = "downcast_bf16", .type = T::Scalar, .file_default = "false",
        .help = "TPU only: cast float to bfloat16",
@@ -172,13 +172,6 @@ const std::vector<KeySpec>& configSchema() {
 const KeySpec* findKey(std::string_view path) {
   for (const auto& spec : configSchema()) {
     if (spec.path == path) return &spec;
-  }
-  return nullptr;
-}
-
-const KeySpec* findLaunchFlag(std::string_view flag) {
-  for (const auto& spec : configSchema()) {
-    if (!spec.flag.empty() && spec.flag == flag) return &spec;
   }
   return nullptr;
 }

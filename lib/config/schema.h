@@ -57,15 +57,14 @@ struct KeySpec {
   // The worker variable: "VAR" gets the value; "VAR=x" gets x when the value is true; a list
   // value spreads over "VAR1,VAR2,…". Empty: none (or the launcher's own code, e.g. gpu_ids).
   std::string_view exports = {};
+  // Map with open_prefix: its keys without a row export as the key upper-cased
+  // (megatron_lm_foo -> MEGATRON_LM_FOO), under this condition, as Accelerate's loop does.
   ExportWhen export_when = ExportWhen::Always;
   ExportCase export_case = ExportCase::AsIs;
 };
 
 // Every key, top-level and nested, in table order.
 const std::vector<KeySpec>& configSchema();
-
-// The row whose launch flag is `flag` (without "--", underscore spelling), or nullptr.
-const KeySpec* findLaunchFlag(std::string_view flag);
 
 // The row for a dotted path, or nullptr.
 const KeySpec* findKey(std::string_view path);

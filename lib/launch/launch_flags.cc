@@ -22,18 +22,8 @@ struct FlagRef {
   const LauncherFlag* launcher = nullptr;
   const KeySpec* key = nullptr;
   std::string_view name() const { return launcher ? launcher->name : key->flag; }
-  bool isSwitch() const {
-    if (key) return key->is_switch;
-    if (!launcher->unsupported.empty()) return launcher->is_switch;
-    return std::holds_alternative<bool LaunchOptions::*>(launcher->field);
-  }
+  bool isSwitch() const { return key ? key->is_switch : accel::isSwitch(*launcher); }
 };
-
-std::string dashed(std::string_view name) {
-  std::string out(name);
-  std::replace(out.begin(), out.end(), '_', '-');
-  return out;
-}
 
 using FlagIndex = std::unordered_map<std::string, FlagRef>;
 
@@ -102,18 +92,21 @@ void checkEnvAssignment(const std::string& text) {
   }
 }
 
+// The TPU and SageMaker flags fail as soon as they are seen, whatever follows them.
+void refuseUnsupported(const FlagRef& ref) {
+  if (ref.launcher && !ref.launcher->unsupported.empty()) {
+    throw UsageError(fmt::format("--{} is for {} launches, which accel does not do", ref.launcher->name, ref.launcher->help),
+                     "accel launches NVIDIA GPU and CPU jobs; drop the flag");
+  }
+}
+
 void applyFlag(const FlagRef& ref, const std::string& text, LaunchOptions& o) {
   if (ref.key) {
     o.values[std::string(ref.key->path)] = ref.key->is_switch ? "true" : text;
     return;
   }
-  const LauncherFlag& row = *ref.launcher;
-  if (!row.unsupported.empty()) {
-    throw UsageError(fmt::format("--{} is for {} launches, which accel does not do", row.name, row.help),
-                     "accel launches NVIDIA GPU and CPU jobs; drop the flag");
-  }
-  if (row.name == "env") checkEnvAssignment(text);
-  apply(row, text, o);
+  if (ref.launcher->name == "env") checkEnvAssignment(text);
+  apply(*ref.launcher, text, o);
 }
 
 }  // namespace
@@ -136,6 +129,7 @@ LaunchOptions parseLaunchArgs(const std::vector<std::string>& words) {
     auto it = index.find(spelling);
     if (it == index.end()) unknownFlag(spelling);
     const FlagRef& ref = it->second;
+    refuseUnsupported(ref);
     std::string value;
     if (ref.isSwitch()) {
       if (eq != std::string::npos) throw UsageError(fmt::format("{} takes no value (got '{}')", spelling, word));

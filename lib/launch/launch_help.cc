@@ -40,7 +40,7 @@ std::string launchHelp() {
     groups.push_back({group, {std::move(line)}});
   };
   for (const auto& row : launcherFlags()) {
-    if (row.unsupported.empty() && row.group != "Launcher") {
+    if (row.unsupported.empty() && row.group != kLauncherGroup) {
       add(std::string(row.group), {fmt::format("--{}", row.name), std::string(row.help)});
     }
   }
@@ -49,11 +49,10 @@ std::string launchHelp() {
     add(keyGroup(spec.path), {fmt::format("--{}{}", spec.flag, spec.is_switch ? "" : " VALUE"), keyHelp(spec)});
   }
   for (const auto& row : launcherFlags()) {
-    if (!row.unsupported.empty() || row.group != "Launcher") continue;
-    bool is_switch = std::holds_alternative<bool LaunchOptions::*>(row.field);
+    if (!row.unsupported.empty() || row.group != kLauncherGroup) continue;
     std::string left = (row.short_name.empty() ? "" : fmt::format("-{}, ", row.short_name)) +
-                       fmt::format("--{}{}", row.name, is_switch ? "" : " VALUE");
-    add("Launcher", {left, std::string(row.help)});
+                       fmt::format("--{}{}", row.name, isSwitch(row) ? "" : " VALUE");
+    add(std::string(kLauncherGroup), {left, std::string(row.help)});
   }
   std::string unsupported;
   for (const auto& row : launcherFlags()) {

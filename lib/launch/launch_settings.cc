@@ -211,20 +211,6 @@ void resolveProcessCount(Resolver& r, const std::optional<SlurmInfo>& slurm) {
   r.s.set("num_processes", total, origin);
 }
 
-// Does a row's launch default apply? Paradigm settings default only under their paradigm, so
-// a plain launch shows (and exports) none of them.
-bool applies(ExportWhen when, const LaunchSettings& s) {
-  switch (when) {
-    case ExportWhen::Always: return true;
-    case ExportWhen::DeepSpeed: return s.text("distributed_type") == "DEEPSPEED";
-    case ExportWhen::Fsdp: return s.text("distributed_type") == "FSDP";
-    case ExportWhen::MegatronLm: return s.text("distributed_type") == "MEGATRON_LM";
-    case ExportWhen::Fp8: return s.text("mixed_precision") == "fp8";
-    case ExportWhen::Parallelism: return s.flag("use_parallelism_config");
-  }
-  return false;
-}
-
 void resolveParallelism(Resolver& r) {
   const json* file = r.file("parallelism_config");
   if (r.o.use_parallelism_config) {
@@ -241,21 +227,22 @@ void resolveRest(Resolver& r) {
   for (const auto& spec : configSchema()) {
     const std::string key(spec.path);
     if (r.s.has(key) || spec.type == ValueType::Map || (spec.flag.empty() && spec.exports.empty())) continue;
-    if (key == "num_processes") continue;  // resolved with the GPU probe and SLURM
     if (auto v = r.cli(key)) {
       r.s.set(key, *v, kCli);
     } else if (const json* c = r.file(key)) {
       r.s.set(key, *c, kConfig);
-    } else if (!spec.launch_default.empty() && applies(spec.export_when, r.s)) {
+    } else if (!spec.launch_default.empty() && exportApplies(spec.export_when, r.s)) {
       r.s.set(key, launchDefault(spec), kDefault);
     }
   }
-  // Keys a paradigm section accepts as written (megatron_lm_*, parallelism_config_*) apply too.
-  for (const char* map : {"megatron_lm_config", "parallelism_config"}) {
-    if (const json* m = r.file(map); m && m->is_object()) {
-      for (const auto& [k, v] : m->items()) {
-        if (!r.s.has(std::string(map) + "." + k)) r.s.set(std::string(map) + "." + k, v, kConfig);
-      }
+  // Keys a section accepts as written (its open_prefix: megatron_lm_*, parallelism_config_*)
+  // apply from the file too.
+  for (const auto& map : configSchema()) {
+    const json* m = map.open_prefix.empty() ? nullptr : r.file(std::string(map.path));
+    if (!m || !m->is_object()) continue;
+    for (const auto& [k, v] : m->items()) {
+      const std::string key = std::string(map.path) + "." + k;
+      if (!r.s.has(key)) r.s.set(key, v, kConfig);
     }
   }
   if (r.s.text("rdzv_backend") != "static") {
@@ -310,6 +297,18 @@ std::string configLine(const LaunchSettings& s, const std::string& looked_at, bo
 }
 
 }  // namespace
+
+bool exportApplies(ExportWhen when, const LaunchSettings& s) {
+  switch (when) {
+    case ExportWhen::Always: return true;
+    case ExportWhen::DeepSpeed: return s.text("distributed_type") == "DEEPSPEED";
+    case ExportWhen::Fsdp: return s.text("distributed_type") == "FSDP";
+    case ExportWhen::MegatronLm: return s.text("distributed_type") == "MEGATRON_LM";
+    case ExportWhen::Fp8: return s.text("mixed_precision") == "fp8";
+    case ExportWhen::Parallelism: return s.flag("use_parallelism_config");
+  }
+  return false;
+}
 
 bool isGpuType(const std::string& t) {
   return t == "MULTI_GPU" || t == "DEEPSPEED" || t == "FSDP" || t == "MEGATRON_LM";

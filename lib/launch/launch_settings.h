@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/config/config.h"
+#include "lib/config/schema.h"
 #include "lib/launch/launch_options.h"
 #include "lib/launch/slurm.h"
 
@@ -58,6 +59,10 @@ class LaunchSettings {
 // `config` is the loaded file (nullopt when none was read; `config_path_looked_at` says where).
 LaunchSettings resolveLaunchSettings(const LaunchOptions& options, const std::optional<Config>& config,
                                      const std::string& config_path_looked_at, const LaunchFacts& facts);
+
+// Whether settings under `when` apply to this launch: paradigm settings only under their
+// paradigm (their launch defaults and their worker variables), FP8 ones with mixed_precision fp8.
+bool exportApplies(ExportWhen when, const LaunchSettings& s);
 
 // True for distributed types whose workers use GPUs.
 bool isGpuType(const std::string& distributed_type);

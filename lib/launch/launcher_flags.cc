@@ -10,7 +10,7 @@ namespace {
 
 using O = LaunchOptions;
 constexpr std::string_view kHardware = "Hardware and paradigm (one at most)";
-constexpr std::string_view kLauncher = "Launcher";
+constexpr std::string_view kLauncher = kLauncherGroup;
 constexpr std::string_view kElsewhere = "TPU and SageMaker (not launched by accel)";
 
 std::vector<LauncherFlag> build() {
@@ -45,9 +45,9 @@ std::vector<LauncherFlag> build() {
       {"quiet", "q", &O::quiet, kLauncher, "no informational lines from the launcher"},
       {"dry_run", "", &O::dry_run, kLauncher, "print each rank's command and environment, start nothing"},
       {"help", "h", &O::help, kLauncher, "print this help"},
-      {"tpu_cluster", "", {}, kElsewhere, "TPU pod", "TPU", true},
-      {"no_tpu_cluster", "", {}, kElsewhere, "TPU pod", "TPU", true},
-      {"tpu_use_sudo", "", {}, kElsewhere, "TPU pod", "TPU", true},
+      {"tpu_cluster", "", {}, kElsewhere, "TPU pod", "TPU"},
+      {"no_tpu_cluster", "", {}, kElsewhere, "TPU pod", "TPU"},
+      {"tpu_use_sudo", "", {}, kElsewhere, "TPU pod", "TPU"},
       {"vm", "", {}, kElsewhere, "TPU pod", "TPU"},
       {"main_training_function", "", {}, kElsewhere, "TPU", "TPU"},
       {"aws_access_key_id", "", {}, kElsewhere, "SageMaker", "SageMaker"},

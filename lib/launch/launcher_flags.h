@@ -27,9 +27,14 @@ struct LauncherFlag {
   std::string_view group;
   std::string_view help;
   std::string_view unsupported = {};  // "TPU", "SageMaker": accepted only to say accel does not launch it
-  bool is_switch = false;             // for unsupported rows: takes no value
 };
 
+// The group of the launcher's own settings, listed after the config-key flags in --help.
+inline constexpr std::string_view kLauncherGroup = "Launcher";
+
 const std::vector<LauncherFlag>& launcherFlags();
+
+// A switch takes no value: its field is a bool.
+inline bool isSwitch(const LauncherFlag& row) { return std::holds_alternative<bool LaunchOptions::*>(row.field); }
 
 }  // namespace accel

@@ -14,12 +14,19 @@ namespace accel {
 
 namespace {
 
+// `PATH --version`'s output, which says which MPI it is (Accelerate asks the same way).
 std::string versionText(const std::string& path) {
+  std::string quoted = "'";
+  for (char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   std::string out;
-  if (FILE* pipe = ::popen(("'" + path + "' --version 2>&1").c_str(), "r")) {
+  if (FILE* pipe = ::popen((quoted + "' --version 2>&1").c_str(), "r")) {
     char buffer[512];
     while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
     ::pclose(pipe);
+  }
+  if (trim(out).empty()) {
+    throw UsageError(fmt::format("'{} --version' printed nothing, so accel cannot tell which MPI it is", path),
+                     "check that this mpirun runs (try it by hand), or put a working one first on PATH");
   }
   return out;
 }

@@ -17,24 +17,12 @@ namespace {
 
 using Env = std::vector<std::pair<std::string, std::string>>;
 
-// Python's str() of a value (True/False for booleans).
+// Python's str() of a value (True/False for booleans, repr() digits for floats).
 std::string str(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
+  if (v.is_number_float()) return pythonFloatRepr(v.get<double>());
   return v.dump();
-}
-
-bool applies(ExportWhen when, const LaunchSettings& s) {
-  const std::string type = s.text("distributed_type");
-  switch (when) {
-    case ExportWhen::Always: return true;
-    case ExportWhen::DeepSpeed: return type == "DEEPSPEED";
-    case ExportWhen::Fsdp: return type == "FSDP";
-    case ExportWhen::MegatronLm: return type == "MEGATRON_LM";
-    case ExportWhen::Fp8: return s.text("mixed_precision") == "fp8";
-    case ExportWhen::Parallelism: return s.flag("use_parallelism_config");
-  }
-  return false;
 }
 
 void exportRow(const KeySpec& spec, const nlohmann::json& value, Env& env) {
@@ -66,15 +54,15 @@ std::string deepSpeedFieldsFromFile(const LaunchSettings& s) {
   return toLower(join(from_file, ","));
 }
 
-// Section keys accepted as written (megatron_lm_*, parallelism_config_*) export under their
-// section's prefix, as Accelerate's loop over the section does.
+// Keys a section accepts as written (its open_prefix) export as the key upper-cased
+// (megatron_lm_foo -> MEGATRON_LM_FOO), as Accelerate's loop over the section does.
 void exportOpenKeys(const LaunchSettings& s, Env& env) {
-  for (const auto& [name, setting] : s.all()) {
-    if (findKey(name) || setting.value.is_null()) continue;
-    for (auto [section, prefix, when] : {std::tuple{"megatron_lm_config.megatron_lm_", "MEGATRON_LM_", ExportWhen::MegatronLm},
-                                         {"parallelism_config.parallelism_config_", "PARALLELISM_CONFIG_", ExportWhen::Parallelism}}) {
-      if (startsWith(name, section) && applies(when, s)) {
-        env.emplace_back(prefix + toUpper(name.substr(std::string_view(section).size())), str(setting.value));
+  for (const auto& map : configSchema()) {
+    if (map.open_prefix.empty() || !exportApplies(map.export_when, s)) continue;
+    const std::string section = std::string(map.path) + ".";
+    for (const auto& [name, setting] : s.all()) {
+      if (startsWith(name, section) && !findKey(name) && !setting.value.is_null()) {
+        env.emplace_back(toUpper(name.substr(section.size())), str(setting.value));
       }
     }
   }
@@ -94,7 +82,7 @@ Env paradigmEnv(const LaunchSettings& s) {
   if (type == "MEGATRON_LM") env.emplace_back(E::kUseMegatronLm, "true");
   if (s.flag("use_parallelism_config")) env.emplace_back(E::kUseParallelismConfig, "true");
   for (const auto& spec : configSchema()) {
-    if (spec.exports.empty() || !applies(spec.export_when, s)) continue;
+    if (spec.exports.empty() || !exportApplies(spec.export_when, s)) continue;
     const nlohmann::json& value = s.value(std::string(spec.path));
     if (!value.is_null()) exportRow(spec, value, env);
   }

@@ -4,6 +4,9 @@
 // cuda_devices_none.cc reports none).
 #include "runtime/comm/nccl_backend.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "lib/common/error.h"
 
 namespace accel {
@@ -20,16 +23,22 @@ NcclBackend::NcclBackend(Store&, int, int, int, NcclOptions) {
 
 NcclBackend::~NcclBackend() = default;
 
-// Unreachable: no NcclBackend is ever constructed in this build.
-int NcclBackend::rank() const { return 0; }
-int NcclBackend::size() const { return 0; }
-WorkPtr NcclBackend::allReduce(Tensor, ReduceOp) { return nullptr; }
-WorkPtr NcclBackend::broadcast(Tensor, int) { return nullptr; }
-WorkPtr NcclBackend::allGather(Tensor, Tensor) { return nullptr; }
-WorkPtr NcclBackend::allGatherV(Tensor, Tensor, std::vector<size_t>) { return nullptr; }
-WorkPtr NcclBackend::reduceScatter(Tensor, Tensor, ReduceOp) { return nullptr; }
-WorkPtr NcclBackend::gather(Tensor, Tensor, int) { return nullptr; }
-WorkPtr NcclBackend::scatter(Tensor, Tensor, int) { return nullptr; }
-WorkPtr NcclBackend::barrier() { return nullptr; }
+// Without a constructed backend nothing below can be reached: a call is a programming error.
+namespace {
+[[noreturn]] void unreachable(const char* what) {
+  throw std::logic_error(std::string("NcclBackend::") + what + " in a runtime built without NCCL");
+}
+}  // namespace
+
+int NcclBackend::rank() const { unreachable("rank"); }
+int NcclBackend::size() const { unreachable("size"); }
+WorkPtr NcclBackend::allReduce(Tensor, ReduceOp) { unreachable("allReduce"); }
+WorkPtr NcclBackend::broadcast(Tensor, int) { unreachable("broadcast"); }
+WorkPtr NcclBackend::allGather(Tensor, Tensor) { unreachable("allGather"); }
+WorkPtr NcclBackend::allGatherV(Tensor, Tensor, std::vector<size_t>) { unreachable("allGatherV"); }
+WorkPtr NcclBackend::reduceScatter(Tensor, Tensor, ReduceOp) { unreachable("reduceScatter"); }
+WorkPtr NcclBackend::gather(Tensor, Tensor, int) { unreachable("gather"); }
+WorkPtr NcclBackend::scatter(Tensor, Tensor, int) { unreachable("scatter"); }
+WorkPtr NcclBackend::barrier() { unreachable("barrier"); }
 
 }  // namespace accel

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstring>
 #include <thread>
 
@@ -38,11 +37,6 @@ constexpr milliseconds kMaxReplyGrace = std::chrono::hours(1);
 
 std::string seconds(milliseconds ms) {
   return fmt::format("{} s", static_cast<double>(ms.count()) / 1000);
-}
-
-int remainingMs(Clock::time_point deadline) {
-  auto ms = std::chrono::ceil<milliseconds>(deadline - Clock::now()).count();
-  return static_cast<int>(std::clamp<int64_t>(ms, 0, INT_MAX));
 }
 
 }  // namespace
@@ -159,7 +153,7 @@ Bytes TCPStoreClient::roundTrip(proto::Writer& request, milliseconds server_wait
 void TCPStoreClient::waitReady(short events, Clock::time_point deadline) {
   while (true) {
     pollfd p{fd_, events, 0};
-    int rc = ::poll(&p, 1, remainingMs(deadline));
+    int rc = ::poll(&p, 1, net::remainingMs(deadline));
     if (rc > 0) return;
     if (rc == 0) {
       throw StoreTimeout(fmt::format("store at {} stopped answering (is the process of rank 0 "
@@ -210,7 +204,7 @@ void TCPStoreClient::waitForRanks(int world_size, Clock::time_point deadline,
     throw Error(fmt::format("store: world size {} is over the limit of {}", world_size,
                             proto::kMaxWorldSize));
   }
-  auto left = milliseconds(remainingMs(deadline));
+  auto left = milliseconds(net::remainingMs(deadline));
   auto w = newRequest(Command::kWaitRanks);
   w.i32(world_size);
   w.i64(left.count());
