@@ -41,7 +41,7 @@ std::vector<KeySpec> buildSchema() {
        .prompt = "Do you want to run your training on CPU only (even if a GPU / Apple Silicon / "
                  "Ascend NPU device is available)? [yes/NO]:"},
       {.path = "debug", .type = T::Bool, .file_default = "false",
-       .help = "check distributed operations for errors while running (slower)",
+       .help = "Accelerate's debug mode (ACCELERATE_DEBUG_MODE): its operations check that ranks agree (slower)",
        .prompt = "Should distributed operations be checked while running for errors? This can "
                  "avoid timeout issues but will be slower. [yes/NO]: ",
        .flag = "debug", .is_switch = true, .launch_default = "false", .exports = "ACCELERATE_DEBUG_MODE=true"},
@@ -75,11 +75,11 @@ std::vector<KeySpec> buildSchema() {
        .min = 0, .max = 65535,
        .flag = "main_process_port", .launch_default = kPortText},
       {.path = "rdzv_backend", .type = T::String, .file_default = R"("static")",
-       .help = "rendezvous backend (static, c10d, …)",
+       .help = "rendezvous backend; accel's is always static (rank 0's store), other values get a note",
        .prompt = "What rendezvous backend will you use? ('static', 'c10d', ...): ",
        .flag = "rdzv_backend", .launch_default = R"("static")"},
       {.path = "same_network", .type = T::Bool, .file_default = "false", .help =
-       "all machines on one local network (master_addr/port rather than a rendezvous endpoint)",
+       "all machines on one local network; accel always meets at main_process_ip:main_process_port",
        .prompt = "Are all the machines on the same local network? Answer `no` if nodes are on "
                  "the cloud and/or on different network hosts [YES/no]: ",
        .wizard_default = "true",
@@ -117,7 +117,8 @@ std::vector<KeySpec> buildSchema() {
        .add_prefix = "dynamo_"},
 
       // ---- mpirun_config ----
-      {.path = "mpirun_config.mpirun_hostfile", .type = T::String, .help = "mpirun hostfile",
+      {.path = "mpirun_config.mpirun_hostfile", .type = T::String,
+       .help = "run the CPU ranks through mpirun with this hostfile (Open MPI, Intel MPI, MVAPICH)",
        .prompt = "Please enter the path to the hostfile to use with mpirun [~/hostfile]: ",
        .wizard_default = R"("~/hostfile")",
        .flag = "mpirun_hostfile"},

@@ -26,8 +26,9 @@ enum class ValueType {
 };
 
 // When a key's worker variable is exported (Accelerate exports paradigm settings only under their
-// paradigm, FP8 settings only with mixed_precision fp8).
-enum class ExportWhen { Always, DeepSpeed, Fsdp, MegatronLm, Fp8, Parallelism };
+// paradigm, FP8 settings only with mixed_precision fp8, context/sequence-parallel options only when
+// that size is above 1).
+enum class ExportWhen { Always, DeepSpeed, Fsdp, MegatronLm, Fp8, Parallelism, ContextParallel, SequenceParallel };
 
 // How the value is written: Python's str() (True/False for booleans), or str() lower/upper-cased.
 enum class ExportCase { AsIs, Lower, Upper };

@@ -275,6 +275,10 @@ void resolveLauncherOptions(Resolver& r) {
   if (o.monitor_interval) {
     r.s.notes.push_back("--monitor_interval ignored: accel notices worker exits as they happen");
   }
+  if (o.rdzv_conf) {
+    r.s.notes.push_back("--rdzv_conf ignored: accel's rendezvous is static (rank 0's store at "
+                        "main_process_ip:main_process_port)");
+  }
   if (o.num_cpu_threads_per_process) {
     r.s.set("num_cpu_threads_per_process", *o.num_cpu_threads_per_process, kCli);
   } else if (auto it = r.facts.env.find(launch_env::kOmpNumThreads); it != r.facts.env.end() && parseInt(it->second)) {
@@ -306,6 +310,10 @@ bool exportApplies(ExportWhen when, const LaunchSettings& s) {
     case ExportWhen::MegatronLm: return s.text("distributed_type") == "MEGATRON_LM";
     case ExportWhen::Fp8: return s.text("mixed_precision") == "fp8";
     case ExportWhen::Parallelism: return s.flag("use_parallelism_config");
+    case ExportWhen::ContextParallel:
+      return s.flag("use_parallelism_config") && s.integer("parallelism_config.parallelism_config_cp_size") > 1;
+    case ExportWhen::SequenceParallel:
+      return s.flag("use_parallelism_config") && s.integer("parallelism_config.parallelism_config_sp_size") > 1;
   }
   return false;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Resolves every setting of a launch and remembers where each came from: an explicit flag beats
 // SLURM (for machine placement), which beats the config file, which beats the default. Unlike
-// Accelerate, every config key applies (same_network, rdzv_backend, enable_cpu_affinity too).
+// Accelerate's launcher, enable_cpu_affinity applies; a non-static rdzv_backend gets a note.
 // Pure: the machine's facts come in as LaunchFacts. Throws UsageError / ConfigError.
 #pragma once
 

@@ -6,11 +6,12 @@
 //   the first record: machine facts and paradigm switches, comma-separated words: cpu, multi_gpu,
 //     deepspeed, fsdp, megatron, tpu, default_config, config_file, gpus=N, physical_gpus=N,
 //     cores=N, cpus=N (the launcher's usable CPUs 0..N-1);
-//   "--KEY=VALUE" or "--KEY": a flag; KEY is a config key ("num_processes",
-//     "fsdp_config.fsdp_version") or a launcher option ("tee", "max_restarts", "grace_period", …);
+//   "--FLAG=VALUE" or "--FLAG": a word of accel launch's command line ("--num_processes=2",
+//     "--fsdp_version=2", "--tee=0:1"), parsed by parseLaunchArgs as the real command line is;
 //   "@TEXT": the config file's text (JSON when it starts with '{');
 //   anything else: "NAME=VALUE", the launcher's environment (SLURM_*, OMP_NUM_THREADS, …).
 // Properties:
+//   - parseLaunchArgs returns options or throws UsageError with a message;
 //   - resolveLaunchSettings / makeLaunchPlan return a plan or throw accel::Error (UsageError,
 //     ConfigError) with a message; any other exception, a crash, UB, or a plan whose size the
 //     input's bytes do not bound (out of memory, timeout) is a bug;
@@ -28,6 +29,7 @@
 #include "lib/config/loader.h"
 #include "lib/config/schema.h"
 #include "lib/launch/launch_env.h"
+#include "lib/launch/launch_flags.h"
 #include "lib/launch/launch_plan.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -73,51 +75,24 @@ void readFacts(const std::string& header, Input& in) {
   f.random_hex = "00112233445566778899aabbccddeeff";
 }
 
-// A flag as CLI11 would hand it over; values CLI11 itself would refuse are dropped.
-void readFlag(const std::string& flag, LaunchOptions& o) {
-  auto eq = flag.find('=');
-  const std::string name = flag.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-  const std::string value = eq == std::string::npos ? "true" : flag.substr(eq + 1);
-  if (const KeySpec* spec = findKey(name); spec && spec->type != ValueType::Map) {
-    o.values[name] = value;
-  } else if (name == "num_cpu_threads_per_process") {
-    if (auto v = parseInt(value)) o.num_cpu_threads_per_process = *v;
-  } else if (name == "max_restarts") {
-    if (auto v = parseInt(value)) o.max_restarts = *v;
-  } else if (name == "monitor_interval") {
-    if (auto v = parseDouble(value)) o.monitor_interval = *v;
-  } else if (name == "grace_period") {
-    if (auto v = parseDouble(value)) o.grace_period = *v;
-  } else if (name == "tee") {
-    o.tee = value;
-  } else if (name == "log_dir") {
-    o.log_dir = value;
-  } else if (name == "role") {
-    o.role = value;
-  } else if (name == "local_ranks_filter") {
-    o.local_ranks_filter = value;
-  } else if (name == "rdzv_token") {
-    o.rdzv_token = value;
-  } else if (name == "rdzv_conf") {
-    o.rdzv_conf = value;
-  }
-}
-
+// The flag records go through accel launch's own parser (launch_flags.h), the program last.
 Input readInput(const uint8_t* data, size_t size) {
   Input in;
   const auto records = fuzz::splitRecords(fuzz::bytes(data, size));
-  readFacts(records[0], in);
+  std::vector<std::string> words;
   for (size_t i = 1; i < records.size(); ++i) {
     const std::string& r = records[i];
     if (startsWith(r, "--") && r.size() > 2) {
-      readFlag(r, in.options);
+      words.push_back(r);
     } else if (startsWith(r, "@")) {
       in.config_text = r.substr(1);
     } else if (auto eq = r.find('='); eq != std::string::npos && eq > 0) {
       in.facts.env[r.substr(0, eq)] = r.substr(eq + 1);
     }
   }
-  in.options.command = {"train.py"};
+  words.push_back("train.py");
+  in.options = parseLaunchArgs(words);
+  readFacts(records[0], in);
   return in;
 }
 
@@ -147,7 +122,13 @@ void checkPlan(LaunchPlan& p) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  Input in = readInput(data, size);
+  Input in;
+  try {
+    in = readInput(data, size);
+  } catch (const Error& e) {
+    FUZZ_CHECK(std::string(e.what()).size() > 0, "a command-line error without a message");
+    return 0;
+  }
   std::optional<Config> config;
   const std::string path = in.config_text && startsWith(*in.config_text, "{") ? "c.json" : "c.yaml";
   if (in.config_text) {

@@ -123,7 +123,18 @@ TEST_CASE("launch flags: Accelerate 1.15's newer flags export as Accelerate expo
   CHECK(fsdp["PARALLELISM_CONFIG_TP_SIZE"] == "2");
   CHECK(fsdp["PARALLELISM_CONFIG_DP_SHARD_SIZE"] == "1");
   CHECK(fsdp["PARALLELISM_CONFIG_CP_BACKEND"] == "torch");
-  CHECK(fsdp["PARALLELISM_CONFIG_CP_COMM_STRATEGY"] == "alltoall");
+  // Context/sequence-parallel options only when that size is above 1, as Accelerate.
+  CHECK(fsdp.count("PARALLELISM_CONFIG_CP_COMM_STRATEGY") == 0);
+  CHECK(fsdp.count("PARALLELISM_CONFIG_SP_ATTN_IMPLEMENTATION") == 0);
+  auto cp = workerEnv({"--use_fsdp", "--fsdp_version", "2", "--use_parallelism_config",
+                       "--parallelism_config_cp_size", "2", "--parallelism_config_sp_size", "2"});
+  CHECK(cp["PARALLELISM_CONFIG_CP_COMM_STRATEGY"] == "allgather");
+  CHECK(cp["PARALLELISM_CONFIG_SP_SEQ_LENGTH_IS_VARIABLE"] == "True");
+  CHECK(cp["PARALLELISM_CONFIG_SP_ATTN_IMPLEMENTATION"] == "sdpa");
+  CHECK(cp.count("PARALLELISM_CONFIG_SP_SEQ_LENGTH") == 0);  // Accelerate writes "None": see README
+  CHECK(workerEnv({"--use_fsdp", "--fsdp_version", "2", "--use_parallelism_config", "--parallelism_config_cp_size",
+                   "2", "--parallelism_config_cp_comm_strategy", "alltoall"})["PARALLELISM_CONFIG_CP_COMM_STRATEGY"] ==
+        "alltoall");
   auto megatron = workerEnv({"--use_megatron_lm", "--megatron_lm_attention_backend", "flash",
                              "--megatron_lm_context_parallel_size", "2", "--megatron_lm_use_rotary_position_embeddings",
                              "yes", "--megatron_lm_recompute_granularity", "selective"});

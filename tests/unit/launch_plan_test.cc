@@ -109,6 +109,12 @@ TEST_CASE("plan: precedence and origins", "[plan]") {
   bool noted = false;
   for (const auto& n : p.settings.notes) noted |= n.find("rdzv_backend c10d") != std::string::npos;
   CHECK(noted);
+  // torchrun's flags that a static rendezvous has no use for are named, not silently dropped.
+  o.rdzv_conf = "join_timeout=900";
+  o.monitor_interval = 5;
+  std::string notes;
+  for (const auto& n : plan(o, "", 2).settings.notes) notes += n + "\n";
+  CHECK_THAT(notes, Catch::Contains("--rdzv_conf ignored") && Catch::Contains("--monitor_interval ignored"));
 }
 
 TEST_CASE("plan: DeepSpeed and FSDP settings are exported as Accelerate exports them", "[plan]") {
