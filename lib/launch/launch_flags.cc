@@ -155,4 +155,50 @@ std::vector<std::string> launchFlagNames() {
   return names;
 }
 
+nlohmann::json typedFlagValue(const std::string& key, const std::string& text) {
+  const KeySpec& spec = keySpec(key);
+  const std::string flag = "--" + std::string(spec.flag.empty() ? spec.path : spec.flag);
+  auto fail = [&](std::string hint = {}) -> nlohmann::json {
+    throw UsageError(fmt::format("{}: '{}' is not {}", flag, text, describeType(spec)), hint);
+  };
+  auto boolean = [](const std::string& word) -> std::optional<bool> {
+    std::string t = toLower(word);
+    if (t == "true" || t == "yes" || t == "1" || t == "on") return true;
+    if (t == "false" || t == "no" || t == "0" || t == "off") return false;
+    return std::nullopt;
+  };
+  switch (spec.type) {
+    case ValueType::Bool: {
+      auto v = boolean(text);
+      return v ? nlohmann::json(*v) : fail();
+    }
+    case ValueType::Int: {
+      auto v = parseInt(text);
+      if (!v || *v < spec.min || *v > spec.max) return fail();
+      return *v;
+    }
+    case ValueType::Float: {
+      auto v = parseDouble(text);
+      return v ? nlohmann::json(*v) : fail();
+    }
+    case ValueType::Enum: {
+      std::vector<std::string> choices(spec.choices.begin(), spec.choices.end());
+      for (const auto& c : choices) {
+        if (c == text || (spec.fold_case && toUpper(c) == toUpper(text))) return c;
+      }
+      auto guess = didYouMean(text, choices);
+      return fail(guess ? "did you mean '" + *guess + "'?" : "");
+    }
+    case ValueType::List: {  // "true,false,false", as Accelerate's --fp8_override_linear_precision
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& item : split(text, ',')) {
+        auto v = boolean(item);
+        list.push_back(v ? nlohmann::json(*v) : nlohmann::json(item));
+      }
+      return list;
+    }
+    default: return text;
+  }
+}
+
 }  // namespace accel

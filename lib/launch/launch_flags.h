@@ -13,12 +13,19 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "lib/launch/launch_options.h"
 
 namespace accel {
 
 // Parses the words after `accel launch`. Throws UsageError naming the word and a fix.
 LaunchOptions parseLaunchArgs(const std::vector<std::string>& words);
+
+// The value a flag gave config key `key` (LaunchOptions::values), typed by the schema row:
+// booleans as true/false/yes/no/1/0/on/off, integers within the row's bounds, enum choices
+// (case-folded where the row says), comma lists. Throws UsageError naming the flag.
+nlohmann::json typedFlagValue(const std::string& key, const std::string& text);
 
 // `accel launch --help`: every flag of both tables, grouped as Accelerate groups them.
 std::string launchHelp();

@@ -9,8 +9,8 @@
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/config/schema.h"
-#include "lib/config/validate.h"
 #include "lib/launch/launch_env.h"
+#include "lib/launch/launch_flags.h"
 
 namespace accel {
 
@@ -21,53 +21,6 @@ using nlohmann::json;
 const char* kCli = "command line";
 const char* kConfig = "config file";
 const char* kDefault = "default";
-
-// A command-line value for config key `key`, typed by the schema; UsageError naming the flag.
-json convertFlag(const std::string& key, const std::string& text) {
-  const KeySpec& spec = keySpec(key);
-  const std::string flag = "--" + std::string(spec.flag.empty() ? spec.path : spec.flag);
-  auto fail = [&](std::string hint = {}) -> json {
-    throw UsageError(fmt::format("{}: '{}' is not {}", flag, text, describeType(spec)), hint);
-  };
-  auto boolean = [](const std::string& word) -> std::optional<bool> {
-    std::string t = toLower(word);
-    if (t == "true" || t == "yes" || t == "1" || t == "on") return true;
-    if (t == "false" || t == "no" || t == "0" || t == "off") return false;
-    return std::nullopt;
-  };
-  switch (spec.type) {
-    case ValueType::Bool: {
-      auto v = boolean(text);
-      return v ? json(*v) : fail();
-    }
-    case ValueType::Int: {
-      auto v = parseInt(text);
-      if (!v || *v < spec.min || *v > spec.max) return fail();
-      return *v;
-    }
-    case ValueType::Float: {
-      auto v = parseDouble(text);
-      return v ? json(*v) : fail();
-    }
-    case ValueType::Enum: {
-      std::vector<std::string> choices(spec.choices.begin(), spec.choices.end());
-      for (const auto& c : choices) {
-        if (c == text || (spec.fold_case && toUpper(c) == toUpper(text))) return c;
-      }
-      auto guess = didYouMean(text, choices);
-      return fail(guess ? "did you mean '" + *guess + "'?" : "");
-    }
-    case ValueType::List: {  // "true,false,false", as Accelerate's --fp8_override_linear_precision
-      json list = json::array();
-      for (const auto& item : split(text, ',')) {
-        auto v = boolean(item);
-        list.push_back(v ? json(*v) : json(item));
-      }
-      return list;
-    }
-    default: return text;
-  }
-}
 
 void checkParadigmFlags(const LaunchOptions& o) {
   std::vector<std::string> given;
@@ -96,7 +49,7 @@ struct Resolver {
   std::optional<json> cli(const std::string& key) const {
     auto it = o.values.find(key);
     if (it == o.values.end()) return std::nullopt;
-    return convertFlag(key, it->second);
+    return typedFlagValue(key, it->second);
   }
   const json* file(const std::string& key) const { return config ? config->find(key) : nullptr; }
 
@@ -301,60 +254,6 @@ std::string configLine(const LaunchSettings& s, const std::string& looked_at, bo
 }
 
 }  // namespace
-
-bool exportApplies(ExportWhen when, const LaunchSettings& s) {
-  switch (when) {
-    case ExportWhen::Always: return true;
-    case ExportWhen::DeepSpeed: return s.text("distributed_type") == "DEEPSPEED";
-    case ExportWhen::Fsdp: return s.text("distributed_type") == "FSDP";
-    case ExportWhen::MegatronLm: return s.text("distributed_type") == "MEGATRON_LM";
-    case ExportWhen::Fp8: return s.text("mixed_precision") == "fp8";
-    case ExportWhen::Parallelism: return s.flag("use_parallelism_config");
-    case ExportWhen::ContextParallel:
-      return s.flag("use_parallelism_config") && s.integer("parallelism_config.parallelism_config_cp_size") > 1;
-    case ExportWhen::SequenceParallel:
-      return s.flag("use_parallelism_config") && s.integer("parallelism_config.parallelism_config_sp_size") > 1;
-  }
-  return false;
-}
-
-bool isGpuType(const std::string& t) {
-  return t == "MULTI_GPU" || t == "DEEPSPEED" || t == "FSDP" || t == "MEGATRON_LM";
-}
-
-const json& LaunchSettings::value(const std::string& name) const {
-  static const json null;
-  auto it = items_.find(name);
-  return it == items_.end() ? null : it->second.value;
-}
-
-const std::string& LaunchSettings::origin(const std::string& name) const {
-  static const std::string none = "unset";
-  auto it = items_.find(name);
-  return it == items_.end() ? none : it->second.origin;
-}
-
-long long LaunchSettings::integer(const std::string& name) const {
-  const json& v = value(name);
-  return v.is_number() ? v.get<long long>() : 0;
-}
-
-std::string LaunchSettings::text(const std::string& name) const {
-  const json& v = value(name);
-  if (v.is_null()) return "";
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-bool LaunchSettings::flag(const std::string& name) const { return value(name) == true; }
-
-bool LaunchSettings::has(const std::string& name) const {
-  auto it = items_.find(name);
-  return it != items_.end() && !it->second.value.is_null();
-}
-
-void LaunchSettings::set(const std::string& name, json v, std::string origin) {
-  items_[name] = {std::move(v), std::move(origin)};
-}
 
 LaunchSettings resolveLaunchSettings(const LaunchOptions& o, const std::optional<Config>& config,
                                      const std::string& looked_at, const LaunchFacts& facts) {
