@@ -13,6 +13,7 @@
 #include "lib/common/atomic_file.h"
 #include "lib/common/environment.h"
 #include "lib/common/error.h"
+#include "lib/common/socket.h"
 #include "lib/common/strings.h"
 #include "lib/config/loader.h"
 #include "lib/hardware/gpu_probe.h"
@@ -137,6 +138,11 @@ int runLaunch(const LaunchOptions& o) {
   LaunchPlan plan = makeLaunchPlan(std::move(settings), resolveProgram(o.command, program), facts);
   if (plan.settings.has("mpirun_config.mpirun_hostfile")) {
     runThroughMpirun(plan, findMpirun(facts.env["PATH"]), ::geteuid() == 0);
+  }
+  if (plan.num_machines > 1 && !net::isLoopback(plan.master_addr)) {
+    const std::string local = net::localAddressTowards(plan.master_addr);
+    const std::string iface = local.empty() ? "" : net::interfaceOf(local);
+    if (!iface.empty()) setSocketInterface(plan, iface, local, facts.env);
   }
   if (!o.quiet) {
     say(plan.settings.config_line);

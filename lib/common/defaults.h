@@ -22,6 +22,13 @@ inline constexpr std::chrono::milliseconds kNcclTimeout = std::chrono::minutes(1
 // Work::wait() when the caller gives no timeout.
 inline constexpr std::chrono::milliseconds kWorkWaitTimeout = std::chrono::minutes(30);
 
+// Several machines: how long machine 0's launcher waits for the others to join, and they for it
+// (torchrun's rendezvous join_timeout, which --rdzv_conf join_timeout=N sets as there).
+inline constexpr double kJoinTimeoutSeconds = 600;
+// Several machines: silence on the job channel after which a machine counts as lost
+// (--heartbeat_timeout, ACCEL_HEARTBEAT_TIMEOUT). Heartbeats go every sixth of it.
+inline constexpr double kHeartbeatTimeoutSeconds = 30;
+
 // Seconds between SIGTERM and SIGKILL when the launcher stops workers (--grace_period).
 inline constexpr double kGracePeriodSeconds = 10;
 

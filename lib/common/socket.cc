@@ -2,6 +2,7 @@
 #include "lib/common/socket.h"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -163,6 +164,20 @@ std::string localAddressTowards(const std::string& peer) {
   if (fd >= 0) ::close(fd);
   ::freeaddrinfo(result);
   return local;
+}
+
+std::string interfaceOf(const std::string& address) {
+  ifaddrs* all = nullptr;
+  if (::getifaddrs(&all) != 0) return "";
+  std::string name;
+  for (ifaddrs* i = all; i && name.empty(); i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    auto* in = reinterpret_cast<sockaddr_in*>(i->ifa_addr);
+    if (::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text) && address == text) name = i->ifa_name;
+  }
+  ::freeifaddrs(all);
+  return name;
 }
 
 }  // namespace accel::net

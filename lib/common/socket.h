@@ -37,4 +37,7 @@ bool isLoopback(const std::string& host);
 // when there is no route. Connecting a UDP socket sends nothing; the kernel picks the route.
 std::string localAddressTowards(const std::string& peer);
 
+// The name of the network interface that holds IPv4 `address` ("eth0"), or "" when none does.
+std::string interfaceOf(const std::string& address);
+
 }  // namespace accel::net

@@ -54,6 +54,8 @@ inline constexpr const char* kMachineName = "ACCEL_MACHINE";  // host label used
 inline constexpr const char* kPython = "ACCEL_PYTHON";             // interpreter for .py programs
 inline constexpr const char* kNvmlLibrary = "ACCEL_NVML_LIBRARY";  // NVML to dlopen (tests: a fake)
 inline constexpr const char* kCudaLibrary = "ACCEL_CUDA_LIBRARY";  // libcuda to dlopen (tests: a fake)
+inline constexpr const char* kJobPort = "ACCEL_JOB_PORT";  // --job_port
+inline constexpr const char* kHeartbeatTimeout = "ACCEL_HEARTBEAT_TIMEOUT";  // --heartbeat_timeout
 // Where Accelerate's default_config.yaml lives: $HF_HOME/accelerate, else
 // ${XDG_CACHE_HOME:-$HOME/.cache}/huggingface/accelerate.
 inline constexpr const char* kHfHome = "HF_HOME";
@@ -72,6 +74,8 @@ inline constexpr const char* kSlurmNodeList = "SLURM_NODELIST";
 
 // ---- what the runtime reads besides the contract above ----
 inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";  // Gloo's interface (torch's name)
+// NCCL's bootstrap interface; the launcher sets both to the one that reaches main_process_ip.
+inline constexpr const char* kNcclSocketIfname = "NCCL_SOCKET_IFNAME";
 // Ranks as MPI launchers give them, when RANK / WORLD_SIZE are unset (mpirun, Intel MPI, MVAPICH).
 inline constexpr const char* kOmpiRank = "OMPI_COMM_WORLD_RANK";
 inline constexpr const char* kOmpiSize = "OMPI_COMM_WORLD_SIZE";

@@ -212,12 +212,18 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
   p.max_restarts = static_cast<int>(s.integer("max_restarts"));
   p.grace_period = s.value("grace_period").get<double>();
   p.log_dir = s.text("log_dir");
+  p.host = f.hostname;
+  p.main_process_port = p.master_port;
+  p.job_port = static_cast<int>(s.integer("job_port"));
+  p.heartbeat_timeout = s.value("heartbeat_timeout").get<double>();
+  p.join_timeout = s.value("join_timeout").get<double>();
   parseConsole(p, s);
   if (p.console_streams == 0 && p.console_streams_by_rank.empty() && p.log_dir.empty()) {
     throw UsageError("--tee 0 without --log_dir would discard all worker output",
                      "add --log_dir DIR, or drop --tee");
   }
   const auto identity = runIdentity(s, f);
+  p.token = identity.second;
   const Env common = commonEnv(p, s, f, identity, per_machine);
   const auto shares = s.flag("enable_cpu_affinity") ? splitCpus(f.usable_cpus, per_machine)
                                                     : std::vector<std::vector<int>>(static_cast<size_t>(per_machine));
@@ -255,6 +261,25 @@ void setMasterPort(LaunchPlan& plan, int port) {
       if (name == launch_env::kMasterPort) value = std::to_string(port);
     }
   }
+}
+
+void setSocketInterface(LaunchPlan& plan, const std::string& iface, const std::string& local_address,
+                        const std::map<std::string, std::string>& launcher_env) {
+  std::vector<std::string> set, kept;
+  for (const char* name : {launch_env::kGlooSocketIfname, launch_env::kNcclSocketIfname}) {
+    if (auto it = launcher_env.find(name); it != launcher_env.end() && !it->second.empty()) {
+      kept.push_back(fmt::format("{}={}", name, it->second));
+      continue;
+    }
+    set.push_back(name);
+    for (auto& w : plan.workers) w.env.emplace_back(name, iface);
+  }
+  for (auto& w : plan.workers) std::sort(w.env.begin(), w.env.end());
+  std::string note = fmt::format("network: this machine reaches main_process_ip {} from {} on {}", plan.master_addr,
+                                 local_address, iface);
+  if (!set.empty()) note += "; workers get " + join(set, " and ") + "=" + iface;
+  if (!kept.empty()) note += "; kept from the environment: " + join(kept, ", ");
+  plan.settings.notes.push_back(note);
 }
 
 }  // namespace accel

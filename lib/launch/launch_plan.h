@@ -34,6 +34,13 @@ struct LaunchPlan {
   std::string label_host;       // "" on one machine; the host name in "[host:rank N]" otherwise
   int max_restarts = 0;
   double grace_period = defaults::kGracePeriodSeconds;
+  // Several machines (job_link.h): the launchers' job channel on machine 0.
+  std::string host;                 // this machine's host name
+  int main_process_port = defaults::kMainProcessPort;  // as configured (messages; master_port may move)
+  int job_port = 0;
+  double heartbeat_timeout = defaults::kHeartbeatTimeoutSeconds;
+  double join_timeout = defaults::kJoinTimeoutSeconds;
+  std::string token;                // the job's store token: a launcher of another job is refused
   std::string log_dir;          // "" for none
   int console_streams = 3;      // bit 1 stdout, bit 2 stderr (torchrun --tee encoding)
   std::map<int, int> console_streams_by_rank;  // local rank -> streams, overriding the above
@@ -46,6 +53,12 @@ LaunchPlan makeLaunchPlan(LaunchSettings settings, const std::vector<std::string
 
 // Points every worker at another MASTER_PORT (after the launcher found the configured one busy).
 void setMasterPort(LaunchPlan& plan, int port);
+
+// Several machines: the interface through which this machine reaches main_process_ip
+// (`iface`, holding `local_address`) becomes the workers' GLOO_SOCKET_IFNAME and
+// NCCL_SOCKET_IFNAME, except where the launcher's environment sets them; a note says which.
+void setSocketInterface(LaunchPlan& plan, const std::string& iface, const std::string& local_address,
+                        const std::map<std::string, std::string>& launcher_env);
 
 // Variables for the paradigm (DeepSpeed, FSDP, Megatron-LM) as Accelerate exports them.
 std::vector<std::pair<std::string, std::string>> paradigmEnv(const LaunchSettings& s);

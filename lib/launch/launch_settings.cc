@@ -228,10 +228,6 @@ void resolveLauncherOptions(Resolver& r) {
   if (o.monitor_interval) {
     r.s.notes.push_back("--monitor_interval ignored: accel notices worker exits as they happen");
   }
-  if (o.rdzv_conf) {
-    r.s.notes.push_back("--rdzv_conf ignored: accel's rendezvous is static (rank 0's store at "
-                        "main_process_ip:main_process_port)");
-  }
   if (o.num_cpu_threads_per_process) {
     r.s.set("num_cpu_threads_per_process", *o.num_cpu_threads_per_process, kCli);
   } else if (auto it = r.facts.env.find(launch_env::kOmpNumThreads); it != r.facts.env.end() && parseInt(it->second)) {
@@ -267,6 +263,7 @@ LaunchSettings resolveLaunchSettings(const LaunchOptions& o, const std::optional
   resolveProcessCount(r, slurm);
   resolveRest(r);
   resolveLauncherOptions(r);
+  resolveJobChannel(s, o, facts);
   s.config_line = configLine(s, looked_at, o.cpu && o.config_file.empty() && facts.default_config_exists);
   return s;
 }

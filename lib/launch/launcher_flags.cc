@@ -36,7 +36,15 @@ std::vector<LauncherFlag> build() {
       {"local_ranks_filter", "", &O::local_ranks_filter, kLauncher, "local ranks whose output reaches the console, e.g. 0,3"},
       {"python", "", &O::python, kLauncher, "interpreter for .py programs and -m (default: $ACCEL_PYTHON, else python3)"},
       {"rdzv_token", "", &O::rdzv_token, kLauncher, "secret the rank-0 store requires (multi-machine: the same on every machine)"},
-      {"rdzv_conf", "", &O::rdzv_conf, kLauncher, "torchrun's c10d settings: accepted and ignored with a note (the rendezvous is static)"},
+      {"rdzv_conf", "", &O::rdzv_conf, kLauncher,
+       "torchrun's rendezvous settings, KEY=VALUE,…: join_timeout=SECONDS (how long machines wait for each other, "
+       "default 600) is honoured; other keys are ignored with a note (the rendezvous is static)"},
+      {"job_port", "", &O::job_port, kLauncher,
+       "several machines: port of the launchers' job channel on machine 0 (default: $ACCEL_JOB_PORT, else "
+       "main_process_port + 1)"},
+      {"heartbeat_timeout", "", &O::heartbeat_timeout, kLauncher,
+       "several machines: seconds without word from a machine's launcher before it counts as lost and the job stops "
+       "(default: $ACCEL_HEARTBEAT_TIMEOUT, else 30)"},
       {"env", "", &O::env, kLauncher,
        "KEY=VALUE set in every worker's environment, repeatable (as if exported before `accel launch`; accel's own "
        "variables win)"},

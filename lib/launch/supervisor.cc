@@ -20,6 +20,7 @@
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/launch/adopted.h"
+#include "lib/launch/job_wire.h"
 #include "lib/launch/signal_channel.h"
 #include "lib/launch/worker_process.h"
 
@@ -28,17 +29,11 @@ namespace accel {
 namespace {
 
 constexpr size_t kSummaryLines = 20;
-// A worker killed by a SIGKILL that the launcher did not send (the OOM killer, `kill -9`) cannot
-// have died as a consequence of another rank's failure, but its sockets close before its exit
-// can be reaped: a peer may exit over the broken connection and be seen first. Seen within this
-// long of a failure that ended with an exit code, the killed worker is named as the first.
-constexpr double kKilledFirstWindow = 0.5;
 // After every worker exited: how long output pipes that something outside the job still holds
 // open are read before the launcher stops waiting for them.
 constexpr auto kLeftoverDrain = std::chrono::seconds(2);
 using Clock = std::chrono::steady_clock;
 
-void say(const std::string& line) { writeFully(2, "accel: " + line + "\n"); }
 
 int openLog(const std::string& dir, int rank, const char* stream, int attempt) {
   if (dir.empty()) return -1;
@@ -61,21 +56,26 @@ class Supervisor {
     }
     SignalChannel signals;
     adoptOrphanedDescendants();  // best effort: without it, leftovers are only what's in the groups
-    for (int attempt = 0;; ++attempt) {
-      startAll(attempt);
-      loop(signals.fd());
-      if (interrupt_) return interrupted();
-      if (!failed_) return 0;
-      if (attempt >= plan_.max_restarts) return failedExit();
-      summarise();
-      say(fmt::format("restarting all workers (restart {} of {})", attempt + 1, plan_.max_restarts));
-      failed_ = nullptr;
-      consequence_ = nullptr;
+    link_ = makeJobLink(plan_);
+    if (int code = link_->rendezvous(signals.fd())) return code;
+    if (int port = link_->firstPort(); port && port != plan_.master_port) setMasterPort(plan_, port);
+    for (;;) {
+      startAll(round_);
+      JobEvent decision = loop(signals.fd());
+      if (decision.kind == JobEvent::Kind::End) return end(decision);
+      summarise(decision.failure);
+      say(fmt::format("restarting all workers (restart {} of {})", decision.round, plan_.max_restarts));
+      round_ = decision.round;
+      if (decision.port) setMasterPort(plan_, decision.port);
+      failed_ = consequence_ = nullptr;
+      interrupt_ = interrupts_ = 0;
     }
   }
 
  private:
-  const LaunchPlan& plan_;
+  LaunchPlan plan_;  // a copy: a restart of several machines moves MASTER_PORT
+  std::unique_ptr<JobLink> link_;
+  int round_ = 0;
   std::vector<WorkerProcess> workers_;
   const WorkerProcess* failed_ = nullptr;  // first failure of this attempt
   const WorkerProcess* consequence_ = nullptr;  // seen first, but failed_ was SIGKILLed before
@@ -86,6 +86,12 @@ class Supervisor {
   Clock::time_point started_ = Clock::now();
 
   double now() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
+
+  // "accel: …", with the round where rounds can differ (restarts, several machines).
+  void say(const std::string& line) const {
+    const bool rounds = plan_.max_restarts > 0 || plan_.num_machines > 1;
+    writeFully(2, (rounds ? fmt::format("accel: [round {}] ", round_) : std::string("accel: ")) + line + "\n");
+  }
 
   // "rank 3", or the label of a process that runs several ranks (mpirun).
   static std::string who(const WorkerSpec& spec) {
@@ -106,6 +112,7 @@ class Supervisor {
   // All or none: when one worker cannot be started, those already running are killed (their
   // whole process groups) and reaped before the error goes up.
   void startAll(int attempt) {
+    started_ = Clock::now();
     stopping_ = false;
     kill_at_.reset();
     try {
@@ -142,39 +149,86 @@ class Supervisor {
     return false;
   }
 
-  void loop(int signal_fd) {
+  static int soonest(int a, int b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); }
+
+  // One round: until every worker of this machine exited and its output is read, and the job
+  // (the link) decided what comes next: a restart, or the end.
+  JobEvent loop(int signal_fd) {
     std::optional<Clock::time_point> all_exited;
-    while (anyRunning() || anyPipeOpen()) {
-      int timeout = -1;
-      if (!anyRunning()) {
+    std::optional<JobEvent> decision;
+    bool reported = false;
+    for (;;) {
+      if (!anyRunning() && !anyPipeOpen() && !reported) {
+        // Adopted descendants that no longer held our pipes (a daemon redirects its output) end
+        // with the round too; they are reaped by the next round's loop, or by init later.
+        killAdoptedChildren(workerPids());
+        reportRoundEnd();
+        reported = true;
+      }
+      if (reported && decision) return *decision;
+      int timeout = link_->timeoutMs();
+      if (!anyRunning() && anyPipeOpen()) {
         if (!all_exited) {
           all_exited = Clock::now();
           for (const auto& w : workers_) signalGroup(w, SIGKILL);  // what they left in their groups
         }
-        if (endLeftovers(*all_exited)) break;
-        timeout = 100;  // adopted descendants are looked for again (see endLeftovers)
+        if (endLeftovers(*all_exited)) continue;
+        timeout = soonest(timeout, 100);  // adopted descendants are looked for again (see endLeftovers)
       } else if (kill_at_) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at_ - Clock::now()).count();
-        timeout = static_cast<int>(std::max<long long>(0, left));
+        timeout = soonest(timeout, static_cast<int>(std::max<long long>(0, left)));
       }
       std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
       for (const auto& w : workers_) {
         if (w.out_fd >= 0) fds.push_back({w.out_fd, POLLIN, 0});
         if (w.err_fd >= 0) fds.push_back({w.err_fd, POLLIN, 0});
       }
+      link_->addPollFds(fds);
       int n = ::poll(fds.data(), fds.size(), timeout);
       if (n < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
+      if (n < 0) continue;
       if (fds[0].revents & POLLIN) readSignals(signal_fd);
       for (size_t i = 1; i < fds.size(); ++i) {
         if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) drain(fds[i].fd);
       }
+      for (auto& event : link_->service(fds)) follow(event, decision);
       if (kill_at_ && anyRunning() && Clock::now() >= *kill_at_) {
         killSurvivors(fmt::format("still running after {:g} s", plan_.grace_period));
       }
     }
-    // Adopted descendants that no longer held our pipes (a daemon redirects its output) end with
-    // the job too; they are reaped by the next attempt's loop, or by init after the launcher.
-    killAdoptedChildren(workerPids());
+  }
+
+  // What the job says: stop (another machine failed), or what comes after this round.
+  void follow(JobEvent& event, std::optional<JobEvent>& decision) {
+    if (event.kind != JobEvent::Kind::Stop) decision = event;
+    if (event.kind == JobEvent::Kind::Restart) return;
+    if (anyRunning() && !stopping_ && !failed_ && !interrupt_) {
+      say(fmt::format("{}: stopping this machine's workers", event.message.empty() ? "the job ends" : event.message));
+    }
+    stopOthers(SIGTERM);
+  }
+
+  WorkerFailure failureOf(const WorkerProcess& w) const {
+    WorkerFailure f;
+    f.machine = plan_.machine_rank;
+    f.host = plan_.host;
+    f.rank = w.spec->rank;
+    f.who = who(*w.spec);
+    f.pid = w.pid;
+    f.exit_code = w.exitCode();
+    f.exit_text = w.describeExit();
+    f.seconds = w.exited_at;
+    f.killed_from_outside = killedFromOutside(w);
+    f.stderr_tail.assign(w.err->lastLines().begin(), w.err->lastLines().end());
+    return f;
+  }
+
+  // The round is over on this machine: the local verdict, now with the whole stderr tail.
+  void reportRoundEnd() {
+    bool succeeded = !interrupt_;
+    for (const auto& w : workers_) succeeded = succeeded && WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0;
+    if (failed_) link_->workerFailed(failureOf(*failed_), true);
+    link_->roundEnded(round_, succeeded);
   }
 
   std::vector<pid_t> workerPids() const {
@@ -245,6 +299,7 @@ class Supervisor {
         if (!failed_ && !interrupt_ && !w.stopped_by_us) {
           failed_ = &w;
           stopOthers(SIGTERM);
+          link_->workerFailed(failureOf(w), false);
         } else if (failed_ && !consequence_ && killedFromOutside(w) && WIFEXITED(failed_->status) &&
                    w.exited_at - failed_->exited_at < kKilledFirstWindow) {
           consequence_ = failed_;
@@ -272,7 +327,10 @@ class Supervisor {
 
   void forward(int signal) {
     ++interrupts_;
-    if (!interrupt_) interrupt_ = signal;
+    if (!interrupt_) {
+      interrupt_ = signal;
+      link_->interrupted(signal);
+    }
     if (signal == SIGINT && interrupts_ > 1) {
       say("second interrupt: killing all workers");
       return killSurvivors("still running at the second interrupt");
@@ -292,43 +350,53 @@ class Supervisor {
     kill_at_.reset();
   }
 
-  std::vector<std::string> stoppedRanks() const {
+  std::vector<std::string> stoppedRanks(const WorkerProcess* except) const {
     std::vector<std::string> ranks;
     for (const auto& w : workers_) {
-      if (w.stopped_by_us && &w != failed_) ranks.push_back(std::to_string(w.spec->rank));
+      if (w.stopped_by_us && &w != except) ranks.push_back(std::to_string(w.spec->rank));
     }
     return ranks;
   }
 
-  void summarise() const {
-    const WorkerProcess& w = *failed_;
-    say(fmt::format("error: {} (pid {}) {} after {:.2f} s; it failed first", who(*w.spec), w.pid,
-                    w.describeExit(), w.exited_at));
-    if (consequence_) {
+  // The job's first failure: this machine's own worker (with its pid), or another machine's.
+  void summarise(const std::optional<WorkerFailure>& failure) const {
+    if (!failure) return;
+    const WorkerFailure& f = *failure;
+    const bool here = f.machine == plan_.machine_rank;
+    const std::string name = plan_.num_machines > 1 ? describeWorker(f) : f.who;
+    say(fmt::format("error: {}{} {} after {:.2f} s; it failed first{}", name, here ? fmt::format(" (pid {})", f.pid) : "",
+                    f.exit_text, f.seconds, plan_.num_machines > 1 ? " in the job" : ""));
+    if (here && consequence_) {
       say(fmt::format("rank {} {} just before (a SIGKILLed worker's connections close before its exit is seen)",
                       consequence_->spec->rank, consequence_->describeExit()));
     }
-    const auto& lines = w.err->lastLines();
-    if (lines.empty()) {
-      say(fmt::format("{} wrote nothing to stderr", who(*w.spec)));
+    if (f.stderr_tail.empty()) {
+      say(fmt::format("{} wrote nothing to stderr", f.who));
     } else {
-      say(fmt::format("last {} line(s) of {}'s stderr:", lines.size(), who(*w.spec)));
-      for (const auto& line : lines) writeFully(2, "accel:   | " + line + "\n");
+      say(fmt::format("last {} line(s) of {}'s stderr:", f.stderr_tail.size(), f.who));
+      for (const auto& line : f.stderr_tail) writeFully(2, "accel:   | " + line + "\n");
     }
-    auto stopped = stoppedRanks();
+    auto stopped = stoppedRanks(here ? failed_ : nullptr);
     say(stopped.empty() ? "no other rank was running" : "stopped ranks " + join(stopped, ", "));
   }
 
-  int failedExit() const {
-    summarise();
-    return failed_->exitCode();
-  }
-
-  int interrupted() const {
-    auto stopped = stoppedRanks();
-    say(fmt::format("interrupted by SIG{}; stopped ranks {}", ::sigabbrev_np(interrupt_),
-                    stopped.empty() ? "none" : join(stopped, ", ")));
-    return 128 + interrupt_;
+  int end(const JobEvent& e) const {
+    if (e.signal) {
+      auto stopped = stoppedRanks(nullptr);
+      say(fmt::format("interrupted by SIG{}; stopped ranks {}", ::sigabbrev_np(e.signal),
+                      stopped.empty() ? "none" : join(stopped, ", ")));
+    } else if (!e.message.empty()) {
+      say("error: " + e.message);
+      if (!e.hint.empty()) say("hint: " + e.hint);
+      summarise(e.failure);
+      if (!e.failure) {
+        auto stopped = stoppedRanks(nullptr);
+        say(stopped.empty() ? "no rank of this machine was running" : "stopped ranks " + join(stopped, ", "));
+      }
+    } else {
+      summarise(e.failure);
+    }
+    return e.exit_code;
   }
 };
 

@@ -257,8 +257,8 @@ TEST_CASE("supervision: --max_restarts restarts the whole group with a new resta
                                                                               "--fail-when-up", dir.file("up")});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 5);
-  CHECK(contains(r.err, "accel: restarting all workers (restart 1 of 2)"));
-  CHECK(contains(r.err, "accel: restarting all workers (restart 2 of 2)"));
+  CHECK(contains(r.err, "accel: [round 0] restarting all workers (restart 1 of 2)"));
+  CHECK(contains(r.err, "accel: [round 1] restarting all workers (restart 2 of 2)"));
   CHECK(contains(r.out, "[rank 1] env TORCHELASTIC_RESTART_COUNT=2"));
   CHECK(contains(r.out, "[rank 0] env TORCHELASTIC_MAX_RESTARTS=2"));
 }

@@ -17,8 +17,8 @@ using namespace accel;
 namespace {
 
 // accel's own flags, which Accelerate does not have.
-const std::set<std::string> kAccelOnly = {"dry_run",    "fsdp_ignored_modules", "grace_period", "help",
-                                          "local_ranks_filter", "python", "rdzv_token"};
+const std::set<std::string> kAccelOnly = {"dry_run", "fsdp_ignored_modules", "grace_period", "heartbeat_timeout",
+                                          "help",    "job_port", "local_ranks_filter", "python", "rdzv_token"};
 
 std::set<std::string> accelerateFlags() {
   std::ifstream in(ACCEL_SOURCE_DIR "/tests/compat/accelerate_1_15_launch_flags.txt");

@@ -110,11 +110,17 @@ TEST_CASE("plan: precedence and origins", "[plan]") {
   for (const auto& n : p.settings.notes) noted |= n.find("rdzv_backend c10d") != std::string::npos;
   CHECK(noted);
   // torchrun's flags that a static rendezvous has no use for are named, not silently dropped.
-  o.rdzv_conf = "join_timeout=900";
+  o.rdzv_conf = "join_timeout=900,read_timeout=60";
   o.monitor_interval = 5;
+  LaunchPlan q = plan(o, "", 2);
   std::string notes;
-  for (const auto& n : plan(o, "", 2).settings.notes) notes += n + "\n";
-  CHECK_THAT(notes, Catch::Contains("--rdzv_conf ignored") && Catch::Contains("--monitor_interval ignored"));
+  for (const auto& n : q.settings.notes) notes += n + "\n";
+  CHECK_THAT(notes, Catch::Contains("--rdzv_conf read_timeout ignored") && Catch::Contains("--monitor_interval ignored"));
+  CHECK(q.join_timeout == 900);  // torchrun's key, honoured
+  CHECK(q.job_port == q.master_port + 1);
+  CHECK(q.heartbeat_timeout == 30);
+  o.rdzv_conf = "join_timeout=0";
+  CHECK_THROWS_WITH(plan(o, "", 2), Catch::Contains("join_timeout: '0' is not a number of seconds above 0"));
 }
 
 TEST_CASE("plan: DeepSpeed and FSDP settings are exported as Accelerate exports them", "[plan]") {

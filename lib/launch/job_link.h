@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// What one machine's supervisor tells the rest of the job, and what the job decides. The
+// supervisor reports its workers' first failure, an interrupt and the end of each round; the
+// link answers with events: stop the workers now, start the next round (a restart), or end the
+// launch with an exit code and the reason. The decisions are the job's, made in one place:
+//   - one machine: SoloLink decides alone (solo_link.cc);
+//   - several machines: machine 0's launcher hosts the job channel (JobHub, job_hub.cc) and
+//     decides for every machine; the others join it (JobMember, job_member.cc). The wire is
+//     JSON lines over TCP on the job port (job_wire.h), with heartbeats both ways so that a
+//     machine that vanishes is named within the heartbeat timeout.
+// Single-threaded: the supervisor polls the link's descriptors beside its own.
+#pragma once
+
+#include <poll.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/launch/launch_plan.h"
+
+namespace accel {
+
+// A worker that failed, as every machine's summary names it.
+struct WorkerFailure {
+  int machine = 0;
+  std::string host;              // the machine's host name
+  int rank = 0;
+  std::string who;               // "rank 3", or "mpirun"
+  int pid = 0;
+  int exit_code = 1;             // the code, or 128 + signal
+  std::string exit_text;         // "exited with code 3", "was killed by signal SIGKILL"
+  double seconds = 0;            // since its round started
+  bool killed_from_outside = false;  // SIGKILL that no launcher sent (OOM killer, kill -9)
+  std::vector<std::string> stderr_tail;
+};
+
+struct JobEvent {
+  enum class Kind {
+    Stop,     // stop this machine's workers now (another machine failed, or the job ends)
+    Restart,  // start round `round` (MASTER_PORT `port`; 0: unchanged)
+    End,      // the launch is over: exit with `exit_code`
+  };
+  Kind kind = Kind::Stop;
+  int round = 0;
+  int port = 0;
+  int exit_code = 0;
+  std::optional<WorkerFailure> failure;  // End, Restart: the job's first failure of the round
+  int signal = 0;                        // End: the job was interrupted by this signal
+  std::string message;                   // Stop: why; End: a lost machine or a refused join
+  std::string hint;
+
+  static JobEvent stop(int round, std::string why) {
+    JobEvent e;
+    e.round = round;
+    e.message = std::move(why);
+    return e;
+  }
+  static JobEvent restart(int round, int port) {
+    JobEvent e;
+    e.kind = Kind::Restart;
+    e.round = round;
+    e.port = port;
+    return e;
+  }
+  static JobEvent end(int exit_code, std::string message = {}, std::string hint = {}) {
+    JobEvent e;
+    e.kind = Kind::End;
+    e.exit_code = exit_code;
+    e.message = std::move(message);
+    e.hint = std::move(hint);
+    return e;
+  }
+};
+
+class JobLink {
+ public:
+  virtual ~JobLink() = default;
+
+  // Before round 0: every machine's launcher has joined (or the hub refused this one). Returns
+  // 0, or 128 + signal when interrupted while waiting. Throws Error naming what went wrong.
+  virtual int rendezvous(int signal_fd) = 0;
+  // The MASTER_PORT of round 0 as the job agreed it (machine 0's), or 0 to keep the plan's.
+  virtual int firstPort() const { return 0; }
+
+  // Descriptors to poll beside the supervisor's, and the longest the supervisor may sleep.
+  virtual void addPollFds(std::vector<pollfd>& fds) const = 0;
+  virtual int timeoutMs() const = 0;
+  // After poll: reads what arrived, sends heartbeats, notices lost machines. `fds` is the whole
+  // poll array (the link finds its own entries).
+  virtual std::vector<JobEvent> service(const std::vector<pollfd>& fds) = 0;
+
+  // From the supervisor: this machine's first failed worker, as soon as it is reaped, and again
+  // with `replaces` at the end of the round (its whole stderr tail read, or another worker named
+  // first: one SIGKILLed just before the peer it broke).
+  virtual void workerFailed(const WorkerFailure& failure, bool replaces) = 0;
+  virtual void interrupted(int signal) = 0;
+  // Every worker of this machine has exited (all of them 0 when `succeeded`).
+  virtual void roundEnded(int round, bool succeeded) = 0;
+};
+
+// Chooses the link for `plan`: SoloLink on one machine, JobHub on machine 0 of several,
+// JobMember on the others. Throws Error when the hub cannot listen on the job port.
+std::unique_ptr<JobLink> makeJobLink(const LaunchPlan& plan);
+
+// Who decides which failure was the job's first: the earliest report, except that a worker
+// SIGKILLed from outside and reported within `kKilledFirstWindow` of a failure that ended with an
+// exit code is named first (its sockets close before its death is seen, so the peer it broke
+// can be reported first).
+inline constexpr double kKilledFirstWindow = 0.5;
+
+}  // namespace accel

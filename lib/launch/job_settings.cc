@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// The job channel's settings (launch_settings.h: resolveJobChannel): flag > ACCEL_* variable >
+// default, and torchrun's --rdzv_conf join_timeout.
+#include <fmt/format.h>
+
+#include "lib/common/defaults.h"
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+#include "lib/launch/launch_env.h"
+#include "lib/launch/launch_settings.h"
+
+namespace accel {
+
+namespace {
+
+// A positive number of seconds from `text`, or UsageError naming where it came from.
+double seconds(const std::string& text, const std::string& where) {
+  auto v = parseDouble(text);
+  if (!v || !(*v > 0) || *v > 1e7) {
+    throw UsageError(fmt::format("{}: '{}' is not a number of seconds above 0", where, text), "e.g. 30 or 2.5");
+  }
+  return *v;
+}
+
+// torchrun's "join_timeout=900,read_timeout=60": join_timeout applies, the rest is noted.
+void readRdzvConf(LaunchSettings& s, const std::string& conf) {
+  for (const auto& item : split(conf, ',')) {
+    if (trim(item).empty()) continue;
+    auto eq = item.find('=');
+    const std::string key = trim(item.substr(0, eq));
+    if (eq == std::string::npos) {
+      throw UsageError(fmt::format("--rdzv_conf: '{}' is not KEY=VALUE", item), "e.g. --rdzv_conf join_timeout=900");
+    }
+    if (key == "join_timeout") {
+      s.set("join_timeout", seconds(item.substr(eq + 1), "--rdzv_conf join_timeout"), "command line");
+    } else {
+      s.notes.push_back(fmt::format("--rdzv_conf {} ignored: accel's rendezvous is static (rank 0's store at "
+                                    "main_process_ip:main_process_port); join_timeout is the key it reads", key));
+    }
+  }
+}
+
+}  // namespace
+
+void resolveJobChannel(LaunchSettings& s, const LaunchOptions& o, const LaunchFacts& f) {
+  auto env = [&](const char* name) -> std::string {
+    auto it = f.env.find(name);
+    return it == f.env.end() ? "" : it->second;
+  };
+  if (o.job_port) {
+    if (*o.job_port < 1 || *o.job_port > 65535) throw UsageError(fmt::format("--job_port {} is not a port (1-65535)", *o.job_port));
+    s.set("job_port", *o.job_port, "command line");
+  } else if (const std::string v = env(launch_env::kJobPort); !v.empty()) {
+    auto port = parseInt(v);
+    if (!port || *port < 1 || *port > 65535) throw UsageError(fmt::format("{}='{}' is not a port (1-65535)", launch_env::kJobPort, v));
+    s.set("job_port", *port, "environment");
+  } else {
+    long long base = s.integer("main_process_port");
+    s.set("job_port", base > 0 && base < 65535 ? base + 1 : 0, "default");  // 0: picked with the store's port
+  }
+  if (o.heartbeat_timeout) {
+    s.set("heartbeat_timeout", seconds(fmt::format("{}", *o.heartbeat_timeout), "--heartbeat_timeout"), "command line");
+  } else if (const std::string v = env(launch_env::kHeartbeatTimeout); !v.empty()) {
+    s.set("heartbeat_timeout", seconds(v, launch_env::kHeartbeatTimeout), "environment");
+  } else {
+    s.set("heartbeat_timeout", defaults::kHeartbeatTimeoutSeconds, "default");
+  }
+  s.set("join_timeout", defaults::kJoinTimeoutSeconds, "default");
+  if (o.rdzv_conf) readRdzvConf(s, *o.rdzv_conf);
+}
+
+}  // namespace accel

@@ -1,0 +1,253 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# cluster_test.sh - multi-machine `accel launch` on a cluster of network namespaces
+# (tests/cluster/netns_cluster.sh): every host runs its own launcher, as on real machines, and
+# the ranks meet over a bridge, not loopback.
+#   train_2x2, train_4x2  accel-train over Gloo on 2 hosts x 2 and 4 hosts x 2 processes ends
+#                         with the same weights CRC as the same world on one host
+#   ddp_2x2               tests/python/ddp_gloo.py (PyTorch DDP, Gloo) on 2 hosts x 2 processes
+#   the rest              hooks for launcher work in progress (pending: reported as SKIP)
+# After every case no process may be left in any host.
+#
+# Usage: cluster_test.sh BUILD_DIR     (its bin/accel, bin/accel-train)
+# Exit: 0 all cases passed or skipped (at least one passed), 1 a case failed, 77 skipped (no
+# root or no netns; under CI=true that is a failure instead, as is a run where nothing passed).
+# Environment: ACCEL_CLUSTER_NO_IFNAME=1  do not set GLOO_SOCKET_IFNAME for ddp_2x2 (the launcher
+#                                         is to choose the interface itself)
+#              ACCEL_CLUSTER_GRACE=S      after one host's launcher fails, how long the others may
+#                                         go on before the test stops them (default 15)
+#              ACCEL_CLUSTER_KEEP=1       keep the logs (their folder is printed)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+[[ $# == 1 && -d $1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
+build=$(cd "$1" && pwd)
+source "$here/netns_cluster.sh"
+
+HOSTS=4                         # the largest case; smaller ones use hosts 0..H-1
+STEPS=30                        # accel-train steps: enough to make the CRC depend on every sync
+GRACE=${ACCEL_CLUSTER_GRACE:-15}
+next_port=29500                 # each launch its own port, so no TIME_WAIT of a previous one matters
+work=
+
+fail_now() { echo "FAIL: cluster tests: $*" >&2; exit 1; }
+
+# A workspace named after this shell, so a later run can remove one a SIGKILL left behind.
+new_workspace() {
+  local d pid
+  for d in /tmp/accel-cluster-*; do
+    [[ -d $d && $d =~ accel-cluster-([0-9]+)\. ]] || continue
+    pid=${BASH_REMATCH[1]}
+    [[ -d /proc/$pid ]] || rm -rf "$d"
+  done
+  work=$(mktemp -d "/tmp/accel-cluster-$$.XXXXXX")
+}
+
+# PID and all its descendants (by parent, since `timeout` leaves our process group).
+kill_tree() {
+  local child
+  for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$child"; done
+  kill -KILL "$1" 2>/dev/null || true
+}
+
+# Run by the cluster's trap on every exit: a case still running (a signal) goes first, so
+# nothing of it, in or out of the hosts, outlives the test.
+cluster_on_exit() {
+  [[ -z $case_pid ]] || kill_tree "$case_pid"
+  [[ -n $work ]] || return 0
+  if [[ ${ACCEL_CLUSTER_KEEP:-} == 1 ]]; then echo "logs kept in $work"; else rm -rf "$work"; fi
+}
+
+# The variables a surrounding launch or shell may have set would change what the launchers do.
+clean_env() {
+  unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT GLOO_SOCKET_IFNAME \
+        ACCEL_STORE_TOKEN OMP_NUM_THREADS
+  local v
+  for v in $(compgen -e | grep '^ACCELERATE_' || true); do unset "$v"; done
+  export HF_HOME=$work/hf       # no user config; --cpu skips it anyway
+}
+
+# ---- running the launchers -------------------------------------------------------------------
+
+# wait_hosts PID...: PIDs are hosts 0.. in order. Returns the first non-zero exit status, or 0.
+# Once one host's launcher has failed the others get GRACE seconds to notice, then are stopped,
+# so a run that cannot finish fails fast instead of running into its timeout.
+wait_hosts() {
+  local -A host_of=()
+  local k=0 pid rc first=0 stopper=
+  for pid; do host_of[$pid]=$k; k=$((k + 1)); done
+  while ((${#host_of[@]})); do
+    rc=0; pid=
+    wait -n -p pid "${!host_of[@]}" || rc=$?
+    [[ -n $pid ]] || break
+    echo "host ${host_of[$pid]}: launcher exited $rc"
+    unset "host_of[$pid]"
+    ((rc == 0)) && continue
+    ((first)) || first=$rc
+    if [[ -z $stopper ]] && ((${#host_of[@]})); then
+      (sleep "$GRACE"
+       echo "hosts' launchers still running $GRACE s after a failure: stopping them"
+       kill -TERM "${!host_of[@]}" 2>/dev/null) &
+      stopper=$!
+    fi
+  done
+  [[ -z $stopper ]] || kill "$stopper" 2>/dev/null || true
+  return "$first"
+}
+
+# launch_hosts TAG H WORLD LIMIT PROGRAM ARGS...: `accel launch` on hosts 0..H-1, each under
+# `timeout LIMIT`, main process on host 0. Logs: $work/TAG.h<k>.log. Status as wait_hosts.
+launch_hosts() {
+  local tag=$1 h=$2 world=$3 limit=$4 k pids=() port=$next_port
+  shift 4
+  next_port=$((next_port + 1))
+  for ((k = 0; k < h; k++)); do
+    on_host_bg "$k" timeout -k 5 "$limit" "$build/bin/accel" launch --cpu --quiet --grace_period 3 \
+      --num_machines "$h" --machine_rank "$k" --num_processes "$world" \
+      --main_process_ip "$(host_addr 0)" --main_process_port "$port" "$@" >"$work/$tag.h$k.log" 2>&1
+    pids+=("$CLUSTER_LAST_PID")
+  done
+  wait_hosts "${pids[@]}"
+}
+
+# The last lines of every log of TAG, for a failure's report.
+show_logs() {
+  local f
+  for f in "$work/$1".*log; do echo "--- ${f##*/} (last 15 lines)"; tail -n 15 "$f"; done
+}
+
+# No process may outlive a case: every host must be empty (a moment allowed for exits).
+check_hosts_empty() {
+  local k i pids
+  for ((k = 0; k < HOSTS; k++)); do
+    for i in $(seq 30); do
+      pids=$(ip netns pids "$(host_ns "$k")")
+      [[ -z $pids ]] && break
+      sleep 0.1
+    done
+    if [[ -n $pids ]]; then
+      echo "processes left on host $k after the case: $(ps -o pid=,args= -p "${pids//$'\n'/,}")"
+      kill -KILL $pids 2>/dev/null || true
+      return 1
+    fi
+  done
+}
+
+# ---- cases: each prints its findings; returns 0 pass, 77 skip (first line says why), else fail --
+
+crc_in() { sed -n 's/.*weights crc32 \([0-9a-f]\{8\}\).*/\1/p' "$1" | tail -n 1; }
+
+# One host, plain `accel launch` in the root namespace: the reference for WORLD processes.
+reference_run() {
+  timeout -k 5 60 "$build/bin/accel" launch --cpu --quiet --num_processes "$1" \
+    --main_process_port 0 "$build/bin/accel-train" --steps "$STEPS" --log_every 0 >"$work/ref$1.log" 2>&1
+}
+
+# case_train H P: accel-train on H hosts x P processes vs the same world on one host.
+case_train() {
+  local h=$1 p=$2 world=$(($1 * $2)) tag=train$(($1 * $2)) ref got
+  reference_run "$world" || { echo "the one-host reference run failed"; show_logs "ref$world"; return 1; }
+  ref=$(crc_in "$work/ref$world.log")
+  [[ -n $ref ]] || { echo "no weights CRC in the reference run"; show_logs "ref$world"; return 1; }
+  if ! launch_hosts "$tag" "$h" "$world" 60 "$build/bin/accel-train" --steps "$STEPS" --log_every 0; then
+    echo "the $h-host run failed"; show_logs "$tag"; return 1
+  fi
+  got=$(crc_in "$work/$tag.h0.log")
+  if ! grep -q "after $STEPS steps ($world processes" "$work/$tag.h0.log"; then
+    echo "host 0 does not report $world processes"; show_logs "$tag"; return 1
+  fi
+  echo "weights crc32: $h hosts x $p = $got, one host x $world = $ref"
+  [[ $got == "$ref" ]]
+}
+
+# ddp_gloo.py on 2 hosts x 2 processes. Torch's Gloo, without GLOO_SOCKET_IFNAME, takes the
+# address the hostname resolves to; all hosts here share the root's hostname and /etc/hosts
+# (127.0.0.1), so ranks would advertise loopback. ddp_gloo.py itself defaults the variable to lo.
+case_ddp() {
+  if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+    echo "Debian's python3-torch is not installed for /usr/bin/python3"; return 77
+  fi
+  if [[ ${ACCEL_CLUSTER_NO_IFNAME:-} == 1 ]]; then
+    echo "GLOO_SOCKET_IFNAME not set by the test (ACCEL_CLUSTER_NO_IFNAME=1)"
+  else
+    export GLOO_SOCKET_IFNAME=$CLUSTER_HOST_IFNAME
+    echo "GLOO_SOCKET_IFNAME=$GLOO_SOCKET_IFNAME on every host"
+  fi
+  if ! launch_hosts ddp 2 4 90 --python /usr/bin/python3 "$root/tests/python/ddp_gloo.py"; then
+    echo "the 2-host DDP run failed"; show_logs ddp; return 1
+  fi
+  # Every rank checked that its DDP gradients equal every other rank's and the mean of the
+  # per-rank gradients, and the all_reduce sum; rank 0 says so once all passed the barrier.
+  grep -q 'rank 0\] ddp_gloo ok world_size=4' "$work/ddp.h0.log" ||
+    { echo "rank 0 did not report ddp_gloo ok world_size=4"; show_logs ddp; return 1; }
+  grep 'ddp_gloo ok' "$work/ddp.h0.log"
+}
+
+# Hooks for cases that depend on launcher work in progress. Each is to use launch_hosts (or
+# on_host_bg + wait_hosts), cluster_link_down/up, unowned_addr, and return as the cases above.
+case_failure_propagation() {  # a rank failing on host 1 must stop host 0's ranks, named, fast
+  echo "pending: cross-machine failure propagation in the launcher"; return 77
+}
+case_vanished_machine() {     # cluster_link_down 1 mid-run: the others must stop in bounded time
+  echo "pending: detection of a machine that vanishes (cluster_link_down)"; return 77
+}
+case_unreachable_main() {     # --main_process_ip $(unowned_addr): a clear error in bounded time
+  echo "pending: the launcher's error for a main process nobody answers for"; return 77
+}
+
+# ---- runner ------------------------------------------------------------------------------------
+
+passed=0 failed=0 skipped=0
+summary=()
+
+# run_case NAME FUNCTION ARGS...: in a subshell with errexit (so a failing command fails the
+# case, not the run), output to a file shown indented; then checks that the hosts are empty.
+case_pid=
+run_case() {
+  local name=$1 t0 secs rc verdict
+  shift
+  t0=$EPOCHREALTIME
+  # In the background: `wait` returns at once on a signal, so the trap cleans up now, not after
+  # the case (bash defers traps while a foreground child runs).
+  (set -e; "$@") >"$work/$name.case" 2>&1 &
+  case_pid=$!
+  rc=0
+  wait "$case_pid" || rc=$?
+  case_pid=
+  check_hosts_empty >>"$work/$name.case" 2>&1 || { ((rc == 0 || rc == 77)) && rc=1; }
+  secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+  case $rc in
+    0) verdict=PASS; passed=$((passed + 1)) ;;
+    77) verdict=SKIP; skipped=$((skipped + 1)) ;;
+    *) verdict=FAIL; failed=$((failed + 1)) ;;
+  esac
+  echo "$verdict $name (${secs} s)"
+  sed 's/^/    /' "$work/$name.case"
+  summary+=("$(printf '  %-4s %-24s %6s s' "$verdict" "$name" "$secs")")
+}
+
+main() {
+  cluster_require
+  for b in accel accel-train; do [[ -x $build/bin/$b ]] || fail_now "$build/bin/$b is missing"; done
+  new_workspace
+  clean_env
+  local t0=$EPOCHREALTIME
+  cluster_up "$HOSTS"
+  echo "cluster: $HOSTS hosts $(host_addr 0)..$(host_addr $((HOSTS - 1))) on bridge acb$$," \
+       "interface $CLUSTER_HOST_IFNAME; build $build"
+  run_case train_2x2 case_train 2 2
+  run_case train_4x2 case_train 4 2
+  run_case ddp_2x2 case_ddp
+  run_case failure_propagation case_failure_propagation
+  run_case vanished_machine case_vanished_machine
+  run_case unreachable_main case_unreachable_main
+  echo "summary: $passed passed, $failed failed, $skipped skipped in" \
+       "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
+  printf '%s\n' "${summary[@]}"
+  ((failed == 0)) || exit 1
+  ((passed > 0)) && exit 0
+  [[ ${CI:-} == true ]] && fail_now "nothing passed under CI=true"
+  exit 77
+}
+
+main

@@ -1,0 +1,421 @@
+# shellcheck shell=bash
+# slurm_cluster.sh -- a real SLURM cluster (Debian's slurm-wlm 22.05 + munge) on
+# one Linux machine, each "host" a set of namespaces, for the accel test suite.
+#
+# CONTRACT
+#   Source this file from a bash script that runs as root (it does not change
+#   the caller's shell options; every function works under set -euo pipefail):
+#       source tests/cluster/slurm/slurm_cluster.sh
+#       slurm_up 2              # controller + 2 compute hosts, nodes idle
+#       slurm_submit ...        # or sbatch/srun/squeue: SLURM_CONF is exported
+#       slurm_down              # also run by the EXIT trap slurm_up installs
+#
+#   It installs nothing: slurmctld, slurmd, slurm-client (sbatch, srun, ...),
+#   munge, iproute2 and util-linux (unshare, nsenter) must be present.
+#   slurm_prereqs says whether they are, and the kernel lets us make
+#   namespaces; on failure it returns 1 with the reason in SL_SKIP_REASON.
+#
+#   slurm_up N  brings up, under the id SL_ID (default: $$ of the sourcing
+#   shell):
+#     * bridge asb<SL_ID> with 10.214.X.1/24 in the caller's network namespace
+#       (X derived from SL_ID, moved on while the subnet is already routed),
+#       so that sbatch/squeue/scancel run by the test reach the controller;
+#     * host "ctl" (10.214.X.254): munged and slurmctld;
+#     * hosts h0..h<N-1> (10.214.X.2 ...): one slurmd each, NodeName=h<k>,
+#       NodeAddr = that host's address, own spool/log/pid files.
+#   A host is: network namespace accel-sl<SL_ID>-<host> (named with `ip netns`,
+#   a veth pair asv<SL_ID><host> <-> eth0 to the bridge), plus its own UTS
+#   (hostname = node name), mount (/etc/hosts naming every host, an
+#   /etc/resolv.conf without nameserver) and PID namespace (a bash as PID 1
+#   reaps orphans; when it dies the kernel kills everything in the host).
+#   It waits (SL_UP_TIMEOUT s, default 60) until sinfo shows all nodes idle,
+#   and sets an EXIT trap (and INT/TERM/HUP traps that exit) running
+#   slurm_down. A caller with an EXIT trap of its own must call slurm_down in it.
+#
+#   Exported after slurm_up: SLURM_CONF, SL_DIR (scratch: slurm.conf, logs,
+#   hosts/<host>/...), SL_NODES ("h0 h1 ..."), SL_NET (e.g. 10.214.37),
+#   SL_CTL_ADDR. Functions:
+#     slurm_node_addr h<k>          prints the NodeAddr of h<k>
+#     slurm_exec_on HOST CMD...     runs CMD inside that host's namespaces
+#     slurm_submit OUT ARGS...      sbatch --parsable -o OUT ARGS..., prints id
+#     slurm_wait_job ID TIMEOUT     waits for a terminal state; prints
+#                                   "STATE EXITCODE" (e.g. "COMPLETED 0:0");
+#                                   returns 1 on timeout
+#     slurm_job_procs ID            prints "PID HOST CMDLINE" (PID as seen
+#                                   here) of every live (non-zombie) process
+#                                   on the machine whose environment has
+#                                   SLURM_JOB_ID=ID, or that is the job's
+#                                   slurmstepd
+#     slurm_down                    idempotent teardown: scancel, kill every
+#                                   process of every host, delete namespaces,
+#                                   bridge and SL_DIR (kept if SL_KEEP=1)
+#     slurm_sweep                   removes what a killed earlier run left
+#                                   (its SL_ID process no longer exists);
+#                                   slurm_up calls it first
+#
+# WHY IT IS BUILT THIS WAY (each point was tried on Debian 12, slurm-wlm
+# 22.05.8, munge 0.5.15):
+#   * slurmd 22.05 always initialises a cgroup plugin, and autodetection
+#     fails unless /sys/fs/cgroup holds a cgroup2 or v1-with-"systemd"
+#     hierarchy ("error: No filesystem mounted on /sys/fs/cgroup", "Unexpected
+#     fs type on /sys/fs/cgroup/systemd", then "slurmd initialization
+#     failed"); there is no cgroup/none in 22.05. cgroup.conf names
+#     cgroup/v1, which skips detection, and with proctrack/linuxproc +
+#     task/none nothing uses cgroups afterwards (tested: slurmd starts with no
+#     cgroup filesystem at all), so the machine's cgroup layout does not
+#     matter and none of its cgroups is written.
+#   * Hosts are entered with nsenter --net, not `ip netns exec`: that one
+#     remounts /sys (hiding /sys/fs/cgroup) and would want /etc/netns/<ns>/
+#     for the hosts file; our own mount namespace does that part.
+#   * One munged with its own key and socket in SL_DIR (AuthInfo=socket=...),
+#     not the system one: nothing of the machine's munge is used or changed. A
+#     filesystem socket is reachable from every network namespace.
+#   * The controller has a host of its own so that its fixed ports cannot clash
+#     with another run or a real slurmctld on the machine.
+#   * Tasks are tracked by proctrack/linuxproc (process tree); KillWait=5 so
+#     scancel escalates to SIGKILL after 5 s.
+#   * Each slurmd gets -N h<k>, and its host's hostname is h<k> too, so the
+#     node name is right either way and `hostname` in a task names its node.
+#   * /etc/hosts and an empty resolv.conf per host: names resolve as on a real
+#     cluster (scontrol show hostnames $SLURM_JOB_NODELIST | head -1 gives a
+#     master name that resolves) and nothing waits on an unreachable DNS.
+
+SL_ID=${SL_ID:-$$}
+SL_UP_TIMEOUT=${SL_UP_TIMEOUT:-60}
+SL_PREFIX=accel-sl
+SL_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+_sl_log() { printf '[slurm_cluster %(%T)T] %s\n' -1 "$*" >&2; }
+
+# Wall clock in seconds, 3 decimals, for timings.
+sl_now() { date +%s.%N | cut -c1-14; }
+
+slurm_prereqs() {
+  SL_SKIP_REASON=
+  local c missing=()
+  if [ "$(id -u)" != 0 ]; then SL_SKIP_REASON="needs root (network namespaces, bridge)"; return 1; fi
+  for c in slurmctld slurmd slurmstepd sbatch srun scancel sinfo squeue scontrol \
+           munged mungekey ip nsenter unshare mount hostname timeout; do
+    command -v "$c" >/dev/null 2>&1 || missing+=("$c")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    SL_SKIP_REASON="missing commands: ${missing[*]} (apt-get install slurmctld slurmd slurm-client munge iproute2 util-linux)"
+    return 1
+  fi
+  local err
+  if ! err=$(unshare --net --uts --mount --pid --fork --mount-proc true 2>&1); then
+    SL_SKIP_REASON="cannot create namespaces: unshare --net --uts --mount --pid: $err"
+    return 1
+  fi
+  if ! err=$(ip link add "asbchk$$" type bridge 2>&1); then
+    SL_SKIP_REASON="cannot create a bridge: $err"
+    return 1
+  fi
+  ip link del "asbchk$$" 2>/dev/null || true
+  return 0
+}
+
+# The pid that owns a leftover name, or empty when the name is not ours.
+_sl_owner() { local n=$1; n=${n#"$SL_PREFIX"}; n=${n#asb}; n=${n%%[!0-9]*}; echo "$n"; }
+
+_sl_kill_netns() {  # kill every process in a network namespace, then delete it
+  local ns=$1 pids
+  for _ in $(seq 1 50); do
+    pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    [ -z "$pids" ] && break
+    # shellcheck disable=SC2086
+    kill -9 $pids 2>/dev/null || true
+    sleep 0.1
+  done
+  ip netns del "$ns" 2>/dev/null || true
+}
+
+slurm_sweep() {
+  local ns br d owner
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${SL_PREFIX}[0-9]*-" || true); do
+    owner=$(_sl_owner "$ns")
+    if [ -n "$owner" ] && [ "$owner" != "$SL_ID" ] && ! kill -0 "$owner" 2>/dev/null; then
+      _sl_log "sweep: leftover namespace $ns of dead run $owner"
+      _sl_kill_netns "$ns"
+    fi
+  done
+  for br in $(ip -o link show type bridge 2>/dev/null | awk -F': ' '{print $2}' | grep '^asb[0-9]*$' || true); do
+    owner=${br#asb}
+    if [ "$owner" != "$SL_ID" ] && ! kill -0 "$owner" 2>/dev/null; then
+      _sl_log "sweep: leftover bridge $br"
+      ip link del "$br" 2>/dev/null || true
+    fi
+  done
+  for d in /tmp/accel-slurm.*; do
+    [ -d "$d" ] || continue
+    owner=${d#/tmp/accel-slurm.}; owner=${owner%%.*}
+    if [ "$owner" != "$SL_ID" ] && ! kill -0 "$owner" 2>/dev/null; then
+      _sl_log "sweep: leftover directory $d"
+      rm -rf "$d"
+    fi
+  done
+}
+
+_sl_pick_net() {  # 10.214.X with X from SL_ID, skipping subnets in use
+  local x
+  x=$(( SL_ID % 200 + 20 ))
+  for _ in $(seq 0 199); do
+    if ! ip -4 route show 2>/dev/null | grep -q "^10\.214\.$x\." &&
+       ! ip -4 addr show 2>/dev/null | grep -q "inet 10\.214\.$x\."; then
+      echo "10.214.$x"; return 0
+    fi
+    x=$(( (x - 20 + 1) % 200 + 20 ))
+  done
+  return 1
+}
+
+slurm_node_addr() { local k=${1#h}; echo "$SL_NET.$(( k + 2 ))"; }
+
+# Start one host: network namespace + veth to the bridge, then PID 1 of a new
+# UTS/mount/PID namespace running host_init.sh with SCRIPT (a file) as payload.
+_sl_start_host() {
+  local host=$1 addr=$2 script=$3
+  local ns="$SL_PREFIX$SL_ID-$host" veth="asv$SL_ID$host" hdir="$SL_DIR/hosts/$host"
+  mkdir -p "$hdir"
+  ip netns add "$ns"
+  ip link add "$veth" type veth peer name eth0 netns "$ns"
+  ip link set "$veth" master "asb$SL_ID" up
+  ip -n "$ns" addr add "$addr/24" dev eth0
+  ip -n "$ns" link set eth0 up
+  ip -n "$ns" link set lo up
+  ip -n "$ns" route add default via "$SL_NET.1"
+  # --kill-child: if unshare dies (slurm_down, sweep), PID 1 of the host gets
+  # SIGKILL, and the kernel then kills every process of that PID namespace.
+  # setsid: the host must not get the terminal's signals (Ctrl-C goes to the
+  # test, whose trap runs slurm_down).
+  setsid nsenter --net="/run/netns/$ns" \
+    unshare --uts --mount --propagation private --pid --fork --mount-proc --kill-child \
+    bash "$SL_LIB_DIR/host_init.sh" "$host" "$SL_DIR/etc" "$script" \
+    </dev/null >"$hdir/console.log" 2>&1 &
+  echo $! >"$hdir/unshare.pid"
+  disown $!   # slurm_down kills it with SIGKILL: no "Killed" notice from bash
+}
+
+# PID (as seen from here) of PID 1 of a host's PID namespace.
+_sl_host_init_pid() {
+  local u c
+  u=$(cat "$SL_DIR/hosts/$1/unshare.pid")
+  for _ in $(seq 1 50); do
+    c=$(cat "/proc/$u/task/$u/children" 2>/dev/null || pgrep -P "$u" || true)
+    if [ -n "$c" ]; then echo "${c%% *}"; return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+slurm_exec_on() {
+  local host=$1; shift
+  local ip
+  ip=$(_sl_host_init_pid "$host") || { echo "slurm_exec_on: no host $host" >&2; return 1; }
+  nsenter -t "$ip" --net --uts --mount --pid -- "$@"
+}
+
+_sl_write_conf() {
+  local n=$1 k
+  mkdir -p "$SL_DIR/etc"
+  {
+    echo "127.0.0.1 localhost"
+    echo "::1 localhost ip6-localhost ip6-loopback"
+    echo "$SL_CTL_ADDR ctl"
+    for k in $(seq 0 $(( n - 1 ))); do echo "$(slurm_node_addr "h$k") h$k"; done
+  } >"$SL_DIR/etc/hosts"
+  echo "# test cluster: no DNS, names are in /etc/hosts" >"$SL_DIR/etc/resolv.conf"
+  cat >"$SLURM_CONF" <<EOF
+# Generated by tests/cluster/slurm/slurm_cluster.sh for run $SL_ID.
+ClusterName=accel$SL_ID
+SlurmctldHost=ctl($SL_CTL_ADDR)
+SlurmctldPort=6817
+SlurmdPort=6818
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$SL_DIR/munge/munge.socket
+MailProg=/bin/true
+StateSaveLocation=$SL_DIR/hosts/ctl/state
+SlurmctldPidFile=$SL_DIR/hosts/ctl/slurmctld.pid
+SlurmctldLogFile=$SL_DIR/hosts/ctl/slurmctld.log
+SlurmdSpoolDir=$SL_DIR/hosts/%n/spool
+SlurmdPidFile=$SL_DIR/hosts/%n/slurmd.pid
+SlurmdLogFile=$SL_DIR/hosts/%n/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+MpiDefault=none
+SwitchType=switch/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$SL_DIR/jobcomp.txt
+ReturnToService=2
+KillWait=5
+MinJobAge=600
+SlurmctldTimeout=30
+SlurmdTimeout=30
+SlurmctldDebug=info
+SlurmdDebug=info
+NodeName=DEFAULT CPUs=1 RealMemory=1000 State=UNKNOWN
+EOF
+  for k in $(seq 0 $(( n - 1 ))); do
+    echo "NodeName=h$k NodeAddr=$(slurm_node_addr "h$k")" >>"$SLURM_CONF"
+  done
+  echo "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$SLURM_CONF"
+  # Read from slurm.conf's directory. Naming the plugin skips autodetection,
+  # which wants a cgroup v1 or v2 filesystem under /sys/fs/cgroup/systemd.
+  echo "CgroupPlugin=cgroup/v1" >"$SL_DIR/cgroup.conf"
+}
+
+slurm_up() {
+  local n=${1:?slurm_up N}
+  local k t0 state
+  if [ -n "${SL_DIR:-}" ]; then echo "slurm_up: already up ($SL_DIR)" >&2; return 1; fi
+  slurm_prereqs || { echo "slurm_up: $SL_SKIP_REASON" >&2; return 1; }
+  # A test started from inside a SLURM job (or with SBATCH_* defaults set)
+  # must not pass those on: placement must come from this cluster only.
+  # SLURM_TEST_* are this suite's own settings.
+  for k in $(compgen -e | grep -E '^(SLURM|SBATCH|SRUN|SALLOC|SQUEUE|SINFO|SCANCEL)_' |
+             grep -v '^SLURM_TEST_' || true); do unset "$k"; done
+  slurm_sweep
+  trap 'slurm_down' EXIT
+  trap 'exit 130' INT; trap 'exit 143' TERM; trap 'exit 129' HUP
+
+  SL_DIR=$(mktemp -d "/tmp/accel-slurm.$SL_ID.XXXXXX")
+  chmod 755 "$SL_DIR"
+  SL_NET=$(_sl_pick_net) || { echo "slurm_up: no free 10.214.X.0/24" >&2; return 1; }
+  SL_CTL_ADDR=$SL_NET.254
+  SL_NODES=$(for k in $(seq 0 $(( n - 1 ))); do printf 'h%s ' "$k"; done); SL_NODES=${SL_NODES% }
+  export SLURM_CONF=$SL_DIR/slurm.conf SL_DIR SL_NET SL_CTL_ADDR SL_NODES
+  mkdir -p "$SL_DIR/munge" "$SL_DIR/hosts/ctl/state"
+  for k in $SL_NODES; do mkdir -p "$SL_DIR/hosts/$k/spool"; done
+  _sl_write_conf "$n"
+  mungekey --create --keyfile="$SL_DIR/munge/munge.key" >/dev/null
+  chmod 0400 "$SL_DIR/munge/munge.key"
+
+  ip link add "asb$SL_ID" type bridge
+  ip addr add "$SL_NET.1/24" dev "asb$SL_ID"
+  ip link set "asb$SL_ID" up
+
+  # The controller host: munged (foreground, root, own key/socket) then slurmctld.
+  cat >"$SL_DIR/hosts/ctl/run.sh" <<EOF
+munged --force --foreground --socket="$SL_DIR/munge/munge.socket" \\
+  --key-file="$SL_DIR/munge/munge.key" --log-file="$SL_DIR/munge/munged.log" \\
+  --pid-file="$SL_DIR/munge/munged.pid" --seed-file="$SL_DIR/munge/munged.seed" &
+for i in \$(seq 1 100); do [ -S "$SL_DIR/munge/munge.socket" ] && break; sleep 0.1; done
+slurmctld -D -i -f "$SLURM_CONF" &
+wait -n   # either daemon exiting ends the host
+EOF
+  _sl_start_host ctl "$SL_CTL_ADDR" "$SL_DIR/hosts/ctl/run.sh"
+  for k in $SL_NODES; do
+    echo "exec slurmd -D -N $k -f \"$SLURM_CONF\"" >"$SL_DIR/hosts/$k/run.sh"
+    _sl_start_host "$k" "$(slurm_node_addr "$k")" "$SL_DIR/hosts/$k/run.sh"
+  done
+
+  t0=$SECONDS
+  while :; do
+    state=$(sinfo -h -N -o '%N %T' 2>/dev/null | sort -u | awk '{printf "%s=%s ", $1, $2}' || true)
+    state=${state% }
+    if [ -n "$state" ] && ! grep -qv '=idle$' <<<"${state// /$'\n'}"; then
+      if [ "$(wc -w <<<"$state")" -eq "$n" ]; then break; fi
+    fi
+    for k in ctl $SL_NODES; do
+      if ! kill -0 "$(cat "$SL_DIR/hosts/$k/unshare.pid")" 2>/dev/null; then
+        echo "slurm_up: host $k died during start-up" >&2
+        slurm_dump_logs >&2
+        return 1
+      fi
+    done
+    if [ $(( SECONDS - t0 )) -ge "$SL_UP_TIMEOUT" ]; then
+      echo "slurm_up: nodes not idle after ${SL_UP_TIMEOUT}s: ${state:-sinfo gave nothing}" >&2
+      if [ "$(cat /proc/sys/net/bridge/bridge-nf-call-iptables 2>/dev/null || echo 0)" = 1 ]; then
+        echo "slurm_up: note: bridge-nf-call-iptables=1, so iptables (e.g. Docker's FORWARD DROP) filters traffic between hosts on asb$SL_ID" >&2
+      fi
+      slurm_dump_logs >&2
+      return 1
+    fi
+    sleep 0.2
+  done
+  _sl_log "up: $SL_NODES idle ($state), controller $SL_CTL_ADDR, dir $SL_DIR"
+}
+
+slurm_dump_logs() {
+  local f
+  [ -n "${SL_DIR:-}" ] || return 0
+  for f in "$SL_DIR"/hosts/*/*.log "$SL_DIR/munge/munged.log"; do
+    [ -f "$f" ] || continue
+    echo "----- ${f#"$SL_DIR"/} (last 20 lines)"
+    tail -n 20 "$f"
+  done
+}
+
+slurm_submit() {
+  local out=$1; shift
+  sbatch --parsable -o "$out" "$@"
+}
+
+slurm_wait_job() {
+  local id=$1 limit=$2 t0=$SECONDS line st ec
+  while :; do
+    line=$(scontrol -o show job "$id" 2>/dev/null || true)
+    st=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$line")
+    ec=$(sed -n 's/.* ExitCode=\([0-9:]*\).*/\1/p' <<<"$line")
+    case $st in
+      COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED)
+        echo "$st $ec"; return 0 ;;
+    esac
+    if [ $(( SECONDS - t0 )) -ge "$limit" ]; then echo "${st:-UNKNOWN} timeout"; return 1; fi
+    sleep 0.2
+  done
+}
+
+slurm_job_procs() {
+  local id=$1 p st cmd host ino h
+  declare -A hostof=()
+  for h in ctl $SL_NODES; do
+    ino=$(stat -L -c %i "/run/netns/$SL_PREFIX$SL_ID-$h" 2>/dev/null || true)
+    if [ -n "$ino" ]; then hostof[$ino]=$h; fi
+  done
+  # A task (or anything it started) carries SLURM_JOB_ID; slurmstepd names
+  # itself "slurmstepd: [ID.STEP]". One grep each over all of /proc.
+  for p in $( { grep -lzx "SLURM_JOB_ID=$id" /proc/[0-9]*/environ 2>/dev/null || true
+                grep -lz "^slurmstepd: \[$id\." /proc/[0-9]*/cmdline 2>/dev/null || true
+              } | sed 's|/[a-z]*$||' | sort -u); do
+    st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "$p/status" 2>/dev/null || true)
+    if [ -z "$st" ] || [ "$st" = Z ]; then continue; fi
+    cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null || true)
+    ino=$(stat -L -c %i "$p/ns/net" 2>/dev/null || true)
+    host=${hostof[$ino]:-other}
+    echo "${p#/proc/} $host ${cmd:0:60}"
+  done
+  return 0
+}
+
+slurm_down() {
+  local h ns u ids
+  [ -n "${SL_DIR:-}" ] || return 0
+  trap - EXIT INT TERM HUP
+  if [ -d "$SL_DIR/hosts/ctl" ]; then
+    ids=$(timeout 5 squeue -h -o %i 2>/dev/null || true)
+    # shellcheck disable=SC2086
+    if [ -n "$ids" ]; then timeout 5 scancel $ids 2>/dev/null || true; fi
+  fi
+  for h in "$SL_DIR"/hosts/*/; do
+    h=$(basename "$h")
+    u=$(cat "$SL_DIR/hosts/$h/unshare.pid" 2>/dev/null || true)
+    if [ -n "$u" ]; then kill -9 "$u" 2>/dev/null || true; fi
+  done
+  for h in "$SL_DIR"/hosts/*/; do
+    h=$(basename "$h")
+    ns="$SL_PREFIX$SL_ID-$h"
+    if ip netns list | awk '{print $1}' | grep -qx "$ns"; then _sl_kill_netns "$ns"; fi
+  done
+  ip link del "asb$SL_ID" 2>/dev/null || true
+  if [ "${SL_KEEP:-0}" = 1 ]; then _sl_log "down: kept $SL_DIR"; else rm -rf "$SL_DIR"; fi
+  unset SL_DIR
+  return 0
+}
