@@ -20,7 +20,8 @@
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/launch/adopted.h"
-#include "lib/launch/job_wire.h"
+#include "lib/launch/job_link.h"
+#include "lib/launch/launch_report.h"
 #include "lib/launch/signal_channel.h"
 #include "lib/launch/worker_process.h"
 
@@ -46,7 +47,7 @@ int openLog(const std::string& dir, int rank, const char* stream, int attempt) {
 
 class Supervisor {
  public:
-  explicit Supervisor(const LaunchPlan& plan) : plan_(plan), workers_(plan.workers.size()) {}
+  explicit Supervisor(const LaunchPlan& plan) : plan_(plan), report_(plan), workers_(plan.workers.size()) {}
 
   int run() {
     if (!plan_.log_dir.empty()) {
@@ -62,10 +63,11 @@ class Supervisor {
     for (;;) {
       startAll(round_);
       JobEvent decision = loop(signals.fd());
-      if (decision.kind == JobEvent::Kind::End) return end(decision);
-      summarise(decision.failure);
+      if (decision.kind == JobEvent::Kind::End) return report_.end(decision, consequenceLine(), stoppedRanks(failed_));
+      report_.failure(decision.failure, consequenceLine(), stoppedRanks(failed_));
       say(fmt::format("restarting all workers (restart {} of {})", decision.round, plan_.max_restarts));
       round_ = decision.round;
+      report_.setRound(round_);
       if (decision.port) setMasterPort(plan_, decision.port);
       failed_ = consequence_ = nullptr;
       interrupt_ = interrupts_ = 0;
@@ -74,6 +76,7 @@ class Supervisor {
 
  private:
   LaunchPlan plan_;  // a copy: a restart of several machines moves MASTER_PORT
+  LaunchReport report_;
   std::unique_ptr<JobLink> link_;
   int round_ = 0;
   std::vector<WorkerProcess> workers_;
@@ -87,11 +90,7 @@ class Supervisor {
 
   double now() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
 
-  // "accel: …", with the round where rounds can differ (restarts, several machines).
-  void say(const std::string& line) const {
-    const bool rounds = plan_.max_restarts > 0 || plan_.num_machines > 1;
-    writeFully(2, (rounds ? fmt::format("accel: [round {}] ", round_) : std::string("accel: ")) + line + "\n");
-  }
+  void say(const std::string& line) const { report_.say(line); }
 
   // "rank 3", or the label of a process that runs several ranks (mpirun).
   static std::string who(const WorkerSpec& spec) {
@@ -358,45 +357,11 @@ class Supervisor {
     return ranks;
   }
 
-  // The job's first failure: this machine's own worker (with its pid), or another machine's.
-  void summarise(const std::optional<WorkerFailure>& failure) const {
-    if (!failure) return;
-    const WorkerFailure& f = *failure;
-    const bool here = f.machine == plan_.machine_rank;
-    const std::string name = plan_.num_machines > 1 ? describeWorker(f) : f.who;
-    say(fmt::format("error: {}{} {} after {:.2f} s; it failed first{}", name, here ? fmt::format(" (pid {})", f.pid) : "",
-                    f.exit_text, f.seconds, plan_.num_machines > 1 ? " in the job" : ""));
-    if (here && consequence_) {
-      say(fmt::format("rank {} {} just before (a SIGKILLed worker's connections close before its exit is seen)",
-                      consequence_->spec->rank, consequence_->describeExit()));
-    }
-    if (f.stderr_tail.empty()) {
-      say(fmt::format("{} wrote nothing to stderr", f.who));
-    } else {
-      say(fmt::format("last {} line(s) of {}'s stderr:", f.stderr_tail.size(), f.who));
-      for (const auto& line : f.stderr_tail) writeFully(2, "accel:   | " + line + "\n");
-    }
-    auto stopped = stoppedRanks(here ? failed_ : nullptr);
-    say(stopped.empty() ? "no other rank was running" : "stopped ranks " + join(stopped, ", "));
-  }
-
-  int end(const JobEvent& e) const {
-    if (e.signal) {
-      auto stopped = stoppedRanks(nullptr);
-      say(fmt::format("interrupted by SIG{}; stopped ranks {}", ::sigabbrev_np(e.signal),
-                      stopped.empty() ? "none" : join(stopped, ", ")));
-    } else if (!e.message.empty()) {
-      say("error: " + e.message);
-      if (!e.hint.empty()) say("hint: " + e.hint);
-      summarise(e.failure);
-      if (!e.failure) {
-        auto stopped = stoppedRanks(nullptr);
-        say(stopped.empty() ? "no rank of this machine was running" : "stopped ranks " + join(stopped, ", "));
-      }
-    } else {
-      summarise(e.failure);
-    }
-    return e.exit_code;
+  // A line about the worker seen failing just before this machine's first failure, or "".
+  std::string consequenceLine() const {
+    if (!consequence_) return "";
+    return fmt::format("rank {} {} just before (a SIGKILLed worker's connections close before its exit is seen)",
+                       consequence_->spec->rank, consequence_->describeExit());
   }
 };
 

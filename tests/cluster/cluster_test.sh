@@ -17,11 +17,14 @@
 #              ACCEL_CLUSTER_GRACE=S      after one host's launcher fails, how long the others may
 #                                         go on before the test stops them (default 15)
 #              ACCEL_CLUSTER_KEEP=1       keep the logs (their folder is printed)
+# The case functions are called through run_case, which shellcheck cannot follow.
+# shellcheck disable=SC2317
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 [[ $# == 1 && -d $1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
 build=$(cd "$1" && pwd)
+# shellcheck source=SCRIPTDIR/netns_cluster.sh
 source "$here/netns_cluster.sh"
 
 HOSTS=4                         # the largest case; smaller ones use hosts 0..H-1
@@ -118,16 +121,17 @@ show_logs() {
 
 # No process may outlive a case: every host must be empty (a moment allowed for exits).
 check_hosts_empty() {
-  local k i pids
+  local k _ pids
   for ((k = 0; k < HOSTS; k++)); do
-    for i in $(seq 30); do
-      pids=$(ip netns pids "$(host_ns "$k")")
-      [[ -z $pids ]] && break
+    for _ in $(seq 30); do
+      mapfile -t pids < <(ip netns pids "$(host_ns "$k")")
+      ((${#pids[@]})) || break
       sleep 0.1
     done
-    if [[ -n $pids ]]; then
-      echo "processes left on host $k after the case: $(ps -o pid=,args= -p "${pids//$'\n'/,}")"
-      kill -KILL $pids 2>/dev/null || true
+    if ((${#pids[@]})); then
+      echo "processes left on host $k after the case:"
+      ps -o pid=,args= -p "$(IFS=,; echo "${pids[*]}")" || true
+      kill -KILL "${pids[@]}" 2>/dev/null || true
       return 1
     fi
   done

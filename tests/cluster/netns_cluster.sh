@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: Apache-2.0
 # netns_cluster.sh - a cluster of N "hosts" on one Linux machine, for multi-machine launch tests.
 # Source it from bash (it sets no shell options of its own; callers use `set -euo pipefail`).
@@ -45,16 +46,16 @@ _cl_alive() { [[ -d /proc/$1 ]]; }
 
 # Processes inside a namespace: TERM, a short grace, then KILL, so none outlives the host.
 _cl_kill_ns_pids() {
-  local ns=$1 pids i
-  pids=$(ip netns pids "$ns" 2>/dev/null || true)
-  [[ -z $pids ]] && return 0
-  kill -TERM $pids 2>/dev/null || true
-  for i in 1 2 3 4 5 6 7 8 9 10; do
-    pids=$(ip netns pids "$ns" 2>/dev/null || true)
-    [[ -z $pids ]] && return 0
+  local ns=$1 pids _
+  mapfile -t pids < <(ip netns pids "$ns" 2>/dev/null)
+  ((${#pids[@]})) || return 0
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    mapfile -t pids < <(ip netns pids "$ns" 2>/dev/null)
+    ((${#pids[@]})) || return 0
     sleep 0.1
   done
-  kill -KILL $pids 2>/dev/null || true
+  kill -KILL "${pids[@]}" 2>/dev/null || true
   sleep 0.05
 }
 
@@ -171,7 +172,9 @@ cluster_down() {
 }
 
 _cl_check_host() {
-  [[ $1 =~ ^[0-9]+$ ]] && (($1 < CLUSTER_N)) || { _cl_log "no host $1 (cluster of $CLUSTER_N)"; return 1; }
+  if [[ ! $1 =~ ^[0-9]+$ ]] || (($1 >= CLUSTER_N)); then
+    _cl_log "no host $1 (cluster of $CLUSTER_N)"; return 1
+  fi
 }
 
 on_host() {

@@ -16,6 +16,12 @@ mount --bind "$etc/hosts" /etc/hosts               # ctl, h0, h1, ... resolve
 # a lookup that falls through to it (getent hosts h0 asks for IPv6 first)
 # would hang 10 s. With no nameserver, glibc fails at once.
 mount --bind "$etc/resolv.conf" /etc/resolv.conf
+# SL_PROCTRACK=cgroup (cgroup v1 machines): this host's own subtree of the
+# machine's freezer hierarchy, bound where slurmd looks for it, so that
+# proctrack/cgroup of two slurmds never shares a cgroup. Made by slurm_up.
+if [ "${SL_PROCTRACK:-linuxproc}" = cgroup ] && [ -d "${SL_FREEZER:-}-$host" ]; then
+  mount --bind "$SL_FREEZER-$host" /sys/fs/cgroup/freezer
+fi
 echo "host $host up: pid $$ in its namespace, $(hostname), $(ip -4 -o addr show dev eth0 | awk '{print $4}')"
 
 bash "$script" &

@@ -72,8 +72,14 @@
 #     filesystem socket is reachable from every network namespace.
 #   * The controller has a host of its own so that its fixed ports cannot clash
 #     with another run or a real slurmctld on the machine.
-#   * Tasks are tracked by proctrack/linuxproc (process tree); KillWait=5 so
-#     scancel escalates to SIGKILL after 5 s.
+#   * Tasks are tracked by proctrack/linuxproc (process tree) by default; it
+#     loses a process that daemonises (setsid + reparent), as on any cluster
+#     using it. SL_PROCTRACK=cgroup uses proctrack/cgroup instead, on machines
+#     with a cgroup v1 freezer at /sys/fs/cgroup/freezer only: each host gets
+#     its own directory /sys/fs/cgroup/freezer/accel-sl<SL_ID>-<host> of the
+#     machine's hierarchy, bind-mounted onto /sys/fs/cgroup/freezer in that
+#     host, removed again by slurm_down / slurm_sweep. KillWait=5 so scancel
+#     escalates to SIGKILL after 5 s.
 #   * Each slurmd gets -N h<k>, and its host's hostname is h<k> too, so the
 #     node name is right either way and `hostname` in a task names its node.
 #   * /etc/hosts and an empty resolv.conf per host: names resolve as on a real
@@ -83,6 +89,7 @@
 SL_ID=${SL_ID:-$$}
 SL_UP_TIMEOUT=${SL_UP_TIMEOUT:-60}
 SL_PREFIX=accel-sl
+SL_PROCTRACK=${SL_PROCTRACK:-linuxproc}
 SL_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 _sl_log() { printf '[slurm_cluster %(%T)T] %s\n' -1 "$*" >&2; }
@@ -112,6 +119,15 @@ slurm_prereqs() {
     return 1
   fi
   ip link del "asbchk$$" 2>/dev/null || true
+  case $SL_PROCTRACK in
+    linuxproc) ;;
+    cgroup)
+      if [ "$(stat -f -c %T /sys/fs/cgroup/freezer 2>/dev/null)" != cgroupfs ]; then
+        SL_SKIP_REASON="SL_PROCTRACK=cgroup needs a cgroup v1 freezer hierarchy at /sys/fs/cgroup/freezer"
+        return 1
+      fi ;;
+    *) SL_SKIP_REASON="SL_PROCTRACK must be linuxproc or cgroup, not $SL_PROCTRACK"; return 1 ;;
+  esac
   return 0
 }
 
@@ -130,6 +146,16 @@ _sl_kill_netns() {  # kill every process in a network namespace, then delete it
   ip netns del "$ns" 2>/dev/null || true
 }
 
+_sl_rm_cgroup() {  # remove a freezer subtree, deepest first (all tasks gone)
+  local _
+  for _ in $(seq 1 50); do
+    find "$1" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    [ -d "$1" ] || return 0
+    sleep 0.1
+  done
+  _sl_log "could not remove cgroup $1"
+}
+
 slurm_sweep() {
   local ns br d owner
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${SL_PREFIX}[0-9]*-" || true); do
@@ -144,6 +170,14 @@ slurm_sweep() {
     if [ "$owner" != "$SL_ID" ] && ! kill -0 "$owner" 2>/dev/null; then
       _sl_log "sweep: leftover bridge $br"
       ip link del "$br" 2>/dev/null || true
+    fi
+  done
+  for d in /sys/fs/cgroup/freezer/"$SL_PREFIX"[0-9]*-*; do
+    [ -d "$d" ] || continue
+    owner=$(_sl_owner "$(basename "$d")")
+    if [ "$owner" != "$SL_ID" ] && ! kill -0 "$owner" 2>/dev/null; then
+      _sl_log "sweep: leftover cgroup $d"
+      _sl_rm_cgroup "$d"
     fi
   done
   for d in /tmp/accel-slurm.*; do
@@ -243,7 +277,7 @@ SlurmctldLogFile=$SL_DIR/hosts/ctl/slurmctld.log
 SlurmdSpoolDir=$SL_DIR/hosts/%n/spool
 SlurmdPidFile=$SL_DIR/hosts/%n/slurmd.pid
 SlurmdLogFile=$SL_DIR/hosts/%n/slurmd.log
-ProctrackType=proctrack/linuxproc
+ProctrackType=proctrack/$SL_PROCTRACK
 TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
@@ -296,6 +330,12 @@ slurm_up() {
   _sl_write_conf "$n"
   mungekey --create --keyfile="$SL_DIR/munge/munge.key" >/dev/null
   chmod 0400 "$SL_DIR/munge/munge.key"
+
+  if [ "$SL_PROCTRACK" = cgroup ]; then
+    SL_FREEZER=/sys/fs/cgroup/freezer/$SL_PREFIX$SL_ID
+    for k in $SL_NODES; do mkdir "$SL_FREEZER-$k"; done
+    export SL_FREEZER SL_PROCTRACK
+  fi
 
   ip link add "asb$SL_ID" type bridge
   ip addr add "$SL_NET.1/24" dev "asb$SL_ID"
@@ -415,6 +455,9 @@ slurm_down() {
     if ip netns list | awk '{print $1}' | grep -qx "$ns"; then _sl_kill_netns "$ns"; fi
   done
   ip link del "asb$SL_ID" 2>/dev/null || true
+  for h in /sys/fs/cgroup/freezer/"$SL_PREFIX$SL_ID"-*; do
+    if [ -d "$h" ]; then _sl_rm_cgroup "$h"; fi
+  done
   if [ "${SL_KEEP:-0}" = 1 ]; then _sl_log "down: kept $SL_DIR"; else rm -rf "$SL_DIR"; fi
   unset SL_DIR
   return 0

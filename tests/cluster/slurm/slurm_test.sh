@@ -41,6 +41,9 @@
 #   SLURM_TEST_CHECK='CMD ...'   run (bash -c) after job 2 with the job's
 #       output file as $1; its exit status decides the check.
 #   Files written by the jobs live in $SL_DIR/work (shared by all hosts).
+#   SL_PROCTRACK=cgroup tracks tasks with proctrack/cgroup (cgroup v1 freezer
+#       machines only) instead of proctrack/linuxproc, which loses processes
+#       that daemonise; see slurm_cluster.sh.
 #   SL_KEEP=1 keeps $SL_DIR (logs, slurm.conf, job outputs) after the run.
 #   SLURM_TEST_JOB_TIMEOUT (default 60 s) bounds each job.
 set -euo pipefail

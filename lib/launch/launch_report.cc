@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/launch_report.h"
+
+#include <string.h>
+
+#include <fmt/format.h>
+
+#include "lib/common/strings.h"
+#include "lib/launch/job_wire.h"
+#include "lib/launch/output_router.h"
+
+namespace accel {
+
+void LaunchReport::say(const std::string& line) const {
+  writeFully(2, (rounds_ ? fmt::format("accel: [round {}] ", round_) : std::string("accel: ")) + line + "\n");
+}
+
+void LaunchReport::failure(const std::optional<WorkerFailure>& failure, const std::string& consequence,
+                           const std::vector<std::string>& stopped) const {
+  if (!failure) return;
+  const WorkerFailure& f = *failure;
+  const bool here = f.machine == machine_;
+  say(fmt::format("error: {}{} {} after {:.2f} s; it failed first{}", several_machines_ ? describeWorker(f) : f.who,
+                  here ? fmt::format(" (pid {})", f.pid) : "", f.exit_text, f.seconds,
+                  several_machines_ ? " in the job" : ""));
+  if (here && !consequence.empty()) say(consequence);
+  if (f.stderr_tail.empty()) {
+    say(fmt::format("{} wrote nothing to stderr", f.who));
+  } else {
+    say(fmt::format("last {} line(s) of {}'s stderr:", f.stderr_tail.size(), f.who));
+    for (const auto& line : f.stderr_tail) writeFully(2, "accel:   | " + line + "\n");
+  }
+  say(stopped.empty() ? "no other rank was running" : "stopped ranks " + join(stopped, ", "));
+}
+
+int LaunchReport::end(const JobEvent& e, const std::string& consequence, const std::vector<std::string>& stopped) const {
+  if (e.signal) {
+    say(fmt::format("interrupted by SIG{}; stopped ranks {}", ::sigabbrev_np(e.signal),
+                    stopped.empty() ? "none" : join(stopped, ", ")));
+  } else if (!e.message.empty()) {
+    say("error: " + e.message);
+    if (!e.hint.empty()) say("hint: " + e.hint);
+    if (e.failure) {
+      failure(e.failure, consequence, stopped);
+    } else {
+      say(stopped.empty() ? "no rank of this machine was running" : "stopped ranks " + join(stopped, ", "));
+    }
+  } else {
+    failure(e.failure, consequence, stopped);
+  }
+  return e.exit_code;
+}
+
+}  // namespace accel

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the launcher says on stderr as "accel: …" lines: progress, and at the end of a round the
+// job's first failure (machine, rank, pid where it is this machine's, exit, stderr tail) or why
+// the launch ended (an interrupt, a lost machine). Where rounds can differ (restarts, several
+// machines) every line carries "[round N]".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/launch/job_link.h"
+
+namespace accel {
+
+class LaunchReport {
+ public:
+  LaunchReport(const LaunchPlan& plan) : machine_(plan.machine_rank), several_machines_(plan.num_machines > 1),
+                                         rounds_(plan.max_restarts > 0 || plan.num_machines > 1) {}
+  void setRound(int round) { round_ = round; }
+  void say(const std::string& line) const;
+
+  // `consequence`: a line about the worker seen failing just before (this machine's failure
+  // only), or "". `stopped`: the ranks this machine stopped.
+  void failure(const std::optional<WorkerFailure>& failure, const std::string& consequence,
+               const std::vector<std::string>& stopped) const;
+  // The last words of a launch; returns its exit code.
+  int end(const JobEvent& e, const std::string& consequence, const std::vector<std::string>& stopped) const;
+
+ private:
+  int machine_;
+  bool several_machines_, rounds_;
+  int round_ = 0;
+};
+
+}  // namespace accel
