@@ -120,6 +120,22 @@ void settlePort(LaunchPlan& plan, bool quiet) {
   if (!quiet) say(fmt::format("port {} is busy{}; using free port {}", port, who, plan.master_port));
 }
 
+// Several machines: machine 0 hosts the store at main_process_ip, so that must be one of its own
+// addresses; on every machine the workers use the interface that reaches it.
+void checkNetwork(LaunchPlan& plan, const LaunchFacts& facts) {
+  const std::string resolved = net::resolveIPv4(plan.master_addr);
+  if (plan.machine_rank == 0 && (resolved.empty() || net::interfaceOf(resolved).empty())) {
+    throw UsageError(fmt::format("main_process_ip {}{} is not an address of this machine ({}), but machine 0 hosts the "
+                                 "store and the job channel there",
+                                 plan.master_addr, resolved.empty() || resolved == plan.master_addr ? "" : " (" + resolved + ")",
+                                 plan.host),
+                     "pass one of this machine's addresses that the others reach: " + join(net::ownAddresses(), ", "));
+  }
+  const std::string local = net::localAddressTowards(plan.master_addr);
+  const std::string iface = local.empty() ? "" : net::interfaceOf(local);
+  if (!iface.empty()) setSocketInterface(plan, iface, local, facts.env);
+}
+
 }  // namespace
 
 int runLaunch(const LaunchOptions& o) {
@@ -139,11 +155,7 @@ int runLaunch(const LaunchOptions& o) {
   if (plan.settings.has("mpirun_config.mpirun_hostfile")) {
     runThroughMpirun(plan, findMpirun(facts.env["PATH"]), ::geteuid() == 0);
   }
-  if (plan.num_machines > 1 && !net::isLoopback(plan.master_addr)) {
-    const std::string local = net::localAddressTowards(plan.master_addr);
-    const std::string iface = local.empty() ? "" : net::interfaceOf(local);
-    if (!iface.empty()) setSocketInterface(plan, iface, local, facts.env);
-  }
+  if (plan.num_machines > 1 && !net::isLoopback(plan.master_addr)) checkNetwork(plan, facts);
   if (!o.quiet) {
     say(plan.settings.config_line);
     for (const auto& note : plan.settings.notes) say(note);

@@ -107,6 +107,10 @@ struct Trainer {
       step = part.step;
       acc.print(fmt::format("resumed from step {} ({})", step, a.checkpoint_dir));
     } else {
+      if (a.resume) {  // one command line for every round of a restarted job, the first included
+        acc.print(a.checkpoint_dir.empty() ? "--resume without --checkpoint_dir: starting from step 0"
+                                           : fmt::format("no checkpoint in {} yet: starting from step 0", a.checkpoint_dir));
+      }
       std::vector<Tensor> tensors;
       for (auto& p : weights.masters()) tensors.push_back(cpuTensor(p.data(), p.size()));
       broadcastParameters(acc.processGroup().backend(), tensors);  // every rank starts from rank 0's weights

@@ -180,4 +180,28 @@ std::string interfaceOf(const std::string& address) {
   return name;
 }
 
+std::string resolveIPv4(const std::string& host) {
+  addrinfo hints{}, *result = nullptr;
+  hints.ai_family = AF_INET;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &result) != 0 || !result) return "";
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(result->ai_addr)->sin_addr, text, sizeof text);
+  ::freeaddrinfo(result);
+  return text;
+}
+
+std::vector<std::string> ownAddresses() {
+  std::vector<std::string> out;
+  ifaddrs* all = nullptr;
+  if (::getifaddrs(&all) != 0) return out;
+  for (ifaddrs* i = all; i; i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text, sizeof text);
+    if (!isLoopback(text)) out.push_back(std::string(i->ifa_name) + " " + text);
+  }
+  ::freeifaddrs(all);
+  return out;
+}
+
 }  // namespace accel::net

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace accel::net {
 
@@ -39,5 +40,11 @@ std::string localAddressTowards(const std::string& peer);
 
 // The name of the network interface that holds IPv4 `address` ("eth0"), or "" when none does.
 std::string interfaceOf(const std::string& address);
+
+// The IPv4 address `host` resolves to first ("10.0.0.1"), or "" when it does not resolve.
+std::string resolveIPv4(const std::string& host);
+
+// Every IPv4 address of this machine's interfaces but loopback ("eth0 10.0.0.1").
+std::vector<std::string> ownAddresses();
 
 }  // namespace accel::net

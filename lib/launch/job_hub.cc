@@ -121,6 +121,7 @@ class JobHub final : public JobLink {
   std::map<int, Member> members_;                         // machine rank 1.. -> its launcher
   int round_ = 0;
   bool stopping_ = false, self_ended_ = false, self_ok_ = false;
+  bool finished_ = false;  // the end was sent
   FailureLedger ledger_;
   int signal_ = 0;
   std::string lost_, lost_hint_;
@@ -245,6 +246,7 @@ class JobHub final : public JobLink {
   }
 
   void heartbeat(int machine, Member& m) {
+    if (finished_) return;  // the verdict is out: members close their connections as they exit
     const auto now = Clock::now();
     const auto timeout = std::chrono::milliseconds(static_cast<long long>(plan_.heartbeat_timeout * 1000));
     if (m.conn->open() && now - m.conn->lastSent() >= timeout / 6) m.conn->send({{"t", "hb"}});
@@ -311,6 +313,7 @@ class JobHub final : public JobLink {
     } else {
       broadcast({{"t", "end"}, {"code", e.exit_code}, {"failure", failure}, {"signal", e.signal},
                  {"message", e.message}, {"hint", e.hint}});
+      finished_ = true;
     }
     queued_.push_back(std::move(e));
   }

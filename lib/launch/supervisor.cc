@@ -199,6 +199,7 @@ class Supervisor {
 
   // What the job says: stop (another machine failed), or what comes after this round.
   void follow(JobEvent& event, std::optional<JobEvent>& decision) {
+    if (decision && decision->kind == JobEvent::Kind::End) return;  // the first end is the job's
     if (event.kind != JobEvent::Kind::Stop) decision = event;
     if (event.kind == JobEvent::Kind::Restart) return;
     if (anyRunning() && !stopping_ && !failed_ && !interrupt_) {

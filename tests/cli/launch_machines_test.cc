@@ -57,7 +57,7 @@ double secondsSince(std::chrono::steady_clock::time_point t) {
 
 }  // namespace
 
-TEST_CASE("machines: a worker failing on machine 1 stops machine 0's workers; both exit with its code and name it",
+TEST_CASE("machines: a worker failing on machine 1 stops machine 0's workers, and both exit with its code and name it",
           "[launch][machines][failure]") {
   TempDir dir;
   Job job;

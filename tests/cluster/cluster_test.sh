@@ -164,9 +164,11 @@ case_train() {
   [[ $got == "$ref" ]]
 }
 
-# ddp_gloo.py on 2 hosts x 2 processes. Torch's Gloo, without GLOO_SOCKET_IFNAME, takes the
-# address the hostname resolves to; all hosts here share the root's hostname and /etc/hosts
-# (127.0.0.1), so ranks would advertise loopback. ddp_gloo.py itself defaults the variable to lo.
+# ddp_gloo.py on 2 hosts x 2 processes. Torch's Gloo, without GLOO_SOCKET_IFNAME, binds the
+# address the hostname resolves to: here every host shares the root's hostname and /etc/hosts
+# (127.0.0.1), so ranks would advertise loopback to each other; ddp_gloo.py itself defaults the
+# variable to lo. So the test names the interface, unless ACCEL_CLUSTER_NO_IFNAME=1 leaves that
+# to the launcher (which exports the interface that reaches main_process_ip).
 case_ddp() {
   if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     echo "Debian's python3-torch is not installed for /usr/bin/python3"; return 77

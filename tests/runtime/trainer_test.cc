@@ -124,6 +124,20 @@ TEST_CASE("trainer: a run SIGKILLed mid-way resumes to bit-identical weights", "
   CHECK(std::memcmp(resumed.data(), whole.data(), whole.size() * sizeof(float)) == 0);
 }
 
+TEST_CASE("trainer: --resume with no checkpoint yet starts from step 0 with a notice", "[train][checkpoint]") {
+  // So one command line serves every round of a job restarted by --max_restarts.
+  TempDir dir;
+  auto whole = train(dir, 2, {"--steps", "30"}, "whole");
+  auto r = run(trainCommand(2, {"--steps", "30", "--checkpoint_dir", dir.file("empty"), "--resume", "--save_weights",
+                                dir.file("fresh")}),
+               {}, hermetic(dir), 120000);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("no checkpoint in " + dir.file("empty") + " yet: starting from step 0") != std::string::npos);
+  CHECK(slurp(dir.file("fresh")) == slurp(dir.file("whole")));
+  CHECK(whole.size() > 0);
+}
+
 TEST_CASE("trainer: fp16 (with the loss scaler) and bf16 train to high accuracy", "[train][amp]") {
   TempDir dir;
   for (const char* precision : {"fp16", "bf16"}) {

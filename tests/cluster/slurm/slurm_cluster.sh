@@ -22,7 +22,9 @@
 #       so that sbatch/squeue/scancel run by the test reach the controller;
 #     * host "ctl" (10.214.X.254): munged and slurmctld;
 #     * hosts h0..h<N-1> (10.214.X.2 ...): one slurmd each, NodeName=h<k>,
-#       NodeAddr = that host's address, own spool/log/pid files.
+#       NodeAddr = that host's address, CPUs=$SL_CPUS (default 2; nothing
+#       binds or limits CPUs, task/none), own spool/log/pid files.
+#   Hosts have no default route: only the test subnet is reachable from them.
 #   A host is: network namespace accel-sl<SL_ID>-<host> (named with `ip netns`,
 #   a veth pair asv<SL_ID><host> <-> eth0 to the bridge), plus its own UTS
 #   (hostname = node name), mount (/etc/hosts naming every host, an
@@ -44,8 +46,9 @@
 #     slurm_job_procs ID            prints "PID HOST CMDLINE" (PID as seen
 #                                   here) of every live (non-zombie) process
 #                                   on the machine whose environment has
-#                                   SLURM_JOB_ID=ID, or that is the job's
-#                                   slurmstepd
+#                                   SLURM_JOB_ID=ID and this cluster's
+#                                   SLURM_CLUSTER_NAME, or that is the job's
+#                                   slurmstepd in one of our hosts
 #     slurm_down                    idempotent teardown: scancel, kill every
 #                                   process of every host, delete namespaces,
 #                                   bridge and SL_DIR (kept if SL_KEEP=1)
@@ -90,9 +93,18 @@ SL_ID=${SL_ID:-$$}
 SL_UP_TIMEOUT=${SL_UP_TIMEOUT:-60}
 SL_PREFIX=accel-sl
 SL_PROCTRACK=${SL_PROCTRACK:-linuxproc}
+SL_CPUS=${SL_CPUS:-2}
 SL_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 _sl_log() { printf '[slurm_cluster %(%T)T] %s\n' -1 "$*" >&2; }
+
+# A sleep during which a trapped signal (INT, TERM) is handled at once: bash
+# runs traps only between foreground commands, but `wait` is interruptible.
+sl_sleep() {
+  sleep "$1" &
+  _SL_SLEEP_PID=$!
+  wait "$_SL_SLEEP_PID" || true
+}
 
 # Wall clock in seconds, 3 decimals, for timings.
 sl_now() { date +%s.%N | cut -c1-14; }
@@ -102,7 +114,7 @@ slurm_prereqs() {
   local c missing=()
   if [ "$(id -u)" != 0 ]; then SL_SKIP_REASON="needs root (network namespaces, bridge)"; return 1; fi
   for c in slurmctld slurmd slurmstepd sbatch srun scancel sinfo squeue scontrol \
-           munged mungekey ip nsenter unshare mount hostname timeout; do
+           munged mungekey ip nsenter unshare setsid mount hostname timeout; do
     command -v "$c" >/dev/null 2>&1 || missing+=("$c")
   done
   if [ ${#missing[@]} -gt 0 ]; then
@@ -116,6 +128,11 @@ slurm_prereqs() {
   fi
   if ! err=$(ip link add "asbchk$$" type bridge 2>&1); then
     SL_SKIP_REASON="cannot create a bridge: $err"
+    return 1
+  fi
+  ip link del "asbchk$$" 2>/dev/null || true
+  if ! err=$(ip link add "asbchk$$" type veth peer name "asbchk${$}p" 2>&1); then
+    SL_SKIP_REASON="cannot create a veth pair: $err"
     return 1
   fi
   ip link del "asbchk$$" 2>/dev/null || true
@@ -165,10 +182,12 @@ slurm_sweep() {
       _sl_kill_netns "$ns"
     fi
   done
-  for br in $(ip -o link show type bridge 2>/dev/null | awk -F': ' '{print $2}' | grep '^asb[0-9]*$' || true); do
-    owner=${br#asb}
+  # asb<pid>: a run's bridge; asbchk<pid>[p]: slurm_prereqs' probes.
+  for br in $(ip -o link show 2>/dev/null | awk -F': ' '{sub(/@.*/, "", $2); print $2}' |
+              grep -E '^asb(chk)?[0-9]+p?$' || true); do
+    owner=${br#asb}; owner=${owner#chk}; owner=${owner%p}
     if [ "$owner" != "$SL_ID" ] && ! kill -0 "$owner" 2>/dev/null; then
-      _sl_log "sweep: leftover bridge $br"
+      _sl_log "sweep: leftover link $br"
       ip link del "$br" 2>/dev/null || true
     fi
   done
@@ -217,7 +236,6 @@ _sl_start_host() {
   ip -n "$ns" addr add "$addr/24" dev eth0
   ip -n "$ns" link set eth0 up
   ip -n "$ns" link set lo up
-  ip -n "$ns" route add default via "$SL_NET.1"
   # --kill-child: if unshare dies (slurm_down, sweep), PID 1 of the host gets
   # SIGKILL, and the kernel then kills every process of that PID namespace.
   # setsid: the host must not get the terminal's signals (Ctrl-C goes to the
@@ -294,7 +312,7 @@ SlurmctldTimeout=30
 SlurmdTimeout=30
 SlurmctldDebug=info
 SlurmdDebug=info
-NodeName=DEFAULT CPUs=1 RealMemory=1000 State=UNKNOWN
+NodeName=DEFAULT CPUs=$SL_CPUS RealMemory=1000 State=UNKNOWN
 EOF
   for k in $(seq 0 $(( n - 1 ))); do
     echo "NodeName=h$k NodeAddr=$(slurm_node_addr "h$k")" >>"$SLURM_CONF"
@@ -420,8 +438,10 @@ slurm_job_procs() {
     ino=$(stat -L -c %i "/run/netns/$SL_PREFIX$SL_ID-$h" 2>/dev/null || true)
     if [ -n "$ino" ]; then hostof[$ino]=$h; fi
   done
-  # A task (or anything it started) carries SLURM_JOB_ID; slurmstepd names
-  # itself "slurmstepd: [ID.STEP]". One grep each over all of /proc.
+  # A task (or anything it started) carries SLURM_JOB_ID and, as job ids
+  # repeat between clusters, this cluster's SLURM_CLUSTER_NAME; slurmstepd
+  # names itself "slurmstepd: [ID.STEP]" and must run in one of our hosts.
+  # One grep each over all of /proc, then a closer look at the few matches.
   for p in $( { grep -lzx "SLURM_JOB_ID=$id" /proc/[0-9]*/environ 2>/dev/null || true
                 grep -lz "^slurmstepd: \[$id\." /proc/[0-9]*/cmdline 2>/dev/null || true
               } | sed 's|/[a-z]*$||' | sort -u); do
@@ -430,6 +450,11 @@ slurm_job_procs() {
     cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null || true)
     ino=$(stat -L -c %i "$p/ns/net" 2>/dev/null || true)
     host=${hostof[$ino]:-other}
+    if [[ $cmd == "slurmstepd: [$id."* ]]; then
+      if [ "$host" = other ]; then continue; fi
+    elif ! grep -qzx "SLURM_CLUSTER_NAME=accel$SL_ID" "$p/environ" 2>/dev/null; then
+      continue
+    fi
     echo "${p#/proc/} $host ${cmd:0:60}"
   done
   return 0
@@ -438,7 +463,12 @@ slurm_job_procs() {
 slurm_down() {
   local h ns u ids
   [ -n "${SL_DIR:-}" ] || return 0
-  trap - EXIT INT TERM HUP
+  # Ignore, not default: `timeout` sends its signal to the test and then again
+  # to the whole process group, so a second TERM can arrive while we are
+  # already tearing down, and would otherwise kill us half-way.
+  trap - EXIT
+  trap '' INT TERM HUP
+  if [ -n "${_SL_SLEEP_PID:-}" ]; then kill "$_SL_SLEEP_PID" 2>/dev/null || true; fi
   if [ -d "$SL_DIR/hosts/ctl" ]; then
     ids=$(timeout 5 squeue -h -o %i 2>/dev/null || true)
     # shellcheck disable=SC2086
@@ -460,5 +490,6 @@ slurm_down() {
   done
   if [ "${SL_KEEP:-0}" = 1 ]; then _sl_log "down: kept $SL_DIR"; else rm -rf "$SL_DIR"; fi
   unset SL_DIR
+  trap - INT TERM HUP
   return 0
 }

@@ -31,11 +31,16 @@
 # RUNNING YOUR OWN COMMAND IN THE ALLOCATION (e.g. `accel launch`)
 #   SLURM_TEST_STEP='CMD ...'   a shell command line run by srun as the step
 #       of a 2-node x 1-task job (bash -c on each node, inside the job: the
-#       SLURM_* variables are SLURM's). E.g.
-#         SLURM_TEST_STEP='/work/main/build/apps/accel launch --num_processes 2 w.py'
+#       SLURM_* variables are SLURM's), submitted with SLURM_TEST_SBATCH_ARGS
+#       (default "--nodes=2 --ntasks-per-node=1"; e.g. add --cpus-per-task=2,
+#       each node has SL_CPUS=2 CPUs). E.g.
+#         SLURM_TEST_STEP='/work/main/build/bin/accel launch <flags> worker.py'
+#       The first node's name is $(scontrol show hostnames
+#       "$SLURM_JOB_NODELIST" | head -n1) (h0); it resolves on every host,
+#       and TCP between hosts works (e.g. a rendezvous on h0:29500).
 #   SLURM_TEST_BATCH=/path/script.sh   a batch script submitted as is, with
-#       SLURM_TEST_SBATCH_ARGS (default "--nodes=2 --ntasks-per-node=1";
-#       command-line options override the script's #SBATCH lines).
+#       SLURM_TEST_SBATCH_ARGS (as above; command-line options override the
+#       script's #SBATCH lines). Used when SLURM_TEST_STEP is not set.
 #   SLURM_TEST_CANCEL_STEP='CMD ...'   replaces "sleep 300" in check 3: it
 #       must keep running until cancelled.
 #   SLURM_TEST_CHECK='CMD ...'   run (bash -c) after job 2 with the job's
@@ -99,8 +104,9 @@ t_p0=$(sl_now); t_p1=$t_p0; own=
 if [ -n "${SLURM_TEST_STEP:-}" ] || [ -n "${SLURM_TEST_BATCH:-}" ]; then
   if [ -n "${SLURM_TEST_STEP:-}" ]; then
     own="step '$SLURM_TEST_STEP'"
-    id=$(cd "$W" && slurm_submit "$W/own.out" --nodes=2 --ntasks-per-node=1 --time=10 -J own \
-           "$HERE/step_job.sh" bash -c "$SLURM_TEST_STEP")
+    # shellcheck disable=SC2086
+    id=$(cd "$W" && slurm_submit "$W/own.out" ${SLURM_TEST_SBATCH_ARGS:---nodes=2 --ntasks-per-node=1} \
+           --time=10 -J own "$HERE/step_job.sh" bash -c "$SLURM_TEST_STEP")
   else
     own="batch $SLURM_TEST_BATCH"
     # shellcheck disable=SC2086
@@ -133,7 +139,7 @@ alive() {  # alive HOST PID: PID (as seen inside HOST) is a live process there
   slurm_exec_on "$1" sh -c 'grep -q "^State:[[:space:]]*[^Z]" /proc/$0/status 2>/dev/null' "$2" 2>/dev/null
 }
 if [ $started = yes ]; then
-  sleep "$CANCEL_AFTER"
+  sl_sleep "$CANCEL_AFTER"
   before=$(slurm_job_procs "$id")
   say "processes of job $id before scancel:"; indent <<<"$before"
   for k in 0 1; do
