@@ -121,15 +121,18 @@ void settlePort(LaunchPlan& plan, bool quiet) {
 }
 
 // Several machines: machine 0 hosts the store at main_process_ip, so that must be one of its own
-// addresses; on every machine the workers use the interface that reaches it.
-void checkNetwork(LaunchPlan& plan, const LaunchFacts& facts) {
+// addresses; on every machine the workers use the interface that reaches it. A dry run may be
+// planning for another machine, so there the refusal is a warning.
+void checkNetwork(LaunchPlan& plan, const LaunchFacts& facts, bool dry_run) {
   const std::string resolved = net::resolveIPv4(plan.master_addr);
   if (plan.machine_rank == 0 && (resolved.empty() || net::interfaceOf(resolved).empty())) {
-    throw UsageError(fmt::format("main_process_ip {}{} is not an address of this machine ({}), but machine 0 hosts the "
+    UsageError error(fmt::format("main_process_ip {}{} is not an address of this machine ({}), but machine 0 hosts the "
                                  "store and the job channel there",
                                  plan.master_addr, resolved.empty() || resolved == plan.master_addr ? "" : " (" + resolved + ")",
                                  plan.host),
                      "pass one of this machine's addresses that the others reach: " + join(net::ownAddresses(), ", "));
+    if (!dry_run) throw error;
+    say(fmt::format("warning: {} (a launch without --dry_run refuses this; {})", error.what(), error.hint()));
   }
   const std::string local = net::localAddressTowards(plan.master_addr);
   const std::string iface = local.empty() ? "" : net::interfaceOf(local);
@@ -155,7 +158,7 @@ int runLaunch(const LaunchOptions& o) {
   if (plan.settings.has("mpirun_config.mpirun_hostfile")) {
     runThroughMpirun(plan, findMpirun(facts.env["PATH"]), ::geteuid() == 0);
   }
-  if (plan.num_machines > 1 && !net::isLoopback(plan.master_addr)) checkNetwork(plan, facts);
+  if (plan.num_machines > 1 && !net::isLoopback(plan.master_addr)) checkNetwork(plan, facts, o.dry_run);
   if (!o.quiet) {
     say(plan.settings.config_line);
     for (const auto& note : plan.settings.notes) say(note);

@@ -45,8 +45,10 @@ int LaunchReport::end(const JobEvent& e, const std::string& consequence, const s
     } else {
       say(stopped.empty() ? "no rank of this machine was running" : "stopped ranks " + join(stopped, ", "));
     }
-  } else {
+  } else if (e.failure) {
     failure(e.failure, consequence, stopped);
+  } else if (round_ > 0) {  // a job that needed restarts says that it recovered
+    say(fmt::format("every worker finished, after {} restart(s)", round_));
   }
   return e.exit_code;
 }

@@ -217,8 +217,12 @@ TEST_CASE("launch: SLURM placement is detected from srun's variables", "[launch]
                                 envWorker()},
                           0, {{"SLURM_JOB_ID", "4242"}, {"SLURM_NODEID", "1"}, {"SLURM_NNODES", "2"},
                               {"SLURM_STEP_ID", "0"}, {"SLURM_JOB_NODELIST", "gpu[07-08]"}});
+  INFO(flag_wins.out << flag_wins.err);
+  CHECK(flag_wins.exit_code == 0);
   CHECK(contains(flag_wins.out, "on machine 0 of 2"));
   CHECK(contains(flag_wins.out, "MASTER_ADDR=10.1.1.1"));
+  // 10.1.1.1 is not this machine's: a dry run (perhaps planned elsewhere) warns where a launch refuses
+  CHECK(contains(flag_wins.err, "warning: main_process_ip 10.1.1.1 is not an address of this machine"));
 }
 
 TEST_CASE("launch: programs — .py under python3, PATH lookup, missing ones fail first", "[launch][program]") {

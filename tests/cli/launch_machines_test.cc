@@ -101,7 +101,10 @@ TEST_CASE("machines: --max_restarts restarts every machine together, with a fres
   auto at = r0.out.find("round 1 port ");
   REQUIRE(at != std::string::npos);
   CHECK(contains(m1.out, r0.out.substr(at, r0.out.find('\n', at) - at)));  // the same new port everywhere
-  for (const auto& err : {r0.err, m1.err}) CHECK(contains(err, "accel: [round 0] restarting all workers (restart 1 of 1)"));
+  for (const auto& err : {r0.err, m1.err}) {
+    CHECK(contains(err, "accel: [round 0] restarting all workers (restart 1 of 1)"));
+    CHECK(contains(err, "accel: [round 1] every worker finished, after 1 restart(s)"));
+  }
 }
 
 TEST_CASE("machines: a launcher that is killed, or falls silent, is named and the others stop",

@@ -6,7 +6,8 @@
 #   train_2x2, train_4x2  accel-train over Gloo on 2 hosts x 2 and 4 hosts x 2 processes ends
 #                         with the same weights CRC as the same world on one host
 #   ddp_2x2               tests/python/ddp_gloo.py (PyTorch DDP, Gloo) on 2 hosts x 2 processes
-#   the rest              hooks for launcher work in progress (pending: reported as SKIP)
+#   the rest              the launchers' job channel: failure_propagation, vanished_machine,
+#                         unreachable_main, restart, dry_run (tests/cluster/cluster_cases.sh)
 # After every case no process may be left in any host.
 #
 # Usage: cluster_test.sh BUILD_DIR     (its bin/accel, bin/accel-train)
@@ -64,7 +65,7 @@ cluster_on_exit() {
 # The variables a surrounding launch or shell may have set would change what the launchers do.
 clean_env() {
   unset RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE MASTER_ADDR MASTER_PORT GLOO_SOCKET_IFNAME \
-        ACCEL_STORE_TOKEN OMP_NUM_THREADS
+        NCCL_SOCKET_IFNAME ACCEL_STORE_TOKEN OMP_NUM_THREADS ACCEL_JOB_PORT ACCEL_HEARTBEAT_TIMEOUT
   local v
   for v in $(compgen -e | grep '^ACCELERATE_' || true); do unset "$v"; done
   export HF_HOME=$work/hf       # no user config; --cpu skips it anyway
@@ -72,45 +73,83 @@ clean_env() {
 
 # ---- running the launchers -------------------------------------------------------------------
 
-# wait_hosts PID...: PIDs are hosts 0.. in order. Returns the first non-zero exit status, or 0.
+# Launchers in flight: PID -> host. Once wait_hosts saw host k's launcher end: EXIT_RC[k], its
+# status, and EXIT_AT[k], when ($EPOCHREALTIME).
+declare -A HOST_OF=() EXIT_RC=() EXIT_AT=()
+
+# A fresh store port and the job port above it (each case's range starts 50 above the last).
+take_port() { port=$next_port; next_port=$((next_port + 2)); }
+
+# start_host TAG K H WORLD LIMIT IP PORT ARGS...: host K's `accel launch` (machine K of H) in the
+# background under `timeout LIMIT`, main process at IP:PORT. Log: $work/TAG.h<K>.log.
+start_host() {
+  local tag=$1 k=$2 h=$3 world=$4 limit=$5 ip=$6 p=$7
+  shift 7
+  on_host_bg "$k" timeout -k 5 "$limit" "$build/bin/accel" launch --cpu --quiet --grace_period 3 \
+    --num_machines "$h" --machine_rank "$k" --num_processes "$world" \
+    --main_process_ip "$ip" --main_process_port "$p" "$@" >"$work/$tag.h$k.log" 2>&1
+  HOST_OF[$CLUSTER_LAST_PID]=$k
+}
+
+# start_hosts TAG H WORLD LIMIT ARGS...: hosts 0..H-1 on a fresh port, main process on host 0.
+start_hosts() {
+  local tag=$1 h=$2 world=$3 limit=$4 k port
+  shift 4
+  take_port
+  for ((k = 0; k < h; k++)); do start_host "$tag" "$k" "$h" "$world" "$limit" "$(host_addr 0)" "$port" "$@"; done
+}
+
+# host_pid K: the PID (its `timeout`) of host K's launcher in flight.
+host_pid() {
+  local pid
+  for pid in "${!HOST_OF[@]}"; do [[ ${HOST_OF[$pid]} != "$1" ]] || { echo "$pid"; return 0; }; done
+  return 1
+}
+
+# wait_hosts: waits for every launcher started. Returns the first non-zero exit status, or 0.
 # Once one host's launcher has failed the others get GRACE seconds to notice, then are stopped,
 # so a run that cannot finish fails fast instead of running into its timeout.
 wait_hosts() {
-  local -A host_of=()
-  local k=0 pid rc first=0 stopper=
-  for pid; do host_of[$pid]=$k; k=$((k + 1)); done
-  while ((${#host_of[@]})); do
-    rc=0; pid=
-    wait -n -p pid "${!host_of[@]}" || rc=$?
-    [[ -n $pid ]] || break
-    echo "host ${host_of[$pid]}: launcher exited $rc"
-    unset "host_of[$pid]"
+  local pid p rc first=0 stopper='' k
+  EXIT_RC=() EXIT_AT=()
+  while ((${#HOST_OF[@]})); do
+    rc=0; pid=''
+    # A job killed by a signal (a SIGKILLed launcher's `timeout` re-raises it) is reported and
+    # dropped from bash's job table as soon as bash reaps it, so `wait -n` may no longer know it
+    # ("no such job"); `wait PID` still has its status.
+    for p in "${!HOST_OF[@]}"; do
+      kill -0 "$p" 2>/dev/null || { pid=$p; wait "$p" || rc=$?; break; }
+    done
+    if [[ -z $pid ]]; then
+      wait -n -p pid "${!HOST_OF[@]}" 2>/dev/null || rc=$?
+      [[ -n ${pid:-} ]] || { sleep 0.05; continue; }   # one was dropped meanwhile: found above
+    fi
+    k=${HOST_OF[$pid]}
+    EXIT_RC[$k]=$rc EXIT_AT[$k]=$EPOCHREALTIME
+    echo "host $k: launcher exited $rc"
+    unset "HOST_OF[$pid]"
     ((rc == 0)) && continue
     ((first)) || first=$rc
-    if [[ -z $stopper ]] && ((${#host_of[@]})); then
+    if [[ -z $stopper ]] && ((${#HOST_OF[@]})); then
       (sleep "$GRACE"
        echo "hosts' launchers still running $GRACE s after a failure: stopping them"
-       kill -TERM "${!host_of[@]}" 2>/dev/null) &
+       kill -TERM "${!HOST_OF[@]}" 2>/dev/null) &
       stopper=$!
     fi
   done
+  HOST_OF=()
   [[ -z $stopper ]] || kill "$stopper" 2>/dev/null || true
   return "$first"
 }
 
-# launch_hosts TAG H WORLD LIMIT PROGRAM ARGS...: `accel launch` on hosts 0..H-1, each under
-# `timeout LIMIT`, main process on host 0. Logs: $work/TAG.h<k>.log. Status as wait_hosts.
-launch_hosts() {
-  local tag=$1 h=$2 world=$3 limit=$4 k pids=() port=$next_port
-  shift 4
-  next_port=$((next_port + 1))
-  for ((k = 0; k < h; k++)); do
-    on_host_bg "$k" timeout -k 5 "$limit" "$build/bin/accel" launch --cpu --quiet --grace_period 3 \
-      --num_machines "$h" --machine_rank "$k" --num_processes "$world" \
-      --main_process_ip "$(host_addr 0)" --main_process_port "$port" "$@" >"$work/$tag.h$k.log" 2>&1
-    pids+=("$CLUSTER_LAST_PID")
-  done
-  wait_hosts "${pids[@]}"
+# launch_hosts TAG H WORLD LIMIT PROGRAM ARGS...: start_hosts, then wait_hosts.
+launch_hosts() { start_hosts "$@"; wait_hosts; }
+
+# A case that gives up while launchers run: stop them (TERM; `timeout -k` kills) and reap them.
+stop_hosts() {
+  ((${#HOST_OF[@]})) || return 0
+  kill -TERM "${!HOST_OF[@]}" 2>/dev/null || true
+  wait_hosts >/dev/null || true
 }
 
 # The last lines of every log of TAG, for a failure's report.
@@ -189,17 +228,8 @@ case_ddp() {
   grep 'ddp_gloo ok' "$work/ddp.h0.log"
 }
 
-# Hooks for cases that depend on launcher work in progress. Each is to use launch_hosts (or
-# on_host_bg + wait_hosts), cluster_link_down/up, unowned_addr, and return as the cases above.
-case_failure_propagation() {  # a rank failing on host 1 must stop host 0's ranks, named, fast
-  echo "pending: cross-machine failure propagation in the launcher"; return 77
-}
-case_vanished_machine() {     # cluster_link_down 1 mid-run: the others must stop in bounded time
-  echo "pending: detection of a machine that vanishes (cluster_link_down)"; return 77
-}
-case_unreachable_main() {     # --main_process_ip $(unowned_addr): a clear error in bounded time
-  echo "pending: the launcher's error for a main process nobody answers for"; return 77
-}
+# shellcheck source=SCRIPTDIR/cluster_cases.sh
+source "$here/cluster_cases.sh"   # failure_propagation, vanished_machine, unreachable_main, restart, dry_run
 
 # ---- runner ------------------------------------------------------------------------------------
 
@@ -210,17 +240,19 @@ summary=()
 # case, not the run), output to a file shown indented; then checks that the hosts are empty.
 case_pid=
 run_case() {
-  local name=$1 t0 secs rc verdict
+  local name=$1 t0 secs rc verdict k
   shift
   t0=$EPOCHREALTIME
   # In the background: `wait` returns at once on a signal, so the trap cleans up now, not after
   # the case (bash defers traps while a foreground child runs).
+  next_port=$((next_port + 50))   # the case's own ports: a subshell's take_port is not seen here
   (set -e; "$@") >"$work/$name.case" 2>&1 &
   case_pid=$!
   rc=0
   wait "$case_pid" || rc=$?
   case_pid=
   check_hosts_empty >>"$work/$name.case" 2>&1 || { ((rc == 0 || rc == 77)) && rc=1; }
+  for ((k = 0; k < HOSTS; k++)); do cluster_link_up "$k"; done   # a case that failed with one down
   secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
   case $rc in
     0) verdict=PASS; passed=$((passed + 1)) ;;
@@ -247,6 +279,8 @@ main() {
   run_case failure_propagation case_failure_propagation
   run_case vanished_machine case_vanished_machine
   run_case unreachable_main case_unreachable_main
+  run_case restart case_restart
+  run_case dry_run case_dry_run
   echo "summary: $passed passed, $failed failed, $skipped skipped in" \
        "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
   printf '%s\n' "${summary[@]}"

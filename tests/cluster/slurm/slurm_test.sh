@@ -3,7 +3,9 @@
 # slurmctld + one slurmd per network-namespace "host", Debian slurm-wlm 22.05).
 #
 # CONTRACT
-#   Run as root: tests/cluster/slurm/slurm_test.sh   (no arguments)
+#   Run as root: tests/cluster/slurm/slurm_test.sh [BUILD_DIR]
+#   BUILD_DIR (default: the repository's build/) holds bin/accel and
+#   bin/accel-train, used by checks 4 and 5 (CTest passes its build directory).
 #   Exit 0: every check passed. 1: a check failed. 77: skipped, because this
 #   machine cannot run the cluster (not root, packages missing, no namespaces);
 #   the reason is printed. With CI=true a missing capability is exit 1.
@@ -25,7 +27,17 @@
 #      the machine (no process whose environment holds SLURM_JOB_ID=<job>, no
 #      slurmstepd of the job, the pids written are gone) and the job is
 #      CANCELLED.
-#   4. teardown leaves no namespace, bridge or process (slurm_down).
+#   4. accel: scripts/slurm/sbatch_cpu_2x2.sh (ACCEL=BUILD_DIR/bin/accel)
+#      running accel-train --steps 30 --log_every 0 --profile on 2 nodes x 2
+#      CPU processes, placement from SLURM's variables only: COMPLETED 0:0,
+#      weights CRC = `accel launch --cpu --num_processes 4 accel-train --steps
+#      30 --log_every 0` on one host, ranks 0,1 on h0 and 2,3 on h1 (output
+#      prefixes), each launcher's SLURM and `network:` notes.
+#   5. accel scancel: the template running accel-train --steps 1000000; once
+#      both launchers and all 4 workers run, scancel; passes when within
+#      SLURM_TEST_CANCEL_LIMIT s no accel launcher, worker or other process of
+#      the job is left anywhere and the job is CANCELLED. (accel_checks.sh)
+#   6. teardown leaves no namespace, bridge or process (slurm_down).
 #   It prints a TIMING line: bring-up, each job, scancel-to-clean, teardown.
 #
 # RUNNING YOUR OWN COMMAND IN THE ALLOCATION (e.g. `accel launch`)
@@ -54,8 +66,11 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=slurm_cluster.sh
+# shellcheck source=SCRIPTDIR/slurm_cluster.sh
 source "$HERE/slurm_cluster.sh"
+# shellcheck source=SCRIPTDIR/accel_checks.sh
+source "$HERE/accel_checks.sh"
+BUILD=${1:-$HERE/../../../build}
 
 JOB_TIMEOUT=${SLURM_TEST_JOB_TIMEOUT:-60}
 CANCEL_STEP=${SLURM_TEST_CANCEL_STEP:-sleep 300}
@@ -70,18 +85,47 @@ pass() { say "PASS: $*"; }
 fail() { say "FAIL: $*"; FAILS=$((FAILS + 1)); }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fs", b - a }'; }
 
+# scancel_until_clean ID WHAT LEFT_CMD...: scancel job ID, then poll LEFT_CMD (prints what is still
+# there) until it prints nothing or CANCEL_LIMIT passes; one PASS/FAIL line each for the processes
+# and the job's final state. T_CLEAN: seconds from scancel to clean.
+scancel_until_clean() {
+  local id=$1 what=$2 left t_s0 res
+  shift 2
+  t_s0=$(sl_now)
+  scancel "$id"
+  while :; do
+    left=$("$@" | sed '/^$/d')
+    if [ -z "$left" ]; then break; fi
+    if awk -v a="$t_s0" -v b="$(sl_now)" -v l="$CANCEL_LIMIT" 'BEGIN { exit !(b - a > l) }'; then break; fi
+    sleep 0.1
+  done
+  T_CLEAN=$(secs "$t_s0" "$(sl_now)")
+  if [ -z "$left" ]; then
+    pass "scancel: no $what of job $id left after $T_CLEAN"
+  else
+    fail "scancel: after ${CANCEL_LIMIT}s processes of job $id remain:"; indent <<<"$left"
+  fi
+  res=$(slurm_wait_job "$id" "$JOB_TIMEOUT") || true
+  if [[ $res == CANCELLED* ]]; then pass "cancelled job state: $res"; else fail "cancelled job state: $res"; fi
+}
+
 if ! slurm_prereqs; then
   if [ "${CI:-}" = true ]; then say "FAIL: cannot run SLURM here (CI=true): $SL_SKIP_REASON"; exit 1; fi
   say "SKIP: cannot run SLURM here: $SL_SKIP_REASON"
   exit 77
 fi
 say "slurm: $(slurmctld -V), $(munged --version 2>&1 | head -n1)"
+if ! BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || [ ! -x "$BUILD/bin/accel" ] || [ ! -x "$BUILD/bin/accel-train" ]; then
+  say "FAIL: no bin/accel and bin/accel-train in build directory '${1:-build}'"; exit 1
+fi
+ACCEL=$BUILD/bin/accel TRAIN=$BUILD/bin/accel-train
 
 t_up0=$(sl_now)
 if ! slurm_up 2; then say "FAIL: cluster did not come up"; exit 1; fi
 t_up1=$(sl_now)
 W=$SL_DIR/work
 mkdir -p "$W"
+accel_clean_env
 sinfo -N -o '%N %T %o'   # node, state, NodeAddr
 
 # --- 1. placement ------------------------------------------------------------
@@ -138,6 +182,14 @@ alive() {  # alive HOST PID: PID (as seen inside HOST) is a live process there
   # shellcheck disable=SC2016 # $0 is expanded by that sh
   slurm_exec_on "$1" sh -c 'grep -q "^State:[[:space:]]*[^Z]" /proc/$0/status 2>/dev/null' "$2" 2>/dev/null
 }
+# probe_left ID: what is left of the probe job ID: its processes, and the tasks by their pids.
+probe_left() {
+  local k
+  slurm_job_procs "$1"
+  for k in 0 1; do
+    if alive "h$k" "$(cat "$W/pid.$k")"; then echo "pid $(cat "$W/pid.$k") on h$k"; fi
+  done
+}
 if [ $started = yes ]; then
   sl_sleep "$CANCEL_AFTER"
   before=$(slurm_job_procs "$id")
@@ -147,35 +199,21 @@ if [ $started = yes ]; then
     if alive "h$k" "$p"; then pass "task on h$k (pid $p there) running"; else fail "task on h$k (pid $p) not running before scancel"; fi
     if grep -q "^[0-9]* h$k " <<<"$before"; then :; else fail "no process of job $id seen on h$k"; fi
   done
-  t_s0=$(sl_now)
-  scancel "$id"
-  left=unknown
-  while :; do
-    left=$(slurm_job_procs "$id")
-    for k in 0 1; do
-      if alive "h$k" "$(cat "$W/pid.$k")"; then left+=$'\n'"pid $(cat "$W/pid.$k") on h$k"; fi
-    done
-    left=$(sed '/^$/d' <<<"$left")
-    if [ -z "$left" ]; then break; fi
-    if awk -v a="$t_s0" -v b="$(sl_now)" -v l="$CANCEL_LIMIT" 'BEGIN { exit !(b - a > l) }'; then break; fi
-    sleep 0.1
-  done
-  t_s1=$(sl_now)
-  if [ -z "$left" ]; then
-    pass "scancel: no process of job $id left on any host after $(secs "$t_s0" "$t_s1")"
-  else
-    fail "scancel: after ${CANCEL_LIMIT}s processes of job $id remain:"; indent <<<"$left"
-  fi
-  res=$(slurm_wait_job "$id" "$JOB_TIMEOUT") || true
-  if [[ $res == CANCELLED* ]]; then pass "cancelled job state: $res"; else fail "cancelled job state: $res"; fi
+  scancel_until_clean "$id" "process on any host" probe_left "$id"
+  T_CLEAN_PROBE=$T_CLEAN
 else
   fail "cancel job $id: tasks did not start within ${JOB_TIMEOUT}s ($(squeue -h -j "$id" -o '%T %R' 2>/dev/null || true))"
-  t_s0=$(sl_now); t_s1=$t_s0
+  T_CLEAN_PROBE=-
 fi
 indent <"$W/cancel.out" || true
 t_c1=$(sl_now)
 
-# --- 4. teardown -------------------------------------------------------------
+# --- 4., 5. accel launch under SLURM (accel_checks.sh) -----------------------
+T_REF=- T_TRAIN=- T_ACANCEL=- T_ACANCEL_JOB=-
+accel_check_train
+accel_check_cancel
+
+# --- 6. teardown -------------------------------------------------------------
 if [ "$FAILS" -gt 0 ]; then slurm_dump_logs; fi
 ns_prefix="$SL_PREFIX$SL_ID-"
 t_d0=$(sl_now)
@@ -186,6 +224,7 @@ if ip link show "asb$SL_ID" >/dev/null 2>&1; then fail "bridge asb$SL_ID left"; 
 
 say "TIMING up=$(secs "$t_up0" "$t_up1") probe_job=$(secs "$t_j0" "$t_j1")" \
     "own_job=$(secs "$t_p0" "$t_p1") cancel_job=$(secs "$t_c0" "$t_c1")" \
-    "scancel_to_clean=$(secs "$t_s0" "$t_s1") down=$(secs "$t_d0" "$t_d1")"
+    "scancel_to_clean=$T_CLEAN_PROBE accel_ref=$T_REF accel_job=$T_TRAIN" \
+    "accel_cancel_job=$T_ACANCEL_JOB accel_scancel_to_clean=$T_ACANCEL down=$(secs "$t_d0" "$t_d1")"
 if [ "$FAILS" -gt 0 ]; then say "RESULT: FAIL ($FAILS)"; exit 1; fi
 say "RESULT: PASS"
