@@ -10,6 +10,12 @@ ACCEL_PACKAGES=(
   python3-yaml
 )
 
+# The CUDA generations the GPU bundle is built for: every one CUDA 13 still builds (Turing to
+# Blackwell), and PTX of the newest so that later GPUs JIT-compile it. scripts/test's normal build
+# uses them too, so that scripts/test-gpu pack takes its programs from that build.
+# shellcheck disable=SC2034  # used by the scripts that source this one
+ACCEL_CUDA_ARCHS="75-real;80-real;86-real;89-real;90-real;100-real;120"
+
 accel_install_deps() {
   local missing=()
   for p in "${ACCEL_PACKAGES[@]}"; do
