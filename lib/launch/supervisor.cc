@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/supervisor.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,27 +21,17 @@
 #include "lib/launch/job_link.h"
 #include "lib/launch/launch_report.h"
 #include "lib/launch/signal_channel.h"
+#include "lib/launch/worker_output.h"
 #include "lib/launch/worker_process.h"
 
 namespace accel {
 
 namespace {
 
-constexpr size_t kSummaryLines = 20;
 // After every worker exited: how long output pipes that something outside the job still holds
 // open are read before the launcher stops waiting for them.
 constexpr auto kLeftoverDrain = std::chrono::seconds(2);
 using Clock = std::chrono::steady_clock;
-
-
-int openLog(const std::string& dir, int rank, const char* stream, int attempt) {
-  if (dir.empty()) return -1;
-  std::string path = fmt::format("{}/rank{}.{}.log", dir, rank, stream);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(fmt::format("cannot open log file {}: {}", path, ::strerror(errno)));
-  if (attempt > 0) writeFully(fd, fmt::format("=== accel: restart {} ===\n", attempt));
-  return fd;
-}
 
 class Supervisor {
  public:
@@ -92,22 +80,6 @@ class Supervisor {
 
   void say(const std::string& line) const { report_.say(line); }
 
-  // "rank 3", or the label of a process that runs several ranks (mpirun).
-  static std::string who(const WorkerSpec& spec) {
-    return spec.label.empty() ? fmt::format("rank {}", spec.rank) : spec.label;
-  }
-
-  std::string prefix(const WorkerSpec& spec) const {
-    return plan_.label_host.empty() ? fmt::format("[{}] ", who(spec)) : fmt::format("[{}:{}] ", plan_.label_host, who(spec));
-  }
-
-  int consoleFd(const WorkerSpec& spec, int stream_bit, int fd) const {
-    if (!plan_.console_ranks.empty() && !plan_.console_ranks.count(spec.local_rank)) return -1;
-    auto it = plan_.console_streams_by_rank.find(spec.local_rank);
-    int streams = it != plan_.console_streams_by_rank.end() ? it->second : plan_.console_streams;
-    return (streams & stream_bit) ? fd : -1;
-  }
-
   // All or none: when one worker cannot be started, those already running are killed (their
   // whole process groups) and reaped before the error goes up.
   void startAll(int attempt) {
@@ -118,9 +90,7 @@ class Supervisor {
       for (size_t i = 0; i < workers_.size(); ++i) {
         WorkerProcess& w = workers_[i];
         w.spec = &plan_.workers[i];
-        const std::string p = prefix(*w.spec);
-        w.out = std::make_unique<OutputStream>(p, consoleFd(*w.spec, 1, 1), openLog(plan_.log_dir, w.spec->rank, "stdout", attempt), 0);
-        w.err = std::make_unique<OutputStream>(p, consoleFd(*w.spec, 2, 2), openLog(plan_.log_dir, w.spec->rank, "stderr", attempt), kSummaryLines);
+        openWorkerStreams(w, plan_, attempt);
         spawnWorker(w, attempt);
       }
     } catch (...) {
@@ -141,13 +111,6 @@ class Supervisor {
     return false;
   }
 
-  bool anyPipeOpen() const {
-    for (const auto& w : workers_) {
-      if (w.out_fd >= 0 || w.err_fd >= 0) return true;
-    }
-    return false;
-  }
-
   static int soonest(int a, int b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); }
 
   // One round: until every worker of this machine exited and its output is read, and the job
@@ -157,7 +120,7 @@ class Supervisor {
     std::optional<JobEvent> decision;
     bool reported = false;
     for (;;) {
-      if (!anyRunning() && !anyPipeOpen() && !reported) {
+      if (!anyRunning() && !anyPipeOpen(workers_) && !reported) {
         // Adopted descendants that no longer held our pipes (a daemon redirects its output) end
         // with the round too; they are reaped by the next round's loop, or by init later.
         killAdoptedChildren(workerPids());
@@ -166,7 +129,7 @@ class Supervisor {
       }
       if (reported && decision) return *decision;
       int timeout = link_->timeoutMs();
-      if (!anyRunning() && anyPipeOpen()) {
+      if (!anyRunning() && anyPipeOpen(workers_)) {
         if (!all_exited) {
           all_exited = Clock::now();
           for (const auto& w : workers_) signalGroup(w, SIGKILL);  // what they left in their groups
@@ -178,17 +141,14 @@ class Supervisor {
         timeout = soonest(timeout, static_cast<int>(std::max<long long>(0, left)));
       }
       std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
-      for (const auto& w : workers_) {
-        if (w.out_fd >= 0) fds.push_back({w.out_fd, POLLIN, 0});
-        if (w.err_fd >= 0) fds.push_back({w.err_fd, POLLIN, 0});
-      }
+      addPipeFds(workers_, fds);
       link_->addPollFds(fds);
       int n = ::poll(fds.data(), fds.size(), timeout);
       if (n < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
       if (n < 0) continue;
       if (fds[0].revents & POLLIN) readSignals(signal_fd);
       for (size_t i = 1; i < fds.size(); ++i) {
-        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) drain(fds[i].fd);
+        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) drainPipe(workers_, fds[i].fd);
       }
       for (auto& event : link_->service(fds)) follow(event, decision);
       if (kill_at_ && anyRunning() && Clock::now() >= *kill_at_) {
@@ -213,7 +173,7 @@ class Supervisor {
     f.machine = plan_.machine_rank;
     f.host = plan_.host;
     f.rank = w.spec->rank;
-    f.who = who(*w.spec);
+    f.who = workerName(*w.spec);
     f.pid = w.pid;
     f.exit_code = w.exitCode();
     f.exit_text = w.describeExit();
@@ -244,35 +204,11 @@ class Supervisor {
   bool endLeftovers(Clock::time_point all_exited) {
     killAdoptedChildren(workerPids());
     if (Clock::now() - all_exited < kLeftoverDrain) return false;
-    for (auto& w : workers_) {
-      if (w.out_fd < 0 && w.err_fd < 0) continue;
+    for (const WorkerProcess* w : closeOpenPipes(workers_)) {
       say(fmt::format("warning: {}'s output is still held open by a process outside the job {} s after the "
-                      "rank exited; not read further", who(*w.spec), kLeftoverDrain.count()));
-      for (int* fd : {&w.out_fd, &w.err_fd}) {
-        if (*fd < 0) continue;
-        (fd == &w.out_fd ? w.out : w.err)->finish();
-        ::close(*fd);
-        *fd = -1;
-      }
+                      "rank exited; not read further", workerName(*w->spec), kLeftoverDrain.count()));
     }
     return true;
-  }
-
-  void drain(int fd) {
-    for (auto& w : workers_) {
-      if (fd != w.out_fd && fd != w.err_fd) continue;
-      OutputStream& stream = fd == w.out_fd ? *w.out : *w.err;
-      char buffer[65536];
-      ssize_t n = ::read(fd, buffer, sizeof buffer);
-      if (n > 0) {
-        stream.feed(buffer, static_cast<size_t>(n));
-      } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-        stream.finish();
-        ::close(fd);
-        (fd == w.out_fd ? w.out_fd : w.err_fd) = -1;
-      }
-      return;
-    }
   }
 
   void readSignals(int signal_fd) {
@@ -342,7 +278,7 @@ class Supervisor {
   void killSurvivors(const std::string& why) {
     for (auto& w : workers_) {
       if (w.running) {
-        say(fmt::format("{} (pid {}) {}: sending SIGKILL", who(*w.spec), w.pid, why));
+        say(fmt::format("{} (pid {}) {}: sending SIGKILL", workerName(*w.spec), w.pid, why));
         w.sigkilled_by_us = true;
         signalGroup(w, SIGKILL);
       }

@@ -20,6 +20,10 @@ extern char** environ;
 
 namespace accel {
 
+std::string workerName(const WorkerSpec& spec) {
+  return spec.label.empty() ? "rank " + std::to_string(spec.rank) : spec.label;
+}
+
 namespace {
 
 // The launcher's environment with the worker's variables laid over it.

@@ -34,6 +34,9 @@ struct WorkerProcess {
   std::string describeExit() const;
 };
 
+// "rank 3", or the label of a process that runs several ranks (mpirun).
+std::string workerName(const WorkerSpec& spec);
+
 // Forks and execs `spec` with `restart_count` in TORCHELASTIC_RESTART_COUNT. The caller must
 // have SIGCHLD/SIGINT/SIGTERM/SIGHUP blocked; the child unblocks them and restores SIGPIPE.
 // Throws Error when fork or pipe fails; an exec failure shows as exit code 127 with a message.

@@ -6,12 +6,16 @@
 //                                 print the error they get ("error: …") and exit 3
 //   runtime_worker save-loop DIR  saves checkpoints of steps 1, 2, … forever (to be SIGKILLed)
 //   runtime_worker check DIR      loads DIR's latest checkpoint, checks every byte; prints the step
+//   runtime_worker barrier RANK   prints "rank R round N past barrier at T" (T: wall clock, s)
+//                                 after the first barrier; in round 0 RANK (-1: none) then exits
+//                                 7 and the others wait to be stopped (scripts/bench_cluster)
 //   runtime_worker nccl-stall S   (CUDA) rank 0's stream stalls; a barrier on the NCCL group must
 //                                 fail after S s: prints "error after T s: …" and exits 3
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -111,6 +115,25 @@ int die(Accelerator& acc, int victim) {
   return 0;
 }
 
+double wallClock() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+int barrierMark(Accelerator& acc, int fail_rank) {
+  acc.waitForEveryone();
+  const char* count = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  const int round = count ? std::atoi(count) : 0;
+  std::printf("rank %d round %d past barrier at %.6f\n", acc.processIndex(), round, wallClock());
+  std::fflush(stdout);
+  if (round > 0 || fail_rank < 0) return 0;
+  if (acc.processIndex() == fail_rank) {
+    std::printf("rank %d failing at %.6f\n", fail_rank, wallClock());
+    std::fflush(stdout);
+    std::_Exit(7);
+  }
+  for (;;) ::pause();  // until the launcher stops this rank
+}
+
 // Every byte of step s's blobs is (s + blob) % 251: a torn or mixed checkpoint cannot pass.
 CheckpointPart partFor(int64_t step) {
   CheckpointPart part;
@@ -189,9 +212,10 @@ int main(int argc, char** argv) {
     if (mode == "helpers" && argc > 2) return helpers(acc, argv[2]);
     if (mode == "die" && argc > 2) return die(acc, std::atoi(argv[2]));
     if (mode == "save-loop" && argc > 2) return saveLoop(acc, argv[2]);
+    if (mode == "barrier" && argc > 2) return barrierMark(acc, std::atoi(argv[2]));
     if (mode == "check" && argc > 2) return check(acc, argv[2]);
     if (mode == "nccl-stall" && argc > 2) return ncclStall(acc, std::atoi(argv[2]));
-    std::cerr << "usage: runtime_worker helpers FILE | die RANK | save-loop DIR | check DIR | nccl-stall S" << std::endl;
+    std::cerr << "usage: runtime_worker helpers FILE | die RANK | barrier RANK | save-loop DIR | check DIR | nccl-stall S" << std::endl;
     return 64;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;

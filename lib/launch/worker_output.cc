@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/worker_output.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <fmt/format.h>
+
+#include "lib/common/error.h"
+
+namespace accel {
+
+namespace {
+
+constexpr size_t kSummaryLines = 20;
+
+int openLog(const std::string& dir, int rank, const char* stream, int attempt) {
+  if (dir.empty()) return -1;
+  std::string path = fmt::format("{}/rank{}.{}.log", dir, rank, stream);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(fmt::format("cannot open log file {}: {}", path, ::strerror(errno)));
+  if (attempt > 0) writeFully(fd, fmt::format("=== accel: restart {} ===\n", attempt));
+  return fd;
+}
+
+// The console's fd (1 or 2) for this stream of this worker, or -1 where it is not shown.
+int consoleFd(const LaunchPlan& plan, const WorkerSpec& spec, int stream_bit, int fd) {
+  if (!plan.console_ranks.empty() && !plan.console_ranks.count(spec.local_rank)) return -1;
+  auto it = plan.console_streams_by_rank.find(spec.local_rank);
+  int streams = it != plan.console_streams_by_rank.end() ? it->second : plan.console_streams;
+  return (streams & stream_bit) ? fd : -1;
+}
+
+}  // namespace
+
+void openWorkerStreams(WorkerProcess& w, const LaunchPlan& plan, int attempt) {
+  const WorkerSpec& spec = *w.spec;
+  const std::string prefix = plan.label_host.empty() ? fmt::format("[{}] ", workerName(spec))
+                                                     : fmt::format("[{}:{}] ", plan.label_host, workerName(spec));
+  w.out = std::make_unique<OutputStream>(prefix, consoleFd(plan, spec, 1, 1), openLog(plan.log_dir, spec.rank, "stdout", attempt), 0);
+  w.err = std::make_unique<OutputStream>(prefix, consoleFd(plan, spec, 2, 2), openLog(plan.log_dir, spec.rank, "stderr", attempt),
+                                         kSummaryLines);
+}
+
+bool anyPipeOpen(const std::vector<WorkerProcess>& workers) {
+  for (const auto& w : workers) {
+    if (w.out_fd >= 0 || w.err_fd >= 0) return true;
+  }
+  return false;
+}
+
+void addPipeFds(const std::vector<WorkerProcess>& workers, std::vector<pollfd>& fds) {
+  for (const auto& w : workers) {
+    if (w.out_fd >= 0) fds.push_back({w.out_fd, POLLIN, 0});
+    if (w.err_fd >= 0) fds.push_back({w.err_fd, POLLIN, 0});
+  }
+}
+
+static void closePipe(WorkerProcess& w, int& fd) {
+  (&fd == &w.out_fd ? w.out : w.err)->finish();
+  ::close(fd);
+  fd = -1;
+}
+
+void drainPipe(std::vector<WorkerProcess>& workers, int fd) {
+  for (auto& w : workers) {
+    if (fd != w.out_fd && fd != w.err_fd) continue;
+    char buffer[65536];
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      (fd == w.out_fd ? *w.out : *w.err).feed(buffer, static_cast<size_t>(n));
+    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+      closePipe(w, fd == w.out_fd ? w.out_fd : w.err_fd);
+    }
+    return;
+  }
+}
+
+std::vector<const WorkerProcess*> closeOpenPipes(std::vector<WorkerProcess>& workers) {
+  std::vector<const WorkerProcess*> closed;
+  for (auto& w : workers) {
+    if (w.out_fd < 0 && w.err_fd < 0) continue;
+    closed.push_back(&w);
+    for (int* fd : {&w.out_fd, &w.err_fd}) {
+      if (*fd >= 0) closePipe(w, *fd);
+    }
+  }
+  return closed;
+}
+
+}  // namespace accel
