@@ -134,9 +134,8 @@ void checkNetwork(LaunchPlan& plan, const LaunchFacts& facts, bool dry_run) {
     if (!dry_run) throw error;
     say(fmt::format("warning: {} (a launch without --dry_run refuses this; {})", error.what(), error.hint()));
   }
-  const std::string local = net::localAddressTowards(plan.master_addr);
-  const std::string iface = local.empty() ? "" : net::interfaceOf(local);
-  if (!iface.empty()) setSocketInterface(plan, iface, local, facts.env);
+  const net::Route route = net::routeTowards(plan.master_addr);
+  if (!route.interface.empty()) setSocketInterface(plan, route.interface, route.address, facts.env);
 }
 
 }  // namespace

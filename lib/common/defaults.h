@@ -32,4 +32,9 @@ inline constexpr double kHeartbeatTimeoutSeconds = 30;
 // Seconds between SIGTERM and SIGKILL when the launcher stops workers (--grace_period).
 inline constexpr double kGracePeriodSeconds = 10;
 
+// A setting in seconds (flags and ACCEL_* variables take decimals) as a duration for clocks.
+inline std::chrono::milliseconds fromSeconds(double seconds) {
+  return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+}
+
 }  // namespace accel::defaults

@@ -190,6 +190,22 @@ std::string resolveIPv4(const std::string& host) {
   return text;
 }
 
+Route routeTowards(const std::string& peer) {
+  Route r;
+  r.address = localAddressTowards(peer);
+  if (!r.address.empty()) r.interface = interfaceOf(r.address);
+  return r;
+}
+
+std::string peerAddress(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  char text[INET_ADDRSTRLEN] = {};
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 || addr.ss_family != AF_INET) return "?";
+  ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&addr)->sin_addr, text, sizeof text);
+  return text[0] ? text : "?";
+}
+
 std::vector<std::string> ownAddresses() {
   std::vector<std::string> out;
   ifaddrs* all = nullptr;

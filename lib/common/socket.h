@@ -41,6 +41,16 @@ std::string localAddressTowards(const std::string& peer);
 // The name of the network interface that holds IPv4 `address` ("eth0"), or "" when none does.
 std::string interfaceOf(const std::string& address);
 
+// How this machine reaches `peer`: the local address and the interface holding it; both "" when
+// there is no route, the interface "" when no interface holds that address.
+struct Route {
+  std::string address, interface;
+};
+Route routeTowards(const std::string& peer);
+
+// The IPv4 address at the other end of a connected socket ("10.0.0.2"), or "?".
+std::string peerAddress(int fd);
+
 // The IPv4 address `host` resolves to first ("10.0.0.1"), or "" when it does not resolve.
 std::string resolveIPv4(const std::string& host);
 

@@ -3,8 +3,6 @@
 // then decides for the whole job. The first failure, interrupt or lost machine anywhere makes it
 // tell every machine to stop its workers; once every machine's round ended it sends the verdict:
 // the next round (fresh MASTER_PORT) or the end, with the exit code and the failure to name.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/defaults.h"
 #include "lib/common/error.h"
 #include "lib/common/socket.h"
 #include "lib/common/strings.h"
@@ -55,7 +54,7 @@ class JobHub final : public JobLink {
   }
 
   int rendezvous(int signal_fd) override {
-    const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(plan_.join_timeout * 1000));
+    const auto deadline = Clock::now() + defaults::fromSeconds(plan_.join_timeout);
     while (static_cast<int>(members_.size()) < plan_.num_machines - 1) {
       if (Clock::now() >= deadline) failJoin(missingMachines());
       std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
@@ -77,15 +76,15 @@ class JobHub final : public JobLink {
 
   void addPollFds(std::vector<pollfd>& fds) const override {
     fds.push_back({listen_fd_, POLLIN, 0});
-    for (const auto& c : pending_) fds.push_back({c->fd(), static_cast<short>(POLLIN | (c->wantsToWrite() ? POLLOUT : 0)), 0});
+    for (const auto& c : pending_) fds.push_back(c->pollFd());
     for (const auto& [k, m] : members_) {
-      if (m.conn->open()) fds.push_back({m.conn->fd(), static_cast<short>(POLLIN | (m.conn->wantsToWrite() ? POLLOUT : 0)), 0});
+      if (m.conn->open()) fds.push_back(m.conn->pollFd());
     }
   }
 
   int timeoutMs() const override {
     if (!queued_.empty()) return 0;
-    return std::max(1, static_cast<int>(plan_.heartbeat_timeout * 1000 / 6));
+    return static_cast<int>(heartbeatInterval(plan_.heartbeat_timeout).count());
   }
 
   std::vector<JobEvent> service(const std::vector<pollfd>& fds) override {
@@ -166,15 +165,6 @@ class JobHub final : public JobLink {
     }
   }
 
-  static std::string peerAddress(int fd) {
-    sockaddr_storage addr{};
-    socklen_t len = sizeof addr;
-    char text[64] = {};
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
-    if (addr.ss_family == AF_INET) ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&addr)->sin_addr, text, sizeof text);
-    return text[0] ? text : "?";
-  }
-
   void servicePending(const std::vector<pollfd>& fds) {
     for (size_t i = 0; i < pending_.size();) {
       auto& c = pending_[i];
@@ -203,7 +193,7 @@ class JobHub final : public JobLink {
   // the command lines disagree and no machine can train.
   void admit(std::unique_ptr<LineConnection> c, const json& join) {
     const int k = join.value("machine", -1);
-    const std::string host = join.value("host", "?"), address = peerAddress(c->fd());
+    const std::string host = join.value("host", "?"), address = net::peerAddress(c->fd());
     const std::string who = fmt::format("machine {} ({}, {})", k, host, address);
     if (join.value("token", "") != plan_.token) {
       return refuse(*c, fmt::format("{} offered another job's store token to machine 0 ({}:{})", who, plan_.master_addr,
@@ -248,8 +238,8 @@ class JobHub final : public JobLink {
   void heartbeat(int machine, Member& m) {
     if (finished_) return;  // the verdict is out: members close their connections as they exit
     const auto now = Clock::now();
-    const auto timeout = std::chrono::milliseconds(static_cast<long long>(plan_.heartbeat_timeout * 1000));
-    if (m.conn->open() && now - m.conn->lastSent() >= timeout / 6) m.conn->send({{"t", "hb"}});
+    const auto timeout = defaults::fromSeconds(plan_.heartbeat_timeout);
+    if (m.conn->open() && now - m.conn->lastSent() >= heartbeatInterval(plan_.heartbeat_timeout)) m.conn->send({{"t", "hb"}});
     if (m.lost || (m.conn->open() && now - m.conn->lastHeard() < timeout)) return;
     const std::string why = m.conn->open()
                                 ? fmt::format("no word from its launcher for {:g} s", plan_.heartbeat_timeout)
@@ -302,8 +292,13 @@ class JobHub final : public JobLink {
     }
     JobEvent e = decideRound(round_, plan_.max_restarts, {all_ok, signal_, lost_, lost_hint_, &ledger_});
     json failure = e.failure ? failureToJson(*e.failure) : json();
+    if (e.kind == JobEvent::Kind::Restart && (e.port = net::probePort(0)) < 0) {  // a fresh store port
+      auto first = e.failure;
+      e = JobEvent::end(1, fmt::format("machine 0 ({}) found no free TCP port for round {}'s store", plan_.host, e.round),
+                        "free some ports on machine 0 (see `ss -tan`), then launch again");
+      e.failure = first;
+    }
     if (e.kind == JobEvent::Kind::Restart) {
-      e.port = net::probePort(0);  // a fresh store port for the new round, free on this machine
       broadcast({{"t", "restart"}, {"round", e.round}, {"port", e.port}, {"failure", failure}});
       round_ = e.round;
       stopping_ = self_ended_ = false;

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/defaults.h"
 #include "lib/common/error.h"
 #include "lib/common/socket.h"
 #include "lib/launch/job_wire.h"
@@ -28,7 +29,7 @@ class JobMember final : public JobLink {
   explicit JobMember(const LaunchPlan& plan) : plan_(plan) {}
 
   int rendezvous(int signal_fd) override {
-    const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(plan_.join_timeout * 1000));
+    const auto deadline = Clock::now() + defaults::fromSeconds(plan_.join_timeout);
     if (int signal = connect(signal_fd, deadline)) return signal;
     hub_->send({{"t", "join"}, {"machine", plan_.machine_rank}, {"host", plan_.host}, {"pid", ::getpid()},
                 {"machines", plan_.num_machines}, {"world", plan_.world_size}, {"token", plan_.token}});
@@ -51,12 +52,12 @@ class JobMember final : public JobLink {
   int firstPort() const override { return first_port_; }
 
   void addPollFds(std::vector<pollfd>& fds) const override {
-    if (hub_ && hub_->open()) fds.push_back({hub_->fd(), static_cast<short>(POLLIN | (hub_->wantsToWrite() ? POLLOUT : 0)), 0});
+    if (hub_ && hub_->open()) fds.push_back(hub_->pollFd());
   }
 
   int timeoutMs() const override {
     if (!queued_.empty()) return 0;
-    return std::max(1, static_cast<int>(plan_.heartbeat_timeout * 1000 / 6));
+    return static_cast<int>(heartbeatInterval(plan_.heartbeat_timeout).count());
   }
 
   std::vector<JobEvent> service(const std::vector<pollfd>& fds) override {
@@ -67,8 +68,8 @@ class JobMember final : public JobLink {
       }
     }
     const auto now = Clock::now();
-    const auto timeout = std::chrono::milliseconds(static_cast<long long>(plan_.heartbeat_timeout * 1000));
-    if (!ended_ && hub_->open() && now - hub_->lastSent() >= timeout / 6) hub_->send({{"t", "hb"}});
+    const auto timeout = defaults::fromSeconds(plan_.heartbeat_timeout);
+    if (!ended_ && hub_->open() && now - hub_->lastSent() >= heartbeatInterval(plan_.heartbeat_timeout)) hub_->send({{"t", "hb"}});
     if (!ended_ && (!hub_->open() || now - hub_->lastHeard() >= timeout)) {
       lost(hub_->open() ? fmt::format("no word from its launcher for {:g} s", plan_.heartbeat_timeout)
                         : "its launcher's connection closed (" + hub_->error() + ")");
@@ -107,11 +108,11 @@ class JobMember final : public JobLink {
       ::poll(&p, 1, std::min(200, net::remainingMs(deadline)));
       if (int signal = readInterrupt(signal_fd, p.revents)) return 128 + signal;
     }
-    const std::string local = net::localAddressTowards(plan_.master_addr);
-    const std::string iface = local.empty() ? "" : net::interfaceOf(local);
+    const net::Route route = net::routeTowards(plan_.master_addr);
     throw Error(fmt::format("machine {} ({}{}) could not reach machine 0's launcher at {} within {:g} s: {}",
                             plan_.machine_rank, plan_.host,
-                            local.empty() ? ", no route to it" : ", " + local + (iface.empty() ? "" : " on " + iface),
+                            route.address.empty() ? ", no route to it"
+                                                  : ", " + route.address + (route.interface.empty() ? "" : " on " + route.interface),
                             hubAddress(), plan_.join_timeout, error),
                 fmt::format("check that --main_process_ip {} is machine 0's address as this machine sees it, that "
                             "`accel launch` runs there with --main_process_port {}, and that a firewall lets TCP ports "

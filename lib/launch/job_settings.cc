@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The job channel's settings (launch_settings.h: resolveJobChannel): flag > ACCEL_* variable >
 // default, and torchrun's --rdzv_conf join_timeout.
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "lib/common/defaults.h"
@@ -13,12 +15,18 @@ namespace accel {
 
 namespace {
 
-// A positive number of seconds from `text`, or UsageError naming where it came from.
-double seconds(const std::string& text, const std::string& where) {
-  auto v = parseDouble(text);
+// A positive number of seconds, or UsageError naming where it came from and what it said.
+double seconds(std::optional<double> v, const std::string& text, const std::string& where) {
   if (!v || !(*v > 0) || *v > 1e7) {
     throw UsageError(fmt::format("{}: '{}' is not a number of seconds above 0", where, text), "e.g. 30 or 2.5");
   }
+  return *v;
+}
+double seconds(const std::string& text, const std::string& where) { return seconds(parseDouble(text), text, where); }
+
+// A TCP port, or UsageError saying what was given ("--job_port 0", "ACCEL_JOB_PORT='x'").
+long long port(std::optional<long long> v, const std::string& given) {
+  if (!v || *v < 1 || *v > 65535) throw UsageError(fmt::format("{} is not a port (1-65535)", given));
   return *v;
 }
 
@@ -48,18 +56,16 @@ void resolveJobChannel(LaunchSettings& s, const LaunchOptions& o, const LaunchFa
     return it == f.env.end() ? "" : it->second;
   };
   if (o.job_port) {
-    if (*o.job_port < 1 || *o.job_port > 65535) throw UsageError(fmt::format("--job_port {} is not a port (1-65535)", *o.job_port));
-    s.set("job_port", *o.job_port, "command line");
+    s.set("job_port", port(*o.job_port, fmt::format("--job_port {}", *o.job_port)), "command line");
   } else if (const std::string v = env(launch_env::kJobPort); !v.empty()) {
-    auto port = parseInt(v);
-    if (!port || *port < 1 || *port > 65535) throw UsageError(fmt::format("{}='{}' is not a port (1-65535)", launch_env::kJobPort, v));
-    s.set("job_port", *port, "environment");
+    s.set("job_port", port(parseInt(v), fmt::format("{}='{}'", launch_env::kJobPort, v)), "environment");
   } else {
     long long base = s.integer("main_process_port");
     s.set("job_port", base > 0 && base < 65535 ? base + 1 : 0, "default");  // 0: picked with the store's port
   }
   if (o.heartbeat_timeout) {
-    s.set("heartbeat_timeout", seconds(fmt::format("{}", *o.heartbeat_timeout), "--heartbeat_timeout"), "command line");
+    s.set("heartbeat_timeout", seconds(*o.heartbeat_timeout, fmt::format("{}", *o.heartbeat_timeout), "--heartbeat_timeout"),
+          "command line");
   } else if (const std::string v = env(launch_env::kHeartbeatTimeout); !v.empty()) {
     s.set("heartbeat_timeout", seconds(v, launch_env::kHeartbeatTimeout), "environment");
   } else {

@@ -9,11 +9,16 @@
 // blocks the launcher's single thread.
 #pragma once
 
+#include <poll.h>
+
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "lib/common/defaults.h"
 
 #include "lib/launch/job_link.h"
 
@@ -29,6 +34,8 @@ class LineConnection {
   int fd() const { return fd_; }
   bool open() const { return fd_ >= 0; }
   bool wantsToWrite() const { return !out_.empty(); }
+  // Its entry for poll(): readable, and writable while something is queued.
+  pollfd pollFd() const { return {fd_, static_cast<short>(POLLIN | (wantsToWrite() ? POLLOUT : 0)), 0}; }
   // Queues one message and writes what the socket takes now.
   void send(const nlohmann::json& message);
   // After poll: writes what is queued, reads what arrived. Returns the complete messages; sets
@@ -50,6 +57,12 @@ class LineConnection {
   std::string error_;
   std::chrono::steady_clock::time_point last_heard_, last_sent_;
 };
+
+// How often each side of the job channel sends a heartbeat: a sixth of the timeout, so that
+// several can be late before the peer counts as lost.
+inline std::chrono::milliseconds heartbeatInterval(double timeout_seconds) {
+  return std::max(std::chrono::milliseconds(1), defaults::fromSeconds(timeout_seconds) / 6);
+}
 
 // Reads the launcher's signalfd (signal_channel.h) when poll says it is readable: the first
 // interrupting signal (SIGINT, SIGTERM, SIGHUP), or 0. Used while no worker runs yet.

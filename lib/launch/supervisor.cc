@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/defaults.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/launch/adopted.h"
@@ -257,7 +258,7 @@ class Supervisor {
     }
     if (!stopping_) {
       stopping_ = true;
-      kill_at_ = Clock::now() + std::chrono::milliseconds(static_cast<long long>(plan_.grace_period * 1000));
+      kill_at_ = Clock::now() + defaults::fromSeconds(plan_.grace_period);
     }
   }
 
