@@ -27,8 +27,10 @@ enum class ValueType {
 
 // When a key's worker variable is exported (Accelerate exports paradigm settings only under their
 // paradigm, FP8 settings only with mixed_precision fp8, context/sequence-parallel options only when
-// that size is above 1).
-enum class ExportWhen { Always, DeepSpeed, Fsdp, MegatronLm, Fp8, Parallelism, ContextParallel, SequenceParallel };
+// that size is above 1; its DeepSpeed launcher leaves out the dynamo settings).
+enum class ExportWhen {
+  Always, DeepSpeed, NotDeepSpeed, Fsdp, MegatronLm, Fp8, Parallelism, ContextParallel, SequenceParallel
+};
 
 // How the value is written: Python's str() (True/False for booleans), or str() lower/upper-cased.
 enum class ExportCase { AsIs, Lower, Upper };

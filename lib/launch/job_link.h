@@ -34,6 +34,8 @@ struct WorkerFailure {
   double seconds = 0;            // since its round started
   bool killed_from_outside = false;  // SIGKILL that no launcher sent (OOM killer, kill -9)
   std::vector<std::string> stderr_tail;
+  std::string raised;                  // from its @record error file: "RuntimeError: boom", or ""
+  std::vector<std::string> traceback;  // ... and the Python traceback there
 };
 
 struct JobEvent {

@@ -102,7 +102,8 @@ int readInterrupt(int signal_fd, short revents) {
 json failureToJson(const WorkerFailure& f) {
   return {{"machine", f.machine}, {"host", f.host}, {"rank", f.rank}, {"who", f.who}, {"pid", f.pid},
           {"code", f.exit_code}, {"exit", f.exit_text}, {"seconds", f.seconds},
-          {"killed_from_outside", f.killed_from_outside}, {"tail", f.stderr_tail}};
+          {"killed_from_outside", f.killed_from_outside}, {"tail", f.stderr_tail},
+          {"raised", f.raised}, {"traceback", f.traceback}};
 }
 
 WorkerFailure failureFromJson(const json& j) {
@@ -117,6 +118,8 @@ WorkerFailure failureFromJson(const json& j) {
   f.seconds = j.value("seconds", 0.0);
   f.killed_from_outside = j.value("killed_from_outside", false);
   f.stderr_tail = j.value("tail", std::vector<std::string>{});
+  f.raised = j.value("raised", std::string());
+  f.traceback = j.value("traceback", std::vector<std::string>{});
   return f;
 }
 

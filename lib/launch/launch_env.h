@@ -25,6 +25,11 @@ inline constexpr const char* kMasterPort = "MASTER_PORT";
 inline constexpr const char* kRestartCount = "TORCHELASTIC_RESTART_COUNT";  // 0 on first try
 inline constexpr const char* kMaxRestarts = "TORCHELASTIC_MAX_RESTARTS";
 inline constexpr const char* kRunId = "TORCHELASTIC_RUN_ID";
+// The signals the launcher forwards to its workers (lib/launch/signal_channel.cc), as torchrun says.
+inline constexpr const char* kSignalsToHandle = "TORCHELASTIC_SIGNALS_TO_HANDLE";
+inline constexpr const char* kHandledSignals = "SIGTERM,SIGINT,SIGHUP,SIGQUIT";
+// Where a worker's @record writes its exception (lib/launch/error_file.h): one per worker and round.
+inline constexpr const char* kErrorFile = "TORCHELASTIC_ERROR_FILE";
 inline constexpr const char* kNcclAsyncErrorHandling = "TORCH_NCCL_ASYNC_ERROR_HANDLING";  // "1"
 inline constexpr const char* kOmpNumThreads = "OMP_NUM_THREADS";
 inline constexpr const char* kCudaVisibleDevices = "CUDA_VISIBLE_DEVICES";  // from gpu_ids

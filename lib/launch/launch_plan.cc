@@ -142,10 +142,18 @@ void parseConsole(LaunchPlan& p, const LaunchSettings& s) {
 
 std::string pyBool(bool v) { return v ? "True" : "False"; }
 
-Env commonEnv(const LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f,
-              const std::pair<std::string, std::string>& identity, int per_machine) {
+// Accelerate runs one process of a non-distributed job directly (its simple launcher), not
+// through torchrun: that worker gets no RANK / LOCAL_RANK / WORLD_SIZE / MASTER_*, since with
+// LOCAL_RANK set on a GPU machine Accelerate's state picks MULTI_GPU and starts NCCL for a world of
+// one. DeepSpeed, FSDP, Megatron-LM and --multi_gpu go through torchrun even with one process.
+bool torchrunShaped(const LaunchPlan& p, const LaunchSettings& s) {
+  const std::string type = s.text("distributed_type");
+  return p.world_size > 1 || p.num_machines > 1 || (type != "NO" && type != "MULTI_CPU");
+}
+
+Env torchrunEnv(const LaunchPlan& p, const LaunchSettings& s, const std::string& run_id, int per_machine) {
   namespace E = launch_env;
-  Env env = {
+  return {
       {E::kWorldSize, std::to_string(p.world_size)},
       {E::kLocalWorldSize, std::to_string(per_machine)},
       {E::kGroupRank, std::to_string(p.machine_rank)},
@@ -155,13 +163,23 @@ Env commonEnv(const LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f
       {E::kMasterAddr, p.master_addr},
       {E::kMasterPort, std::to_string(p.master_port)},
       {E::kMaxRestarts, std::to_string(p.max_restarts)},
-      {E::kRunId, identity.first},
-      {E::kAccelRunId, identity.first},
-      {E::kStoreToken, identity.second},
-      {E::kOmpNumThreads, s.text("num_cpu_threads_per_process")},
-      {E::kUseCpu, pyBool(s.flag("use_cpu"))},
+      {E::kRunId, run_id},
+      {E::kSignalsToHandle, E::kHandledSignals},
   };
-  if (envOr(f, E::kNcclAsyncErrorHandling).empty()) env.emplace_back(E::kNcclAsyncErrorHandling, "1");
+}
+
+Env commonEnv(const LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f,
+              const std::pair<std::string, std::string>& identity, int per_machine) {
+  namespace E = launch_env;
+  const bool torchrun = torchrunShaped(p, s);
+  Env env = torchrun ? torchrunEnv(p, s, identity.first, per_machine) : Env{};
+  env.insert(env.end(), {{E::kAccelRunId, identity.first},
+                         {E::kStoreToken, identity.second},
+                         {E::kOmpNumThreads, s.text("num_cpu_threads_per_process")}});
+  // As Accelerate: its simple launcher (one process, and mpirun) always says; torchrun's path only
+  // when the job runs on CPUs (accel's own several CPU workers).
+  if (!torchrun || s.flag("use_cpu")) env.emplace_back(E::kUseCpu, pyBool(s.flag("use_cpu")));
+  if (torchrun && envOr(f, E::kNcclAsyncErrorHandling).empty()) env.emplace_back(E::kNcclAsyncErrorHandling, "1");
   if (!p.label_host.empty()) env.emplace_back(E::kMachineName, p.label_host);
   if (!s.flag("use_cpu") && s.text("gpu_ids") != "all") env.emplace_back(E::kCudaVisibleDevices, s.text("gpu_ids"));
   if (s.text("distributed_type") == "DEEPSPEED") {  // as Accelerate: the script's directory imports
@@ -169,6 +187,18 @@ Env commonEnv(const LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f
     env.emplace_back("PYTHONPATH", (path.empty() ? "" : path + ":") + envOr(f, "PWD"));
   }
   for (auto& kv : paradigmEnv(s)) env.push_back(std::move(kv));
+  return env;
+}
+
+// The worker's own: its ranks (torchrun's form only), and the restart count where it can restart.
+Env rankEnv(const LaunchPlan& p, const LaunchSettings& s, int rank, int local_rank) {
+  namespace E = launch_env;
+  Env env;
+  if (torchrunShaped(p, s)) {
+    env = {{E::kRank, std::to_string(rank)}, {E::kLocalRank, std::to_string(local_rank)},
+           {E::kRoleRank, std::to_string(rank)}};
+  }
+  if (torchrunShaped(p, s) || p.max_restarts > 0) env.emplace_back(E::kRestartCount, "0");
   return env;
 }
 
@@ -240,10 +270,7 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
     w.rank = p.machine_rank * per_machine + local;
     w.argv = argv;
     w.cpus = shares[static_cast<size_t>(local)];
-    w.env = {{launch_env::kRank, std::to_string(w.rank)},
-             {launch_env::kLocalRank, std::to_string(local)},
-             {launch_env::kRoleRank, std::to_string(w.rank)},
-             {launch_env::kRestartCount, "0"}};
+    w.env = rankEnv(p, s, w.rank, local);
     w.env.insert(w.env.end(), common.begin(), common.end());
     addUserEnv(w.env, s, local == 0);
     std::sort(w.env.begin(), w.env.end());

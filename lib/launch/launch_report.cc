@@ -11,6 +11,10 @@
 
 namespace accel {
 
+namespace {
+constexpr size_t kTracebackLines = 30;  // a deep stack's last frames are the ones that say why
+}  // namespace
+
 void LaunchReport::say(const std::string& line) const {
   writeFully(2, (rounds_ ? fmt::format("accel: [round {}] ", round_) : std::string("accel: ")) + line + "\n");
 }
@@ -24,7 +28,12 @@ void LaunchReport::failure(const std::optional<WorkerFailure>& failure, const st
                   here ? fmt::format(" (pid {})", f.pid) : "", f.exit_text, f.seconds,
                   several_machines_ ? " in the job" : ""));
   if (here && !consequence.empty()) say(consequence);
-  if (f.stderr_tail.empty()) {
+  if (!f.raised.empty()) {  // what torchrun's summary shows: the exception @record wrote down
+    say(fmt::format("{} raised {}", f.who, f.raised));
+    const size_t from = f.traceback.size() > kTracebackLines ? f.traceback.size() - kTracebackLines : 0;
+    if (!f.traceback.empty()) say(fmt::format("its traceback (from its TORCHELASTIC_ERROR_FILE){}:", from ? ", last lines" : ""));
+    for (size_t i = from; i < f.traceback.size(); ++i) writeFully(2, "accel:   | " + f.traceback[i] + "\n");
+  } else if (f.stderr_tail.empty()) {
     say(fmt::format("{} wrote nothing to stderr", f.who));
   } else {
     say(fmt::format("last {} line(s) of {}'s stderr:", f.stderr_tail.size(), f.who));

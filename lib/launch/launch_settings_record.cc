@@ -11,6 +11,7 @@ bool exportApplies(ExportWhen when, const LaunchSettings& s) {
   switch (when) {
     case ExportWhen::Always: return true;
     case ExportWhen::DeepSpeed: return s.text("distributed_type") == "DEEPSPEED";
+    case ExportWhen::NotDeepSpeed: return s.text("distributed_type") != "DEEPSPEED";
     case ExportWhen::Fsdp: return s.text("distributed_type") == "FSDP";
     case ExportWhen::MegatronLm: return s.text("distributed_type") == "MEGATRON_LM";
     case ExportWhen::Fp8: return s.text("mixed_precision") == "fp8";

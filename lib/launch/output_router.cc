@@ -21,8 +21,9 @@ void writeFully(int fd, std::string_view text) {
   }
 }
 
-OutputStream::OutputStream(std::string prefix, int console_fd, int log_fd, size_t keep_lines)
-    : prefix_(std::move(prefix)), console_fd_(console_fd), log_fd_(log_fd), keep_(keep_lines) {}
+OutputStream::OutputStream(std::string prefix, int console_fd, int log_fd, size_t keep_lines, std::string duplicate)
+    : prefix_(std::move(prefix)), duplicate_(std::move(duplicate)), console_fd_(console_fd), log_fd_(log_fd),
+      keep_(keep_lines) {}
 
 OutputStream::~OutputStream() {
   if (log_fd_ >= 0) ::close(log_fd_);
@@ -51,6 +52,7 @@ void OutputStream::finish() {
 
 void OutputStream::emit(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (!duplicate_.empty() && line.starts_with(duplicate_)) line.remove_prefix(duplicate_.size());
   if (console_fd_ >= 0) {
     std::string out;
     out.reserve(prefix_.size() + line.size() + 1);

@@ -2,7 +2,10 @@
 // Worker output: bytes from a worker's stdout/stderr pipe become whole lines, prefixed
 // "[rank N] " (or "[host:rank N] "), written to the launcher's own stdout/stderr with one
 // write() each, so two ranks never share a line; optionally also to per-rank log files. Keeps
-// the last lines of each stderr for the failure summary. Single-threaded; not thread-safe.
+// the last lines of each stderr for the failure summary. A line that already starts with the
+// worker's own rank the way torch writes it (`[rank0]: ` on tracebacks once a process group
+// exists) loses that copy, so the console shows `[rank 0] Traceback`, not `[rank 0] [rank0]: `.
+// Single-threaded; not thread-safe.
 #pragma once
 
 #include <deque>
@@ -12,8 +15,9 @@ namespace accel {
 
 class OutputStream {
  public:
-  // `console_fd` 1 or 2, or -1 to keep this stream off the console; `log_fd` -1 for no file.
-  OutputStream(std::string prefix, int console_fd, int log_fd, size_t keep_lines);
+  // `console_fd` 1 or 2, or -1 to keep this stream off the console; `log_fd` -1 for no file;
+  // `duplicate` the worker's own prefix as the program may write it ("" for none).
+  OutputStream(std::string prefix, int console_fd, int log_fd, size_t keep_lines, std::string duplicate = "");
   OutputStream(const OutputStream&) = delete;
   OutputStream& operator=(const OutputStream&) = delete;
   ~OutputStream();
@@ -25,6 +29,7 @@ class OutputStream {
  private:
   void emit(std::string_view line);
   std::string prefix_;
+  std::string duplicate_;
   int console_fd_;
   int log_fd_;
   size_t keep_;

@@ -15,7 +15,7 @@ namespace accel {
 
 SignalChannel::SignalChannel() {
   sigemptyset(&set_);
-  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, s);
+  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set_, s);
   ::sigprocmask(SIG_BLOCK, &set_, &old_);
   fd_ = ::signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
   if (fd_ < 0) {

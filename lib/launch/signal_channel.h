@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The launcher's signals as a file descriptor: SIGCHLD, SIGINT, SIGTERM and SIGHUP are blocked
+// The launcher's signals as a file descriptor: SIGCHLD, SIGINT, SIGTERM, SIGHUP and SIGQUIT (torchrun's
+// set, launch_env::kSignalsToHandle) are blocked
 // and read from a signalfd, so the supervisor's poll loop sees worker exits and interrupts
 // among its pipes, never in a handler. SIGPIPE is ignored meanwhile (a closed console must not
 // kill the launcher). The destructor restores the signal mask and SIGPIPE's disposition.

@@ -19,6 +19,7 @@
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/launch/adopted.h"
+#include "lib/launch/error_file.h"
 #include "lib/launch/job_link.h"
 #include "lib/launch/launch_report.h"
 #include "lib/launch/signal_channel.h"
@@ -69,6 +70,7 @@ class Supervisor {
   std::unique_ptr<JobLink> link_;
   int round_ = 0;
   std::vector<WorkerProcess> workers_;
+  ErrorFiles error_files_;
   const WorkerProcess* failed_ = nullptr;  // first failure of this attempt
   const WorkerProcess* consequence_ = nullptr;  // seen first, but failed_ was SIGKILLed before
   int interrupt_ = 0;                      // first forwarded signal
@@ -92,7 +94,12 @@ class Supervisor {
         WorkerProcess& w = workers_[i];
         w.spec = &plan_.workers[i];
         openWorkerStreams(w, plan_, attempt);
+        // mpirun runs every rank as one process here: no single file to give it.
+        w.error_file = w.spec->label.empty() ? error_files_.pathFor(attempt, w.spec->rank) : "";
         spawnWorker(w, attempt);
+      }
+      if (attempt == 0 && !error_files_.problem().empty()) {
+        say("warning: " + error_files_.problem() + "; a failure summary cannot show a worker's @record exception");
       }
     } catch (...) {
       for (auto& w : workers_) {
@@ -181,6 +188,10 @@ class Supervisor {
     f.seconds = w.exited_at;
     f.killed_from_outside = killedFromOutside(w);
     f.stderr_tail.assign(w.err->lastLines().begin(), w.err->lastLines().end());
+    if (auto recorded = readErrorFile(w.error_file)) {
+      f.raised = recorded->message;
+      f.traceback = std::move(recorded->traceback);
+    }
     return f;
   }
 

@@ -40,9 +40,12 @@ void openWorkerStreams(WorkerProcess& w, const LaunchPlan& plan, int attempt) {
   const WorkerSpec& spec = *w.spec;
   const std::string prefix = plan.label_host.empty() ? fmt::format("[{}] ", workerName(spec))
                                                      : fmt::format("[{}:{}] ", plan.label_host, workerName(spec));
-  w.out = std::make_unique<OutputStream>(prefix, consoleFd(plan, spec, 1, 1), openLog(plan.log_dir, spec.rank, "stdout", attempt), 0);
-  w.err = std::make_unique<OutputStream>(prefix, consoleFd(plan, spec, 2, 2), openLog(plan.log_dir, spec.rank, "stderr", attempt),
-                                         kSummaryLines);
+  // torch's own copy of the rank (distributed_c10d's excepthook); mpirun's output mixes ranks.
+  const std::string torch_prefix = spec.label.empty() ? fmt::format("[rank{}]: ", spec.rank) : "";
+  w.out = std::make_unique<OutputStream>(prefix, consoleFd(plan, spec, 1, 1),
+                                         openLog(plan.log_dir, spec.rank, "stdout", attempt), 0, torch_prefix);
+  w.err = std::make_unique<OutputStream>(prefix, consoleFd(plan, spec, 2, 2),
+                                         openLog(plan.log_dir, spec.rank, "stderr", attempt), kSummaryLines, torch_prefix);
 }
 
 bool anyPipeOpen(const std::vector<WorkerProcess>& workers) {

@@ -27,16 +27,18 @@ std::string workerName(const WorkerSpec& spec) {
 namespace {
 
 // The launcher's environment with the worker's variables laid over it.
-std::vector<std::string> workerEnvironment(const WorkerSpec& spec, int restart_count) {
+std::vector<std::string> workerEnvironment(const WorkerProcess& w, int restart_count) {
+  std::vector<std::pair<std::string, std::string>> ours = w.spec->env;
+  if (!w.error_file.empty()) ours.emplace_back(launch_env::kErrorFile, w.error_file);
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
     std::string entry = *e;
     std::string name = entry.substr(0, entry.find('='));
     bool overridden = false;
-    for (const auto& kv : spec.env) overridden |= kv.first == name;
+    for (const auto& kv : ours) overridden |= kv.first == name;
     if (!overridden) env.push_back(std::move(entry));
   }
-  for (const auto& [name, value] : spec.env) {
+  for (const auto& [name, value] : ours) {
     env.push_back(name + "=" +
                   (name == launch_env::kRestartCount ? std::to_string(restart_count) : value));
   }
@@ -112,7 +114,7 @@ void spawnWorker(WorkerProcess& w, int restart_count) {
     throw e;
   }
   std::vector<std::string> args = w.spec->argv;
-  std::vector<std::string> env = workerEnvironment(*w.spec, restart_count);
+  std::vector<std::string> env = workerEnvironment(w, restart_count);
   auto argv = pointers(args);
   auto envp = pointers(env);
   cpu_set_t cpus;  // built before fork: the child may only make async-signal-safe calls

@@ -27,6 +27,7 @@ struct WorkerProcess {
   double exited_at = 0;         // seconds since the launch started
   bool stopped_by_us = false;   // we signalled it before it exited
   bool sigkilled_by_us = false; // ... with SIGKILL
+  std::string error_file;       // its TORCHELASTIC_ERROR_FILE this round ("" for none)
 
   // 0 for a clean exit, the exit code, or 128 + signal number.
   int exitCode() const;
@@ -37,8 +38,9 @@ struct WorkerProcess {
 // "rank 3", or the label of a process that runs several ranks (mpirun).
 std::string workerName(const WorkerSpec& spec);
 
-// Forks and execs `spec` with `restart_count` in TORCHELASTIC_RESTART_COUNT. The caller must
-// have SIGCHLD/SIGINT/SIGTERM/SIGHUP blocked; the child unblocks them and restores SIGPIPE.
+// Forks and execs `spec` with `restart_count` in TORCHELASTIC_RESTART_COUNT and `w.error_file`
+// in TORCHELASTIC_ERROR_FILE. The caller must
+// have SignalChannel's signals blocked; the child unblocks them and restores SIGPIPE.
 // Throws Error when fork or pipe fails; an exec failure shows as exit code 127 with a message.
 void spawnWorker(WorkerProcess& w, int restart_count);
 

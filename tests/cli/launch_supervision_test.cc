@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -115,6 +116,21 @@ TEST_CASE("supervision: SIGTERM is forwarded, the launcher exits 143", "[launch]
   RunResult r = launcher.wait();
   CHECK(r.exit_code == 143);
   CHECK(contains(r.out, "[rank 1] got SIGTERM"));
+}
+
+// torchrun's set (TORCHELASTIC_SIGNALS_TO_HANDLE, which accel's workers get too): SIGHUP and
+// SIGQUIT are forwarded as well, and the launcher exits 128 + the signal.
+TEST_CASE("supervision: SIGHUP and SIGQUIT are forwarded, the launcher exits 128 + signal", "[launch][signals][failure]") {
+  for (int sig : {SIGHUP, SIGQUIT}) {
+    TempDir dir;
+    BackgroundProcess launcher(launchArgs({"--num_processes", "2"}, {"--sleep", "60"}), hermeticEnv(dir));
+    REQUIRE(launcher.waitForOutput("] pgid ", 2));
+    launcher.signal(sig);
+    RunResult r = launcher.wait();
+    INFO(::sigabbrev_np(sig) << "\n" << r.err);
+    CHECK(r.exit_code == 128 + sig);
+    CHECK(contains(r.err, std::string("accel: received SIG") + ::sigabbrev_np(sig) + ": forwarding it to every worker"));
+  }
 }
 
 TEST_CASE("supervision: a second Ctrl-C kills workers that ignore the first", "[launch][signals][failure]") {

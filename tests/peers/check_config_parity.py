@@ -5,7 +5,10 @@
 # itself writes (`accelerate config default`, JSON under a .yaml name, with and without
 # --mixed_precision; write_basic_config), is loaded by Accelerate's own loader
 # (load_config_from_file, which rejects unknown keys) and by `accel config show --json`; every
-# key either side has a value for must have the same value on the other. Run by scripts/peers in the peers' virtual environment (ACCEL: the accel binary).
+# key either side has a value for must have the same value on the other. Old files
+# (tests/peers/legacy/: `fp16: true`, a top-level dynamo_backend) are compared as they are, after
+# `accelerate config update` and after `accel config update`, and the two updated files must hold
+# the same values. Run by scripts/peers in the peers' virtual environment (ACCEL: the accel binary).
 # Prints one line per file and every difference; exit 1 on any. Arguments: other files instead.
 import glob
 import json
@@ -38,10 +41,13 @@ def accelerate_values(path):
 
 
 def accel_values(path):
+    """(the values accel read from the file, those and the defaults it fills in): Accelerate's
+    dataclass fills its defaults too (debug: False, rdzv_backend: static) on an old file."""
     shown = subprocess.run([ACCEL, "config", "show", "--json", "--config_file", path],
                            capture_output=True, text=True, check=True)
-    values = json.loads(shown.stdout)["values"]
-    return {k: v["value"] for k, v in values.items() if v.get("source") == "file" and v["value"] is not None}
+    values = {k: v for k, v in json.loads(shown.stdout)["values"].items() if v["value"] is not None}
+    from_file = {k: v["value"] for k, v in values.items() if v.get("source") == "file"}
+    return from_file, {k: v["value"] for k, v in values.items() if v.get("source") in ("file", "default")}
 
 
 def same(a, b):
@@ -53,9 +59,11 @@ def same(a, b):
 
 
 def compare(path):
-    theirs, ours = accelerate_values(path), accel_values(path)
+    theirs, (ours, ours_with_defaults) = accelerate_values(path), accel_values(path)
     problems = []
     for key in sorted(set(theirs) | set(ours)):
+        if key not in ours and key in ours_with_defaults:
+            ours[key] = ours_with_defaults[key]
         if key not in ours:
             problems.append(f"{key}: Accelerate {theirs[key]!r}, accel has no value")
         elif key not in theirs:
@@ -79,18 +87,53 @@ def written_by_accelerate(tmp):
     return files + [path]
 
 
+def updated_legacy_files(tmp):
+    """Each old file, and its copies rewritten by `accelerate config update` and `accel config update`."""
+    files, pairs = [], []
+    accelerate_cli = os.path.join(os.path.dirname(sys.executable), "accelerate")
+    for old in sorted(glob.glob(os.path.join(ROOT, "tests", "peers", "legacy", "*.yaml"))):
+        stem = os.path.splitext(os.path.basename(old))[0]
+        by_them, by_us = (os.path.join(tmp, f"{stem}.{who}-updated.yaml") for who in ("accelerate", "accel"))
+        for copy in (by_them, by_us):
+            shutil.copy(old, copy)
+        subprocess.run([accelerate_cli, "config", "update", "--config_file", by_them], check=True,
+                       capture_output=True, env={**os.environ, "HF_HOME": tmp})
+        subprocess.run([ACCEL, "config", "update", "--config_file", by_us], check=True, capture_output=True)
+        files += [old, by_them, by_us]
+        pairs.append((by_them, by_us))
+    return files, pairs
+
+
+def compare_updates(pairs):
+    """The file each tool's `config update` wrote holds the same values, as Accelerate reads them."""
+    failed = 0
+    for by_them, by_us in pairs:
+        theirs, ours = accelerate_values(by_them), accelerate_values(by_us)
+        problems = [f"{k}: accelerate config update {theirs.get(k)!r}, accel config update {ours.get(k)!r}"
+                    for k in sorted(set(theirs) | set(ours)) if not same(theirs.get(k), ours.get(k))]
+        name = os.path.basename(by_them).split(".")[0]
+        print(f"{'FAIL' if problems else 'ok  '} config update of {name}: {len(theirs)} values, same from both tools")
+        for p in problems:
+            print(f"       {p}")
+        failed += bool(problems)
+    return failed
+
+
 def main():
     files = sys.argv[1:] or sorted(glob.glob(os.path.join(ROOT, "config-templates", "*.yaml")) +
                                    glob.glob(os.path.join(ROOT, "tests", "golden", "*.yaml")))
     tmp = tempfile.mkdtemp(prefix="accel-peers-")
+    pairs = []
     if len(sys.argv) == 1:
         files += written_by_accelerate(tmp)
+        legacy, pairs = updated_legacy_files(tmp)
+        files += legacy
     if not files:
         print("no config files found", file=sys.stderr)
         return 1
     failed = 0
     for path in files:
-        name = os.path.relpath(path, ROOT)
+        name = os.path.relpath(path, ROOT) if path.startswith(ROOT) else os.path.basename(path)
         try:
             count, problems = compare(path)
         except Exception as e:  # a file one side rejects is a difference too
@@ -101,9 +144,10 @@ def main():
         for p in problems:
             print(f"       {p}")
         failed += bool(problems)
-    shutil.rmtree(tmp, ignore_errors=True)
     print(f"config parity: {len(files) - failed} of {len(files)} files read the same by Accelerate and accel")
-    return 1 if failed else 0
+    update_failed = compare_updates(pairs)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if failed or update_failed else 0
 
 
 if __name__ == "__main__":

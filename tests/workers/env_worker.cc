@@ -34,6 +34,9 @@
 //                      (setsid, as a daemon does) and sleeps 30 s; H `keep`: it keeps stdout
 //                      and stderr, `close`: it points them at /dev/null, as a daemon does; its
 //                      pid is appended to --pidfile
+//   --record-error M   when it fails: write M to $TORCHELASTIC_ERROR_FILE as torch's @record does
+//                      (its JSON, with a two-line py_callstack), and `[rankR]: boom M` to
+//                      stderr, prefixed as torch's excepthook prefixes tracebacks
 //   --lines N          print `line K of rank R xxx...` (K = 1..N, R = env RANK, each line
 //                      200 bytes with the newline) to stdout, each with a single write()
 //
@@ -59,6 +62,7 @@ const char* const kVars[] = {
     "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
     "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR", "MASTER_PORT",
     "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID",
+    "TORCHELASTIC_SIGNALS_TO_HANDLE", "TORCHELASTIC_ERROR_FILE",
     "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "ACCELERATE_MIXED_PRECISION", "ACCELERATE_USE_CPU",
     "ACCELERATE_DEBUG_MODE", "ACCELERATE_GRADIENT_ACCUMULATION_STEPS", "ACCELERATE_DYNAMO_BACKEND",
     "ACCELERATE_USE_DEEPSPEED", "ACCELERATE_USE_FSDP", "ACCEL_RUN_ID", "ACCEL_STORE_TOKEN",
@@ -156,6 +160,21 @@ bool waitForLines(const std::string& path, long lines) {
 
 }  // namespace
 
+// What torch's @record and its process-group excepthook leave behind (no JSON escaping: tests
+// pass plain words).
+void recordError(const std::string& message, const std::string& rank) {
+  if (const char* path = std::getenv("TORCHELASTIC_ERROR_FILE")) {
+    if (FILE* f = std::fopen(path, "w")) {
+      std::fprintf(f, "{\"message\": {\"message\": \"RuntimeError: %s\", \"extraInfo\": {\"py_callstack\": "
+                      "\"Traceback (most recent call last):\\n  File \\\"train.py\\\", line 7, in main\\n"
+                      "RuntimeError: %s\\n\", \"timestamp\": \"1\"}}}", message.c_str(), message.c_str());
+      std::fclose(f);
+    }
+  }
+  std::fprintf(stderr, "[rank%s]: boom %s\n", rank.c_str(), message.c_str());
+  std::fflush(stderr);
+}
+
 int main(int argc, char** argv) {
   int exit_code = 0, signal_to_raise = 0;
   constexpr long kMax = 1L << 30;
@@ -166,6 +185,7 @@ int main(int argc, char** argv) {
   double sleep_s = 0, fail_after_s = 0;
   const char* pidfile = nullptr;
   std::string up_file;  // --fail-when-up, with the round appended
+  std::string record_error;
 
   for (int i = 1; i < argc; ++i) {
     const std::string opt = argv[i];
@@ -187,6 +207,7 @@ int main(int argc, char** argv) {
     else if (opt == "--fail-when-up") up_file = value();
     else if (opt == "--spawn-child") spawn_child = true;
     else if (opt == "--spawn-daemon") spawn_daemon = value();
+    else if (opt == "--record-error") record_error = value();
     else if (opt == "--lines") lines = parseInt(opt.c_str(), value(), 0, kMax);
     else usage("unknown argument '" + opt + "'");
   }
@@ -258,6 +279,7 @@ int main(int argc, char** argv) {
   }
   sleepFor(fail_rank >= 0 && fails ? fail_after_s : sleep_s);
   if (!fails) return 0;
+  if (!record_error.empty()) recordError(record_error, rank);
   if (signal_to_raise != 0) {
     struct rlimit no_core {};
     setrlimit(RLIMIT_CORE, &no_core);  // no core files from SEGV/ABRT/... in test directories

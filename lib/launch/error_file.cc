@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/error_file.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/common/strings.h"
+
+namespace accel {
+
+namespace fs = std::filesystem;
+
+ErrorFiles::~ErrorFiles() {
+  std::error_code ec;
+  if (!dir_.empty()) fs::remove_all(dir_, ec);
+}
+
+std::string ErrorFiles::pathFor(int round, int rank) {
+  if (dir_.empty() && problem_.empty()) {
+    const char* tmp = ::getenv("TMPDIR");  // torchrun's choice of directory too (tempfile.mkdtemp)
+    std::string pattern = fmt::format("{}/accel-errors-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (::mkdtemp(pattern.data())) {
+      dir_ = pattern;
+    } else {
+      problem_ = fmt::format("cannot make a directory for the workers' error files ({}): {}", pattern,
+                             ::strerror(errno));
+    }
+  }
+  if (dir_.empty()) return "";
+  const fs::path dir = fs::path(dir_) / fmt::format("attempt_{}", round) / std::to_string(rank);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::remove(dir / "error.json", ec);
+  return (dir / "error.json").string();
+}
+
+std::optional<RecordedError> readErrorFile(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("message")) return std::nullopt;
+  const nlohmann::json& m = j["message"];
+  RecordedError e;
+  if (m.is_string()) {  // torch writes a bare string when the message is not structured
+    e.message = m.get<std::string>();
+    return e;
+  }
+  if (!m.is_object() || !m.value("message", nlohmann::json()).is_string()) return std::nullopt;
+  e.message = m["message"].get<std::string>();
+  const nlohmann::json stack = m.value("extraInfo", nlohmann::json::object()).value("py_callstack", nlohmann::json());
+  if (stack.is_string()) {
+    for (auto& line : split(stack.get<std::string>(), '\n')) {
+      if (!trim(line).empty()) e.traceback.push_back(line);
+    }
+  }
+  return e;
+}
+
+}  // namespace accel

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// torchelastic's error files: each worker gets TORCHELASTIC_ERROR_FILE, a path of its own per
+// round, where a Python entry point decorated with torch's @record
+// (torch.distributed.elastic.multiprocessing.errors) writes its uncaught exception as JSON; the
+// launcher reads it back for the failure summary, as torchrun does. The files live in one
+// directory per launch, made on first use and removed with this object.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace accel {
+
+class ErrorFiles {
+ public:
+  ErrorFiles() = default;
+  ~ErrorFiles();
+  ErrorFiles(const ErrorFiles&) = delete;
+  ErrorFiles& operator=(const ErrorFiles&) = delete;
+
+  // DIR/attempt_ROUND/RANK/error.json, its directories made and no file there yet; "" when the
+  // directory cannot be made (the worker then runs without one, and `problem()` says why).
+  std::string pathFor(int round, int rank);
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string dir_;
+  std::string problem_;
+};
+
+// What a worker recorded: "RuntimeError: boom" and the Python traceback's lines.
+struct RecordedError {
+  std::string message;
+  std::vector<std::string> traceback;
+};
+
+// The error a file holds in torch's format ({"message": {"message", "extraInfo": {"py_callstack"}}}),
+// or nullopt when there is no file (the worker did not use @record) or it is not in that format.
+std::optional<RecordedError> readErrorFile(const std::string& path);
+
+}  // namespace accel

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# check_launch_parity.py - a worker sees the same under `accel launch` as under real
+# `accelerate launch` (issue 14, part 3). Every case of launch_cases.py (each template of
+# config-templates/, and Accelerate 1.15's whole flag list in groups) is launched by both with
+# probe_worker.py as the program; per rank, the whole environment each worker received and the
+# AcceleratorState / plugins its Accelerator() built are compared. A difference passes only when
+# launch_differences.txt lists it with its reason; a listed one that no case shows any more fails
+# too (the list stays true), and so does a listed one the README does not name.
+# Run by scripts/peers in the peers' virtual environment (ACCEL: the accel binary).
+# Arguments: case names to run (default: all). Exit 1 on any unlisted difference.
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from launch_cases import CASES, ROOT, uncovered_flags
+
+ACCEL = os.environ.get("ACCEL", os.path.join(ROOT, "build", "bin", "accel"))
+PROBE = os.path.join(ROOT, "tests", "peers", "probe_worker.py")
+LISTED = os.path.join(ROOT, "tests", "peers", "launch_differences.txt")
+TIMEOUT = 300
+
+
+def load_listed():
+    """{(kind, name): reason}: kind env (a variable) or state (an AcceleratorState field)."""
+    listed = {}
+    with open(LISTED) as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            fields = line.split(None, 2)
+            if len(fields) < 3 or fields[0] not in ("env", "state"):
+                sys.exit(f"{LISTED}:{number}: expected `env|state NAME reason`, got {line.strip()!r}")
+            listed[(fields[0], fields[1])] = fields[2].strip()
+    return listed
+
+
+def launcher_command(who, case, out, machine_rank):
+    config = ["--config_file", os.path.join(ROOT, case.config)] if case.config else []
+    ranks = ["--machine_rank", str(machine_rank)] if case.machines > 1 else []
+    program = case.program(PROBE, out)
+    if who == "accelerate":
+        return [os.path.join(os.path.dirname(sys.executable), "accelerate"), "launch", *config, *ranks,
+                *case.args, *program]
+    return [ACCEL, "launch", *config, *ranks, *case.args, *program]
+
+
+def run_launcher(who, case, out, tmp):
+    """Both launchers get the same environment: a fresh HF_HOME (no default_config.yaml of the
+    machine's), accel's fake NVML showing 8 GPUs (inherited by both, so no difference), and
+    ACCEL_PYTHON, the interpreter accel runs a .py with (this venv's, as accelerate's workers)."""
+    env = {**os.environ, "HF_HOME": os.path.join(tmp, "hf"), "ACCEL_PYTHON": sys.executable,
+           "ACCEL_NVML_LIBRARY": os.path.join(ROOT, "build", "lib", "libfake_nvml.so"), "FAKE_NVML_GPUS": "8",
+           "PYTHONWARNINGS": "ignore"}
+    procs = [subprocess.Popen(launcher_command(who, case, out, m), cwd=case.cwd(ROOT), env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for m in range(case.machines)]
+    logs = []
+    for p in procs:
+        try:
+            logs.append(p.communicate(timeout=TIMEOUT)[0])
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            logs.append(f"{who} launch did not end within {TIMEOUT} s")
+    codes = [p.wait() for p in procs]
+    return codes, "\n".join(logs)
+
+
+def read_ranks(out):
+    ranks = {}
+    for name in os.listdir(out):
+        m = re.fullmatch(r"(env|state)-(\d+)\.json", name)
+        if m:
+            with open(os.path.join(out, name)) as f:
+                ranks.setdefault(int(m.group(2)), {})[m.group(1)] = json.load(f)
+    return ranks
+
+
+def normalise_env(env, out):
+    """Values that are a path of each launcher's own are compared as 'set or not'."""
+    env = dict(env)
+    if env.get("TORCHELASTIC_ERROR_FILE"):
+        env["TORCHELASTIC_ERROR_FILE"] = "<a file per worker>"
+    return {k: v.replace(out, "<out>") for k, v in env.items()}
+
+
+def differences(theirs, ours):
+    """[(kind, name, accelerate's, accel's)] for one rank."""
+    found = []
+    for kind in ("env", "state"):
+        a, b = theirs.get(kind, {}), ours.get(kind, {})
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                found.append((kind, key, a.get(key, "<unset>"), b.get(key, "<unset>")))
+    return found
+
+
+def short(value):
+    text = json.dumps(value) if not isinstance(value, str) else value
+    return text if len(text) <= 70 else text[:67] + "..."
+
+
+def check_case(case, tmp, listed, seen):
+    outs = {who: os.path.join(tmp, case.slug, who) for who in ("accelerate", "accel")}
+    results = {}
+    for who, out in outs.items():
+        os.makedirs(out)
+        codes, log = run_launcher(who, case, out, tmp)
+        ranks = read_ranks(out)
+        for rank in ranks.values():
+            rank["env"] = normalise_env(rank.get("env", {}), out)
+        results[who] = (codes, log, ranks)
+    (their_codes, their_log, theirs), (our_codes, our_log, ours) = results["accelerate"], results["accel"]
+    problems = []
+    if any(their_codes) or any(our_codes) or set(theirs) != set(ours) or not theirs:
+        problems.append(f"exit codes accelerate {their_codes}, accel {our_codes}; ranks accelerate "
+                        f"{sorted(theirs)}, accel {sorted(ours)}")
+    listed_here = set()
+    for rank in sorted(set(theirs) & set(ours)):
+        for kind, name, a, b in differences(theirs[rank], ours[rank]):
+            if (kind, name) in listed:
+                listed_here.add((kind, name))
+                seen.add((kind, name))
+            else:
+                problems.append(f"rank {rank} {kind} {name}: accelerate {short(a)}, accel {short(b)}")
+    state = next(iter(ours.values()), {}).get("state", {})
+    what = state.get("exception") or f"{state.get('distributed_type')}, {state.get('num_processes')} process(es)"
+    variables = len(next(iter(ours.values()), {}).get("env", {}))
+    print(f"{'FAIL' if problems else 'ok  '} {case.name}: {len(ours)} worker(s), {variables} variables; "
+          f"Accelerator: {short(what)}; listed differences: {', '.join(sorted(n for _, n in listed_here)) or 'none'}")
+    for p in problems[:40]:
+        print(f"       {p}")
+    if problems and (any(their_codes) or any(our_codes)):
+        print("       --- accelerate launch ---\n" + their_log[-3000:] + "\n       --- accel launch ---\n" + our_log[-3000:])
+    return not problems
+
+
+def check_list(listed, seen, ran_all):
+    """The list stays true: every entry still occurs, and the README names it."""
+    failed = 0
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    for kind, name in sorted(listed):
+        if ran_all and (kind, name) not in seen:
+            print(f"FAIL {LISTED}: {kind} {name} is listed but no case shows it any more: remove it")
+            failed += 1
+        if name not in readme:
+            print(f"FAIL README.md does not name the deliberate difference {name} (tests/peers/launch_differences.txt)")
+            failed += 1
+    return failed
+
+
+def main():
+    wanted = set(sys.argv[1:])
+    cases = [c for c in CASES if not wanted or c.name in wanted or c.slug in wanted]
+    if wanted and not cases:
+        print(f"no case named {sorted(wanted)}; cases: {', '.join(c.slug for c in CASES)}", file=sys.stderr)
+        return 2
+    missing = uncovered_flags()
+    if missing:
+        print(f"FAIL Accelerate 1.15 flags in no case of launch_cases.py (nor in NOT_LAUNCHED): {', '.join(missing)}")
+    listed, seen = load_listed(), set()
+    tmp = tempfile.mkdtemp(prefix="accel-launch-parity-")
+    passed = sum(check_case(case, tmp, listed, seen) for case in cases)
+    failed = len(cases) - passed + check_list(listed, seen, not wanted) + len(missing)
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(f"launch parity: {passed} of {len(cases)} cases the same under accel and accelerate launch, "
+          f"{len(seen)} listed differences seen")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
