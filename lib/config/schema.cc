@@ -87,7 +87,10 @@ std::vector<KeySpec> buildSchema() {
       {.path = "main_training_function", .type = T::String, .file_default = R"("main")",
        .help = "function launched on each TPU core (TPU only)",
        .prompt = "What is the name of the function in your script that should be launched in "
-                 "all parallel scripts? [main]: "},
+                 "all parallel scripts? [main]: ",
+       // Accepted as Accelerate accepts it on any launch (its wizard writes it into every file),
+       // and used by none but TPU launches: nothing to export.
+       .flag = "main_training_function"},
       {.path = "enable_cpu_affinity", .type = T::Bool, .file_default = "false",
        .help = "pin each local worker to its own contiguous share of the CPUs the launcher may use",
        .prompt = "Would you like to enable numa efficiency? (Currently only supported on NVIDIA "

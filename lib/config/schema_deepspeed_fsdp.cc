@@ -39,16 +39,19 @@ std::vector<KeySpec> deepSpeedAndFsdp() {
       {.path = "deepspeed_config.offload_optimizer_nvme_path", .type = T::String,
        .help = "NVMe path for optimizer offload",
        .prompt = "Nvme Path to offload optimizer states?", .wizard_default = R"("/nvme")",
-       .flag = "offload_optimizer_nvme_path", .exports = "ACCELERATE_DEEPSPEED_OFFLOAD_OPTIMIZER_NVME_PATH", .export_when = W::DeepSpeed, .export_case = C::Lower},
+       // Not exported: Accelerate 1.15's DeepSpeed launcher passes neither NVMe path on (its
+       // plugin then keeps its default), and its workers must see what they see there.
+       .flag = "offload_optimizer_nvme_path"},
       {.path = "deepspeed_config.offload_param_nvme_path", .type = T::String,
        .help = "NVMe path for parameter offload", .prompt = "Nvme Path to offload parameters?",
        .wizard_default = R"("/nvme")",
-       .flag = "offload_param_nvme_path", .exports = "ACCELERATE_DEEPSPEED_OFFLOAD_PARAM_NVME_PATH", .export_when = W::DeepSpeed, .export_case = C::Lower},
+       .flag = "offload_param_nvme_path"},  // not exported, as offload_optimizer_nvme_path
       {.path = "deepspeed_config.gradient_accumulation_steps", .type = T::Int,
        .help = "micro-batches per optimizer step",
        .prompt = "How many gradient accumulation steps you're passing in your script? [1]: ",
        .wizard_default = "1", .min = 1,
-       .flag = "gradient_accumulation_steps", .exports = "ACCELERATE_GRADIENT_ACCUMULATION_STEPS"},
+       // Under DeepSpeed only, as Accelerate: elsewhere its Accelerator() would take the variable.
+       .flag = "gradient_accumulation_steps", .exports = "ACCELERATE_GRADIENT_ACCUMULATION_STEPS", .export_when = W::DeepSpeed},
       {.path = "deepspeed_config.gradient_clipping", .type = T::Float,
        .help = "gradient norm clipping value",
        .prompt = "What is the gradient clipping value? [1.0]: ", .wizard_default = "1.0",
@@ -69,7 +72,7 @@ std::vector<KeySpec> deepSpeedAndFsdp() {
        .prompt = "Specify the comma-separated list of transformers MoE layer class names "
                  "(case-sensitive), e.g :  `MixtralSparseMoeBlock`, `Qwen2MoeSparseMoeBlock`, "
                  "`JetMoEAttention,JetMoEBlock` ... : ",
-       .flag = "deepspeed_moe_layer_cls_names", .exports = "ACCELERATE_DEEPSPEED_MOE_LAYER_CLS_NAMES", .export_when = W::DeepSpeed, .export_case = C::Lower},
+       .flag = "deepspeed_moe_layer_cls_names", .exports = "ACCELERATE_DEEPSPEED_MOE_LAYER_CLS_NAMES", .export_when = W::DeepSpeed},
       {.path = "deepspeed_config.deepspeed_multinode_launcher", .type = T::Enum,
        .choices = {"pdsh", "standard", "openmpi", "mvapich", "mpich", "nossh", "slurm"},
        .help = "how DeepSpeed starts processes on other machines",

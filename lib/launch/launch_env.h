@@ -32,6 +32,8 @@ inline constexpr const char* kHandledSignals = "SIGTERM,SIGINT,SIGHUP,SIGQUIT";
 inline constexpr const char* kErrorFile = "TORCHELASTIC_ERROR_FILE";
 inline constexpr const char* kNcclAsyncErrorHandling = "TORCH_NCCL_ASYNC_ERROR_HANDLING";  // "1"
 inline constexpr const char* kOmpNumThreads = "OMP_NUM_THREADS";
+inline constexpr const char* kKmpAffinity = "KMP_AFFINITY";    // CPU jobs, as Accelerate sets them
+inline constexpr const char* kKmpBlocktime = "KMP_BLOCKTIME";
 inline constexpr const char* kCudaVisibleDevices = "CUDA_VISIBLE_DEVICES";  // from gpu_ids
 inline constexpr const char* kCudaDeviceOrder = "CUDA_DEVICE_ORDER";  // the user's; shown by accel env
 

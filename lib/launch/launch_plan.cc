@@ -143,10 +143,12 @@ void parseConsole(LaunchPlan& p, const LaunchSettings& s) {
 std::string pyBool(bool v) { return v ? "True" : "False"; }
 
 // Accelerate runs one process of a non-distributed job directly (its simple launcher), not
-// through torchrun: that worker gets no RANK / LOCAL_RANK / WORLD_SIZE / MASTER_*, since with
-// LOCAL_RANK set on a GPU machine Accelerate's state picks MULTI_GPU and starts NCCL for a world of
-// one. DeepSpeed, FSDP, Megatron-LM and --multi_gpu go through torchrun even with one process.
+// through torchrun: that worker gets no RANK / LOCAL_RANK / WORLD_SIZE, since with LOCAL_RANK set
+// on a GPU machine Accelerate's state picks MULTI_GPU and starts NCCL for a world of one. DeepSpeed,
+// FSDP, Megatron-LM and --multi_gpu go through torchrun even with one process. mpirun
+// (--mpirun_hostfile) is started by that simple launcher too, and gives the ranks itself.
 bool torchrunShaped(const LaunchPlan& p, const LaunchSettings& s) {
+  if (s.has("mpirun_config.mpirun_hostfile")) return false;
   const std::string type = s.text("distributed_type");
   return p.world_size > 1 || p.num_machines > 1 || (type != "NO" && type != "MULTI_CPU");
 }
@@ -173,12 +175,18 @@ Env commonEnv(const LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f
   namespace E = launch_env;
   const bool torchrun = torchrunShaped(p, s);
   Env env = torchrun ? torchrunEnv(p, s, identity.first, per_machine) : Env{};
+  if (!torchrun && (p.world_size > 1 || p.num_machines > 1)) {  // as the simple launcher: mpirun's ranks meet here
+    env.insert(env.end(), {{E::kMasterAddr, p.master_addr}, {E::kMasterPort, std::to_string(p.master_port)}});
+  }
   env.insert(env.end(), {{E::kAccelRunId, identity.first},
                          {E::kStoreToken, identity.second},
                          {E::kOmpNumThreads, s.text("num_cpu_threads_per_process")}});
   // As Accelerate: its simple launcher (one process, and mpirun) always says; torchrun's path only
   // when the job runs on CPUs (accel's own several CPU workers).
   if (!torchrun || s.flag("use_cpu")) env.emplace_back(E::kUseCpu, pyBool(s.flag("use_cpu")));
+  if (s.flag("use_cpu")) {  // Accelerate's Intel OpenMP settings for CPU jobs (libgomp ignores them)
+    env.insert(env.end(), {{E::kKmpAffinity, "granularity=fine,compact,1,0"}, {E::kKmpBlocktime, "1"}});
+  }
   if (torchrun && envOr(f, E::kNcclAsyncErrorHandling).empty()) env.emplace_back(E::kNcclAsyncErrorHandling, "1");
   if (!p.label_host.empty()) env.emplace_back(E::kMachineName, p.label_host);
   if (!s.flag("use_cpu") && s.text("gpu_ids") != "all") env.emplace_back(E::kCudaVisibleDevices, s.text("gpu_ids"));

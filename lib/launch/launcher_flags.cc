@@ -57,7 +57,6 @@ std::vector<LauncherFlag> build() {
       {"no_tpu_cluster", "", {}, kElsewhere, "TPU pod", "TPU"},
       {"tpu_use_sudo", "", {}, kElsewhere, "TPU pod", "TPU"},
       {"vm", "", {}, kElsewhere, "TPU pod", "TPU"},
-      {"main_training_function", "", {}, kElsewhere, "TPU", "TPU"},
       {"aws_access_key_id", "", {}, kElsewhere, "SageMaker", "SageMaker"},
       {"aws_secret_access_key", "", {}, kElsewhere, "SageMaker", "SageMaker"},
   };

@@ -31,16 +31,6 @@ std::string versionText(const std::string& path) {
   return out;
 }
 
-// Per-rank variables: mpirun gives each rank its own (OMPI_COMM_WORLD_RANK, …), which the
-// runtime and Accelerate read when these are unset.
-bool perRank(const std::string& name) {
-  namespace E = launch_env;
-  for (const char* var : {E::kRank, E::kLocalRank, E::kRoleRank, E::kWorldSize, E::kLocalWorldSize, E::kRoleWorldSize}) {
-    if (name == var) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 Mpirun findMpirun(const std::string& path_env) {
@@ -65,7 +55,8 @@ void runThroughMpirun(LaunchPlan& plan, const Mpirun& mpi, bool as_root) {
                      "mpirun starts the ranks on every host of " + hostfile);
   }
   WorkerSpec one = plan.workers.at(0);
-  std::erase_if(one.env, [](const auto& kv) { return perRank(kv.first); });
+  // No RANK / LOCAL_RANK / WORLD_SIZE here (launch_plan.cc: torchrunShaped): mpirun gives each rank
+  // its own (OMPI_COMM_WORLD_RANK, …), which the runtime and Accelerate read.
   if (as_root && mpi.open_mpi) {
     one.env.emplace_back("OMPI_ALLOW_RUN_AS_ROOT", "1");
     one.env.emplace_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
@@ -77,7 +68,9 @@ void runThroughMpirun(LaunchPlan& plan, const Mpirun& mpi, bool as_root) {
                                    mpi.open_mpi ? "--npernode" : "-ppn", std::to_string(per_machine),
                                    "-n", std::to_string(plan.world_size)};
   if (mpi.open_mpi) {
-    argv.insert(argv.end(), {"--bind-to", "socket"});
+    // --noprefix: Open MPI takes an mpirun started by its absolute path as --prefix and puts that
+    // directory first on the ranks' PATH and LD_LIBRARY_PATH (/usr/bin before a venv's python).
+    argv.insert(argv.end(), {"--bind-to", "socket", "--noprefix"});
     for (const auto& [name, value] : one.env) argv.insert(argv.end(), {"-x", name});  // to the other hosts too
   }
   argv.insert(argv.end(), one.argv.begin(), one.argv.end());

@@ -22,7 +22,7 @@ from accelerate.commands.config.config_args import load_config_from_file
 from accelerate.utils import write_basic_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ACCEL = os.environ.get("ACCEL", os.path.join(ROOT, "build", "bin", "accel"))
+ACCEL = os.path.abspath(os.environ.get("ACCEL", os.path.join(ROOT, "build", "bin", "accel")))
 
 
 def flatten(d, prefix=""):

@@ -13,13 +13,13 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
+import process_group
 from launch_cases import CASES, ROOT, uncovered_flags
 
-ACCEL = os.environ.get("ACCEL", os.path.join(ROOT, "build", "bin", "accel"))
+ACCEL = os.path.abspath(os.environ.get("ACCEL", os.path.join(ROOT, "build", "bin", "accel")))
 PROBE = os.path.join(ROOT, "tests", "peers", "probe_worker.py")
 LISTED = os.path.join(ROOT, "tests", "peers", "launch_differences.txt")
 TIMEOUT = 300
@@ -54,21 +54,15 @@ def run_launcher(who, case, out, tmp):
     machine's), accel's fake NVML showing 8 GPUs (inherited by both, so no difference), and
     ACCEL_PYTHON, the interpreter accel runs a .py with (this venv's, as accelerate's workers)."""
     env = {**os.environ, "HF_HOME": os.path.join(tmp, "hf"), "ACCEL_PYTHON": sys.executable,
-           "ACCEL_NVML_LIBRARY": os.path.join(ROOT, "build", "lib", "libfake_nvml.so"), "FAKE_NVML_GPUS": "8",
+           "ACCEL_NVML_LIBRARY": os.path.join(os.path.dirname(os.path.dirname(ACCEL)), "lib", "libfake_nvml.so"),
+           "FAKE_NVML_GPUS": "8",
            "PYTHONWARNINGS": "ignore"}
-    procs = [subprocess.Popen(launcher_command(who, case, out, m), cwd=case.cwd(ROOT), env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if os.geteuid() == 0:  # Open MPI refuses root unless told; accel tells it, Accelerate does not
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    procs = [process_group.start(launcher_command(who, case, out, m), cwd=case.cwd(ROOT), env=env)
              for m in range(case.machines)]
-    logs = []
-    for p in procs:
-        try:
-            logs.append(p.communicate(timeout=TIMEOUT)[0])
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            logs.append(f"{who} launch did not end within {TIMEOUT} s")
-    codes = [p.wait() for p in procs]
-    return codes, "\n".join(logs)
+    results = [process_group.finish(p, TIMEOUT) for p in procs]
+    return [code for code, _, _ in results], "\n".join(out + err for _, out, err in results)
 
 
 def read_ranks(out):
@@ -82,11 +76,13 @@ def read_ranks(out):
 
 
 def normalise_env(env, out):
-    """Values that are a path of each launcher's own are compared as 'set or not'."""
-    env = dict(env)
-    if env.get("TORCHELASTIC_ERROR_FILE"):
-        env["TORCHELASTIC_ERROR_FILE"] = "<a file per worker>"
-    return {k: v.replace(out, "<out>") for k, v in env.items()}
+    """Values that differ from run to run whatever the launcher are compared as 'set or not':
+    a path of each launcher's own, and mpirun's own per-run variables (OMPI_*, PMIX_*)."""
+    env = {k: v.replace(out, "<out>") for k, v in env.items()}
+    for key in env:
+        if key == "TORCHELASTIC_ERROR_FILE" or key.startswith(("OMPI_", "PMIX_")):
+            env[key] = "<set>"
+    return env
 
 
 def differences(theirs, ours):
@@ -117,7 +113,8 @@ def check_case(case, tmp, listed, seen):
         results[who] = (codes, log, ranks)
     (their_codes, their_log, theirs), (our_codes, our_log, ours) = results["accelerate"], results["accel"]
     problems = []
-    if any(their_codes) or any(our_codes) or set(theirs) != set(ours) or not theirs:
+    failed_launch = any(c != 0 for c in their_codes + our_codes)  # None: killed at the timeout
+    if failed_launch or set(theirs) != set(ours) or not theirs:
         problems.append(f"exit codes accelerate {their_codes}, accel {our_codes}; ranks accelerate "
                         f"{sorted(theirs)}, accel {sorted(ours)}")
     listed_here = set()
@@ -135,7 +132,7 @@ def check_case(case, tmp, listed, seen):
           f"Accelerator: {short(what)}; listed differences: {', '.join(sorted(n for _, n in listed_here)) or 'none'}")
     for p in problems[:40]:
         print(f"       {p}")
-    if problems and (any(their_codes) or any(our_codes)):
+    if problems and failed_launch:
         print("       --- accelerate launch ---\n" + their_log[-3000:] + "\n       --- accel launch ---\n" + our_log[-3000:])
     return not problems
 
