@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/common/strings.h"
+#include "lib/launch/launch_env.h"
 
 namespace accel {
 
@@ -24,7 +25,7 @@ ErrorFiles::~ErrorFiles() {
 
 std::string ErrorFiles::pathFor(int round, int rank) {
   if (dir_.empty() && problem_.empty()) {
-    const char* tmp = ::getenv("TMPDIR");  // torchrun's choice of directory too (tempfile.mkdtemp)
+    const char* tmp = ::getenv(launch_env::kTmpDir);  // torchrun's choice too (tempfile.mkdtemp)
     std::string pattern = fmt::format("{}/accel-errors-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (::mkdtemp(pattern.data())) {
       dir_ = pattern;

@@ -68,6 +68,7 @@ inline constexpr const char* kHeartbeatTimeout = "ACCEL_HEARTBEAT_TIMEOUT";  // 
 inline constexpr const char* kHfHome = "HF_HOME";
 inline constexpr const char* kXdgCacheHome = "XDG_CACHE_HOME";
 inline constexpr const char* kHome = "HOME";
+inline constexpr const char* kTmpDir = "TMPDIR";  // where the workers' error files go (as torchrun's)
 // A SLURM job's placement (scripts/slurm/): this node, the job's nodes, and their names.
 inline constexpr const char* kSlurmJobId = "SLURM_JOB_ID";
 inline constexpr const char* kSlurmNodeId = "SLURM_NODEID";

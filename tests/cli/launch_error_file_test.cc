@@ -23,7 +23,9 @@ TEST_CASE("launch: a worker's recorded exception is the failure summary, its fil
           "[launch][supervise][failure]") {
   TempDir dir;
   auto r = run({accelBinary(), "launch", "--cpu", "--main_process_port", "0", "--num_processes", "2", envWorker(),
-                "--fail-rank", "1", "--exit-code", "1", "--record-error", "disk full", "--sleep", "30"},
+                "--fail-rank", "1", "--exit-code", "1", "--record-error", "disk full", "--sleep", "30",
+                // rank 1 fails only once every rank printed its variables (or rank 0 may be stopped first)
+                "--fail-when-up", dir.file("up")},
                {}, hermeticEnv(dir), 60000);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
