@@ -38,6 +38,10 @@ std::string ErrorFiles::pathFor(int round, int rank) {
   const fs::path dir = fs::path(dir_) / fmt::format("attempt_{}", round) / std::to_string(rank);
   std::error_code ec;
   fs::create_directories(dir, ec);
+  if (ec) {  // a path in a missing directory would make @record fail inside the worker instead
+    problem_ = fmt::format("cannot make {} for a worker's error file: {}", dir.string(), ec.message());
+    return "";
+  }
   fs::remove(dir / "error.json", ec);
   return (dir / "error.json").string();
 }

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace accel {
@@ -20,9 +21,10 @@ class ErrorFiles {
   ErrorFiles& operator=(const ErrorFiles&) = delete;
 
   // DIR/attempt_ROUND/RANK/error.json, its directories made and no file there yet; "" when the
-  // directory cannot be made (the worker then runs without one, and `problem()` says why).
+  // directory cannot be made (the worker then runs without one, and `takeProblem()` says why).
   std::string pathFor(int round, int rank);
-  const std::string& problem() const { return problem_; }
+  // Why a path was "" since the last call, or ""; the next pathFor tries again.
+  std::string takeProblem() { return std::exchange(problem_, {}); }
 
  private:
   std::string dir_;

@@ -171,9 +171,8 @@ Env torchrunEnv(const LaunchPlan& p, const LaunchSettings& s, const std::string&
 }
 
 Env commonEnv(const LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f,
-              const std::pair<std::string, std::string>& identity, int per_machine) {
+              const std::pair<std::string, std::string>& identity, int per_machine, bool torchrun) {
   namespace E = launch_env;
-  const bool torchrun = torchrunShaped(p, s);
   Env env = torchrun ? torchrunEnv(p, s, identity.first, per_machine) : Env{};
   if (!torchrun && (p.world_size > 1 || p.num_machines > 1)) {  // as the simple launcher: mpirun's ranks meet here
     env.insert(env.end(), {{E::kMasterAddr, p.master_addr}, {E::kMasterPort, std::to_string(p.master_port)}});
@@ -199,14 +198,14 @@ Env commonEnv(const LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f
 }
 
 // The worker's own: its ranks (torchrun's form only), and the restart count where it can restart.
-Env rankEnv(const LaunchPlan& p, const LaunchSettings& s, int rank, int local_rank) {
+Env rankEnv(const LaunchPlan& p, int rank, int local_rank, bool torchrun) {
   namespace E = launch_env;
   Env env;
-  if (torchrunShaped(p, s)) {
+  if (torchrun) {
     env = {{E::kRank, std::to_string(rank)}, {E::kLocalRank, std::to_string(local_rank)},
            {E::kRoleRank, std::to_string(rank)}};
   }
-  if (torchrunShaped(p, s) || p.max_restarts > 0) env.emplace_back(E::kRestartCount, "0");
+  if (torchrun || p.max_restarts > 0) env.emplace_back(E::kRestartCount, "0");
   return env;
 }
 
@@ -262,7 +261,8 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
   }
   const auto identity = runIdentity(s, f);
   p.token = identity.second;
-  const Env common = commonEnv(p, s, f, identity, per_machine);
+  const bool torchrun = torchrunShaped(p, s);  // decided once: every worker has the same form
+  const Env common = commonEnv(p, s, f, identity, per_machine, torchrun);
   const auto shares = s.flag("enable_cpu_affinity") ? splitCpus(f.usable_cpus, per_machine)
                                                     : std::vector<std::vector<int>>(static_cast<size_t>(per_machine));
   if (s.flag("enable_cpu_affinity") && f.usable_cpus.empty()) {
@@ -278,7 +278,7 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
     w.rank = p.machine_rank * per_machine + local;
     w.argv = argv;
     w.cpus = shares[static_cast<size_t>(local)];
-    w.env = rankEnv(p, s, w.rank, local);
+    w.env = rankEnv(p, w.rank, local, torchrun);
     w.env.insert(w.env.end(), common.begin(), common.end());
     addUserEnv(w.env, s, local == 0);
     std::sort(w.env.begin(), w.env.end());

@@ -98,8 +98,8 @@ class Supervisor {
         w.error_file = w.spec->label.empty() ? error_files_.pathFor(attempt, w.spec->rank) : "";
         spawnWorker(w, attempt);
       }
-      if (attempt == 0 && !error_files_.problem().empty()) {
-        say("warning: " + error_files_.problem() + "; a failure summary cannot show a worker's @record exception");
+      if (std::string problem = error_files_.takeProblem(); !problem.empty()) {
+        say("warning: " + problem + "; a failure summary cannot show a worker's @record exception");
       }
     } catch (...) {
       for (auto& w : workers_) {
