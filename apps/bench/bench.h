@@ -16,8 +16,8 @@ namespace accel::bench {
 
 struct Args {
   std::string mode = "collectives";  // or "store", "amp"
-  std::string backend = "gloo";
-  std::string op = "all_reduce";     // all_reduce | broadcast | all_gather | reduce_scatter
+  std::string backend = "auto";      // auto | shm | gloo | nccl
+  std::string op = "all_reduce";     // all_reduce | broadcast | all_gather | reduce_scatter | barrier
   DataType dtype = DataType::F32;
   std::vector<size_t> sizes;         // bytes
   int iters = 0;                     // 0: by size, as the Gloo anchor does

@@ -97,9 +97,37 @@ size_t verify(Backend& b, const std::string& op, Buffers& buf, DataType t, size_
   return wrong;
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Barrier latency: each one timed alone (the time from entering to leaving it), the maximum
+// over ranks, the median over iterations.
+int runBarrier(const Args& a, Accelerator& acc, Backend& b) {
+  const int iters = a.iters > 0 ? a.iters : 2000;
+  std::vector<double> times;
+  for (int i = 0; i < 200; ++i) b.barrier()->wait();
+  for (int i = 0; i < iters; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    b.barrier()->wait();
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  b.allReduce(cpuTensor(times.data(), times.size()), ReduceOp::Max)->wait();
+  if (!acc.isMainProcess()) return 0;
+  if (a.json) {
+    std::printf("{\"op\": \"barrier\", \"backend\": \"%s\", \"time_us\": %.3f}\n", b.name(), median(times) * 1e6);
+  } else {
+    std::printf("# accel-bench barrier  backend=%s world=%d: %.3f us (median of %d, max over ranks)\n", b.name(), b.size(),
+                median(times) * 1e6, iters);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int runCollectives(const Args& a, Accelerator& acc, Backend& b) {
+  if (a.op == "barrier") return runBarrier(a, acc, b);
   const int n = b.size();
   if (acc.isMainProcess() && !a.json) {
     std::printf("# accel-bench %s  backend=%s dtype=%s world=%d  (time: max over ranks, median over iterations)\n",
@@ -124,21 +152,19 @@ int runCollectives(const Args& a, Accelerator& acc, Backend& b) {
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     b.allReduce(cpuTensor(times.data(), times.size()), ReduceOp::Max)->wait();
-    std::sort(times.begin(), times.end());
-    double median = times[times.size() / 2];
-    if (times.size() % 2 == 0) median = (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+    const double time = median(times);
     int64_t wrong = static_cast<int64_t>(verify(b, a.op, buf, a.dtype, count));
     b.allReduce(cpuTensor(&wrong, 1), ReduceOp::Sum)->wait();
     const double payload = static_cast<double>(gathers ? count * static_cast<size_t>(n) * width : count * width);
-    const double algbw = payload / median / 1e9;
+    const double algbw = payload / time / 1e9;
     if (!acc.isMainProcess()) continue;
     if (a.json) {
-      std::printf("{\"op\": \"%s\", \"dtype\": \"%s\", \"bytes\": %.0f, \"time_us\": %.2f, \"algbw_gbps\": %.4f, "
+      std::printf("{\"op\": \"%s\", \"backend\": \"%s\", \"dtype\": \"%s\", \"bytes\": %.0f, \"time_us\": %.2f, \"algbw_gbps\": %.4f, "
                   "\"busbw_gbps\": %.4f, \"wrong\": %lld}\n",
-                  a.op.c_str(), dtypeName(a.dtype), payload, median * 1e6, algbw, algbw * busFactor(a.op, n),
+                  a.op.c_str(), b.name(), dtypeName(a.dtype), payload, time * 1e6, algbw, algbw * busFactor(a.op, n),
                   static_cast<long long>(wrong));
     } else {
-      std::printf("  %12.0f %12zu %6s %12.2f %10.4f %10.4f %8lld\n", payload, count, dtypeName(a.dtype), median * 1e6,
+      std::printf("  %12.0f %12zu %6s %12.2f %10.4f %10.4f %8lld\n", payload, count, dtypeName(a.dtype), time * 1e6,
                   algbw, algbw * busFactor(a.op, n), static_cast<long long>(wrong));
     }
     std::fflush(stdout);

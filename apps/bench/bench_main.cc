@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // accel-bench: `accel launch --cpu --num_processes 2 build/bin/accel-bench [options]`.
-//   --backend gloo|nccl  --op all_reduce|broadcast|all_gather|reduce_scatter
+//   --backend auto|shm|gloo|nccl  --op all_reduce|broadcast|all_gather|reduce_scatter|barrier
 //   --dtype f32|f64|f16|bf16|i32|i64|u8  --sizes MIN:MAX (doubling) or a,b,c (4, 64K, 1M)
 //   --iters N  --json
 //   store [--ranks N] [--ops M] [--processes]   TCPStore ops/s and barrier time for N clients
 //   amp [--sizes BYTES]                          casts and unscale+check in GB/s beside memcpy
+#include <stdlib.h>
+
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -16,6 +18,7 @@
 #include "apps/bench/bench.h"
 #include "apps/cli_parse.h"
 #include "lib/common/strings.h"
+#include "lib/launch/launch_env.h"
 #include "runtime/state/accelerator.h"
 #include "runtime/comm/nccl_backend.h"
 
@@ -62,9 +65,13 @@ Args parse(int argc, char** argv) {
   std::string sizes = "4:256M", dtype = "f32";
   CLI::App app{"accel-bench: collective, store and amp benchmarks; run it under `accel launch`", "accel-bench"};
   lastValueWins(app);
-  app.add_option("--backend", a.backend, "gloo, or nccl (CUDA memory)")->check(CLI::IsMember({"gloo", "nccl"}))->capture_default_str();
-  app.add_option("--op", a.op, "the collective")
-      ->check(CLI::IsMember({"all_reduce", "broadcast", "all_gather", "reduce_scatter"}))
+  app.add_option("--backend", a.backend,
+                 "auto (the runtime's choice: shared memory on one machine), shm (the same, an error without "
+                 "it), gloo (ACCEL_SHM=0), or nccl (CUDA memory)")
+      ->check(CLI::IsMember({"auto", "shm", "gloo", "nccl"}))
+      ->capture_default_str();
+  app.add_option("--op", a.op, "the collective (barrier: its latency alone, --sizes ignored)")
+      ->check(CLI::IsMember({"all_reduce", "broadcast", "all_gather", "reduce_scatter", "barrier"}))
       ->capture_default_str();
   app.add_option("--dtype", dtype, "f32, f64, f16, bf16, i32, i64 or u8")
       ->check(CLI::IsMember({"f32", "f64", "f16", "bf16", "i32", "i64", "u8"}))
@@ -96,8 +103,15 @@ int main(int argc, char** argv) {
   try {
     if (args.mode == "store") return runStore(args);
     if (args.mode == "amp") return runAmp(args);
+    if (args.backend == "gloo") ::setenv(launch_env::kAccelShm, "0", 1);  // before the group is made
     Accelerator acc;
-    if (args.backend == "gloo") return runCollectives(args, acc, acc.processGroup().backend());
+    Backend& cpu = acc.processGroup().backend();
+    if (args.backend == "shm" && std::string(cpu.name()).rfind("shm", 0) != 0) {
+      std::cerr << "accel-bench: error: --backend shm: this group uses " << cpu.name()
+                << " (ranks on different machines, ACCEL_SHM=0, or shared memory unavailable: see the runtime's warning)\n";
+      return 1;
+    }
+    if (args.backend != "nccl") return runCollectives(args, acc, cpu);
     if (args.backend == "nccl" && NcclBackend::available()) {
       if (acc.device().type != DeviceType::CUDA) {
         std::cerr << "accel-bench: skipped: --backend nccl needs a CUDA device, and none is visible\n";

@@ -81,6 +81,13 @@ inline constexpr const char* kSlurmJobNodeList = "SLURM_JOB_NODELIST";
 inline constexpr const char* kSlurmNodeList = "SLURM_NODELIST";
 
 // ---- what the runtime reads besides the contract above ----
+// `accel launch --debug` (Accelerate's name); ACCEL_DEBUG=INFO or DETAIL asks the same of a
+// worker started some other way: the runtime says which transport each group uses.
+inline constexpr const char* kAccelerateDebugMode = "ACCELERATE_DEBUG_MODE";
+inline constexpr const char* kAccelDebug = "ACCEL_DEBUG";
+inline constexpr const char* kAccelShm = "ACCEL_SHM";  // "0": no shared memory, Gloo for every CPU group
+// Replaces the machine identity that decides which ranks share memory (comm/host_identity.h).
+inline constexpr const char* kAccelHostId = "ACCEL_HOST_ID";
 inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";  // Gloo's interface (torch's name)
 // NCCL's bootstrap interface; the launcher sets both to the one that reaches main_process_ip.
 inline constexpr const char* kNcclSocketIfname = "NCCL_SOCKET_IFNAME";

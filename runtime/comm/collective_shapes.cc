@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/comm/collective_shapes.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "runtime/comm/work.h"
@@ -8,6 +10,18 @@
 namespace accel {
 
 std::string describeOp(const char* op, const Tensor& t) { return fmt::format("{} ({} x {})", op, dtypeName(t.dtype), t.count); }
+
+void checkCpuMemory(const Tensor& t, const char* op, const char* backend) {
+  if (t.device != DeviceType::CPU) {
+    throw CommError(fmt::format("{}: the tensor is in CUDA memory; {} work on CPU memory", op, backend),
+                    "use the NCCL backend for GPU tensors");
+  }
+}
+
+std::shared_ptr<Work> copiedLocally(const Tensor& from, const Tensor& to, size_t bytes, const std::string& description) {
+  if (bytes && from.data != to.data) std::memcpy(to.data, from.data, bytes);
+  return completedWork(description);
+}
 
 void checkAllGather(const Tensor& in, const Tensor& out, int size) {
   if (out.count != in.count * static_cast<size_t>(size)) {

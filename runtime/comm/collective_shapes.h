@@ -4,12 +4,22 @@
 // never an out-of-bounds read or write. And the one-line description Work carries. Pure.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "runtime/comm/types.h"
 
 namespace accel {
+
+class Work;
+
+// A CPU backend's check that `t` is in CPU memory ("the Gloo backend", "shared-memory collectives").
+void checkCpuMemory(const Tensor& t, const char* op, const char* backend);
+
+// A collective with nothing to exchange (a world of one, or no elements): `bytes` of `from`
+// copied to `to` unless they are the same memory; returns a finished Work.
+std::shared_ptr<Work> copiedLocally(const Tensor& from, const Tensor& to, size_t bytes, const std::string& description);
 
 // "all_gather (f32 x 1024)".
 std::string describeOp(const char* op, const Tensor& t);

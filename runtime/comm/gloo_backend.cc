@@ -117,62 +117,16 @@ GlooBackend::GlooBackend(Store& store, int rank, int size, GlooOptions options)
     throw CommError(fmt::format("gloo: rank {} of {} could not connect to its peers: {}", rank, size, e.what()),
                     "check that every rank can reach the others (GLOO_SOCKET_IFNAME selects the interface)");
   }
-  thread_ = std::thread([this] { loop(); });
+  queue_ = std::make_unique<OpQueue>(groupFailureText(rank_, size_, options_.diagnose));
 }
 
-GlooBackend::~GlooBackend() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+GlooBackend::~GlooBackend() = default;
 
 WorkPtr GlooBackend::enqueue(std::string description, std::function<void(uint32_t)> run) {
-  auto work = std::make_shared<Work>(std::move(description));
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    queue_.push_back({work, std::move(run)});
-  }
-  wake_.notify_one();
-  return work;
+  return queue_->submit(std::move(description), [this, run = std::move(run)] { run(next_tag_++); });
 }
 
-void GlooBackend::loop() {
-  while (true) {
-    Task task;
-    uint32_t tag = 0;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      task = std::move(queue_.front());
-      queue_.pop_front();
-      tag = next_tag_++;
-    }
-    if (!broken_.empty()) {
-      task.work->complete(task.work->description() + " not run: the group failed earlier: " + broken_);
-      continue;
-    }
-    try {
-      task.run(tag);
-      task.work->complete();
-    } catch (const std::exception& e) {
-      std::string cause = options_.diagnose ? options_.diagnose() : "";
-      broken_ = fmt::format("{} failed on rank {} of {}: {}{}", task.work->description(), rank_, size_, e.what(),
-                            cause.empty() ? "" : "; " + cause);
-      task.work->complete(broken_);
-    }
-  }
-}
-
-void GlooBackend::checkCpu(const Tensor& t, const char* op) const {
-  if (t.device != DeviceType::CPU) {
-    throw CommError(fmt::format("gloo {}: the tensor is in CUDA memory; the Gloo backend works on CPU memory", op),
-                    "use the NCCL backend for GPU tensors");
-  }
-}
+void GlooBackend::checkCpu(const Tensor& t, const char* op) const { checkCpuMemory(t, op, "Gloo collectives"); }
 
 
 WorkPtr GlooBackend::allReduce(Tensor t, ReduceOp op) {
@@ -204,10 +158,7 @@ WorkPtr GlooBackend::allGather(Tensor in, Tensor out) {
   checkCpu(out, "all_gather");
   checkAllGather(in, out, size_);
   auto d = describeOp("all_gather", in);
-  if (size_ == 1 || in.count == 0) {
-    if (in.count && in.data != out.data) std::memcpy(out.data, in.data, in.bytes());
-    return completedWork(d);
-  }
+  if (size_ == 1 || in.count == 0) return copiedLocally(in, out, in.bytes(), d);
   return enqueue(d, [this, in, out](uint32_t tag) {
     withWidth(in.dtype, [&](auto* typed) {
       using S = std::remove_pointer_t<decltype(typed)>;
@@ -225,10 +176,7 @@ WorkPtr GlooBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> count
   checkCpu(in, "all_gather_v");
   const size_t total = checkAllGatherV(in, out, counts, size_, rank_);
   auto d = describeOp("all_gather_v", in);
-  if (size_ == 1 || total == 0) {
-    if (in.count && in.data != out.data) std::memcpy(out.data, in.data, in.bytes());
-    return completedWork(d);
-  }
+  if (size_ == 1 || total == 0) return copiedLocally(in, out, in.bytes(), d);
   return enqueue(d, [this, in, out, counts](uint32_t tag) {
     withWidth(in.dtype, [&](auto* typed) {
       using S = std::remove_pointer_t<decltype(typed)>;
@@ -248,10 +196,7 @@ WorkPtr GlooBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
   checkReduceScatter(in, out, size_);
   auto d = describeOp("reduce_scatter", out) + " " + reduceOpName(op);
   if (out.count == 0) return completedWork(d);
-  if (size_ == 1) {
-    if (in.data != out.data) std::memcpy(out.data, in.data, out.bytes());
-    return completedWork(d);
-  }
+  if (size_ == 1) return copiedLocally(in, out, out.bytes(), d);
   return enqueue(d, [this, in, out, op](uint32_t tag) {
     std::vector<uint8_t> scratch(static_cast<const uint8_t*>(in.data), static_cast<const uint8_t*>(in.data) + in.bytes());
     Tensor all = in;
@@ -265,10 +210,7 @@ WorkPtr GlooBackend::gather(Tensor in, Tensor out, int root) {
   checkCpu(in, "gather");
   checkRooted("gather", out, in.count, size_, rank_, root);
   auto d = describeOp("gather", in) + fmt::format(" to rank {}", root);
-  if (size_ == 1 || in.count == 0) {
-    if (in.count && in.data != out.data) std::memcpy(out.data, in.data, in.bytes());
-    return completedWork(d);
-  }
+  if (size_ == 1 || in.count == 0) return copiedLocally(in, out, in.bytes(), d);
   return enqueue(d, [this, in, out, root](uint32_t tag) {
     withWidth(in.dtype, [&](auto* typed) {
       using S = std::remove_pointer_t<decltype(typed)>;
@@ -287,10 +229,7 @@ WorkPtr GlooBackend::scatter(Tensor in, Tensor out, int root) {
   checkCpu(out, "scatter");
   checkRooted("scatter", in, out.count, size_, rank_, root);
   auto d = describeOp("scatter", out) + fmt::format(" from rank {}", root);
-  if (size_ == 1 || out.count == 0) {
-    if (out.count && in.data != out.data) std::memcpy(out.data, in.data, out.bytes());
-    return completedWork(d);
-  }
+  if (size_ == 1 || out.count == 0) return copiedLocally(in, out, out.bytes(), d);
   return enqueue(d, [this, in, out, root](uint32_t tag) {
     withWidth(out.dtype, [&](auto* typed) {
       using S = std::remove_pointer_t<decltype(typed)>;

@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Collectives on CPU memory through Gloo (TCP). Operations run in submission order on one
-// worker thread per group, so all ranks issue Gloo calls in the same order and the caller never
-// blocks until it waits. After a failure the group is broken: later operations fail at once
-// with the first error. Thread-safe.
+// worker thread per group (op_queue.h), so all ranks issue Gloo calls in the same order and the
+// caller never blocks until it waits. After a failure the group is broken: later operations fail
+// at once with the first error. Thread-safe.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "lib/common/defaults.h"
 #include "runtime/comm/backend.h"
+#include "runtime/comm/op_queue.h"
 #include "runtime/store/store.h"
 
 namespace gloo::rendezvous {
@@ -35,7 +32,7 @@ class GlooBackend : public Backend {
   // Connects a full mesh of `size` ranks through `store` (which must outlive the call). Blocks
   // until every rank has joined or the store times out.
   GlooBackend(Store& store, int rank, int size, GlooOptions options);
-  ~GlooBackend() override;  // finishes queued operations, then stops the worker thread
+  ~GlooBackend() override;  // finishes queued operations
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -51,24 +48,14 @@ class GlooBackend : public Backend {
   WorkPtr barrier() override;
 
  private:
-  struct Task {
-    WorkPtr work;
-    std::function<void(uint32_t tag)> run;
-  };
   WorkPtr enqueue(std::string description, std::function<void(uint32_t tag)> run);
-  void loop();
   void checkCpu(const Tensor& t, const char* op) const;
 
   int rank_, size_;
   GlooOptions options_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Task> queue_;
-  bool stopping_ = false;
-  uint32_t next_tag_ = 1;
-  std::string broken_;  // first failure; worker thread only
-  std::thread thread_;
+  uint32_t next_tag_ = 1;  // advanced only by running operations, which the queue serialises
+  std::unique_ptr<OpQueue> queue_;  // last: destroyed (drained) first
 };
 
 }  // namespace accel

@@ -13,7 +13,7 @@
 #include "lib/common/socket.h"
 #include "lib/common/strings.h"
 #include "lib/launch/launch_env.h"
-#include "runtime/comm/gloo_backend.h"
+#include "runtime/comm/cpu_transport.h"
 #include "runtime/state/cuda_devices.h"
 #include "runtime/store/hash_store.h"
 #include "runtime/store/tcp_store.h"
@@ -23,6 +23,12 @@ namespace accel {
 
 namespace {
 
+
+bool debugRequested() {
+  const char* mode = std::getenv(launch_env::kAccelerateDebugMode);
+  const char* level = std::getenv(launch_env::kAccelDebug);
+  return (mode && toLower(mode) == "true") || (level && *level && toLower(level) != "off" && std::string(level) != "0");
+}
 
 GlooOptions glooOptions(const DistributedEnv& env, std::chrono::milliseconds timeout) {
   GlooOptions o;
@@ -79,10 +85,16 @@ Accelerator::Accelerator(AcceleratorOptions options) : env_(readDistributedEnv()
     store_ = std::make_unique<TCPStore>(env_.master_addr, env_.master_port, so);
   }
   store_->setTimeout(options.timeout);
-  GlooOptions gloo = glooOptions(env_, options.timeout);
-  gloo.diagnose = [this] { return departedRanks(*store_); };
+  CpuTransportOptions cpu;
+  cpu.gloo = glooOptions(env_, options.timeout);
+  cpu.gloo.diagnose = [this] { return departedRanks(*store_); };
+  const char* shm = std::getenv(launch_env::kAccelShm);
+  cpu.shm = !(shm && std::string(shm) == "0");
+  if (debugRequested()) {
+    cpu.log = [rank = env_.rank](const std::string& line) { std::cerr << "accel-runtime: rank " << rank << ": group of " << line << std::endl; };
+  }
   group_ = std::make_unique<ProcessGroup>(*store_, "accel/world", env_.rank, env_.world_size,
-                                          [gloo](Store& s, int r, int n) { return std::make_unique<GlooBackend>(s, r, n, gloo); });
+                                          [cpu](Store& s, int r, int n) { return makeCpuBackend(s, r, n, cpu); });
   rng_.seed(0);
 }
 

@@ -83,7 +83,9 @@ class Accelerator {
   std::vector<uint8_t> rngState() const;
   void loadRngState(const std::vector<uint8_t>& state);
 
-  ProcessGroup& processGroup() { return *group_; }  // all ranks, CPU memory (Gloo)
+  // All ranks, CPU memory: shared memory among ranks on one machine, Gloo between machines
+  // (comm/cpu_transport.h).
+  ProcessGroup& processGroup() { return *group_; }
   // All ranks, for memory on device(): NCCL on a CUDA device, else processGroup(). Made on the
   // first call, which every rank must make (it is a collective).
   ProcessGroup& deviceProcessGroup();

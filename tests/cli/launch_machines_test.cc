@@ -209,3 +209,22 @@ TEST_CASE("machines: wrong command lines are named at the join, within the join 
     CHECK(contains(r1.err, "hint: check that --main_process_ip 127.0.0.1 is machine 0's address"));
   }
 }
+
+TEST_CASE("machines: two launchers with their own host identity share memory inside each and use Gloo between",
+          "[launch][machines][shm]") {
+  TempDir dir;
+  Job job;
+  const std::vector<std::string> program = {runtimeWorker(), "helpers", dir.file("shared.txt")};
+  auto on = [&](const char* host) {
+    return hermeticEnv(dir, {{"ACCEL_HOST_ID", host}, {"ACCEL_DEBUG", "INFO"}, {"GLOO_SOCKET_IFNAME", "lo"}});
+  };
+  BackgroundProcess m0(machine(job, 0, 2, {}, program), on("machine-a"));
+  BackgroundProcess m1(machine(job, 1, 2, {}, program), on("machine-b"));
+  auto r0 = m0.wait(120000), r1 = m1.wait(120000);
+  INFO(r0.out << r0.err << "\n---\n" << r1.out << r1.err);
+  CHECK(r0.exit_code == 0);
+  CHECK(r1.exit_code == 0);
+  CHECK(contains(r0.err, "group of 4 ranks, 2 hosts: ranks 0,1 | 2,3: shared memory within a host"));
+  CHECK_FALSE(contains(r0.out + r1.out, "FAIL "));
+  CHECK(contains(r1.out, "rank 3] ok gather"));  // "[HOST:rank 3]"
+}

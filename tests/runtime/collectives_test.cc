@@ -105,7 +105,7 @@ TEST_CASE("work: errors and misuse are reported, not hidden", "[comm][gloo][fail
                         Catch::Contains("output holds 1 elements, expected 2 x 1"));
       Tensor gpu = cpuTensor(&x, 1);
       gpu.device = DeviceType::CUDA;
-      CHECK_THROWS_WITH(b.allReduce(gpu, ReduceOp::Sum), Catch::Contains("the Gloo backend works on CPU memory"));
+      CHECK_THROWS_WITH(b.allReduce(gpu, ReduceOp::Sum), Catch::Contains("Gloo collectives work on CPU memory"));
     }
     auto w = b.barrier();
     w->wait();

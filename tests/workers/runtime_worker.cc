@@ -4,6 +4,9 @@
 //                                 "FAIL NAME: why" per helper; exit 1 if any failed
 //   runtime_worker die RANK       all ranks all-reduce; RANK exits in the middle; the others
 //                                 print the error they get ("error: …") and exit 3
+//   runtime_worker reduce-loop    all ranks all-reduce 16 MiB until one fails (to be SIGKILLed):
+//                                 "looping" once started, "round N" every 10 all-reduces, then
+//                                 "error: …" and exit 3
 //   runtime_worker save-loop DIR  saves checkpoints of steps 1, 2, … forever (to be SIGKILLed)
 //   runtime_worker check DIR      loads DIR's latest checkpoint, checks every byte; prints the step
 //   runtime_worker barrier RANK   prints "rank R round N past barrier at T" (T: wall clock, s)
@@ -115,6 +118,21 @@ int die(Accelerator& acc, int victim) {
   return 0;
 }
 
+int reduceLoop(Accelerator& acc) {
+  std::vector<float> data(4 << 20, 1.0f);  // many chunks: a kill lands inside a collective
+  acc.reduce(data, ReduceOp::Max);
+  std::cout << "looping" << std::endl;
+  try {
+    for (long round = 1;; ++round) {
+      for (int i = 0; i < 10; ++i) acc.reduce(data, ReduceOp::Max);
+      std::cout << "round " << round << std::endl;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << std::endl;
+    return 3;
+  }
+}
+
 double wallClock() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -211,11 +229,12 @@ int main(int argc, char** argv) {
     Accelerator acc(options);
     if (mode == "helpers" && argc > 2) return helpers(acc, argv[2]);
     if (mode == "die" && argc > 2) return die(acc, std::atoi(argv[2]));
+    if (mode == "reduce-loop") return reduceLoop(acc);
     if (mode == "save-loop" && argc > 2) return saveLoop(acc, argv[2]);
     if (mode == "barrier" && argc > 2) return barrierMark(acc, std::atoi(argv[2]));
     if (mode == "check" && argc > 2) return check(acc, argv[2]);
     if (mode == "nccl-stall" && argc > 2) return ncclStall(acc, std::atoi(argv[2]));
-    std::cerr << "usage: runtime_worker helpers FILE | die RANK | barrier RANK | save-loop DIR | check DIR | nccl-stall S" << std::endl;
+    std::cerr << "usage: runtime_worker helpers FILE | die RANK | reduce-loop | barrier RANK | save-loop DIR | check DIR | nccl-stall S" << std::endl;
     return 64;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// Collectives of a group spread over several machines with several ranks on some of them: each
+// host's ranks meet over shared memory (or whatever `local` is), one leader per host (its lowest
+// rank) meets the other leaders over Gloo. An all_reduce reduces inside each host, then among
+// the leaders, then each leader broadcasts inside its host: the slow network carries each
+// host's data once instead of once per rank, and every rank receives the leaders' bits, so all
+// ranks agree exactly. The other collectives are made of the same three kinds of step (their
+// data crosses the network once per host too). Operations run in order on their own queue.
+#pragma once
+
+#include <memory>
+
+#include "runtime/comm/backend.h"
+#include "runtime/comm/host_identity.h"
+#include "runtime/comm/op_queue.h"
+
+namespace accel {
+
+class HierarchicalBackend : public Backend {
+ public:
+  // `local`: this host's ranks, in the layout's order; `leaders`: the hosts' leaders in host
+  // order, on leaders only (null elsewhere).
+  HierarchicalBackend(int rank, HostLayout layout, std::unique_ptr<Backend> local, std::unique_ptr<Backend> leaders,
+                      std::function<std::string()> diagnose);
+  ~HierarchicalBackend() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(layout_.host_of.size()); }
+  const char* name() const override { return "shm+gloo"; }
+
+  WorkPtr allReduce(Tensor data, ReduceOp op) override;
+  WorkPtr broadcast(Tensor data, int root) override;
+  WorkPtr allGather(Tensor input, Tensor output) override;
+  WorkPtr allGatherV(Tensor input, Tensor output, std::vector<size_t> counts) override;
+  WorkPtr reduceScatter(Tensor input, Tensor output, ReduceOp op) override;
+  WorkPtr gather(Tensor input, Tensor output, int root) override;
+  WorkPtr scatter(Tensor input, Tensor output, int root) override;
+  WorkPtr barrier() override;
+
+ private:
+  void runAllReduce(Tensor t, ReduceOp op);
+  void runBroadcast(Tensor t, int root);
+  void runAllGatherV(Tensor in, Tensor out, const std::vector<size_t>& counts);
+  int host() const { return layout_.host_of[static_cast<size_t>(rank_)]; }
+
+  int rank_;
+  HostLayout layout_;
+  std::unique_ptr<Backend> local_, leaders_;
+  std::unique_ptr<OpQueue> queue_;  // last: drained first
+};
+
+}  // namespace accel

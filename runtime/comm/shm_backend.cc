@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/comm/shm_backend.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "runtime/comm/collective_shapes.h"
+#include "runtime/comm/reduce_ops.h"
+
+namespace accel {
+
+namespace {
+
+// Operations up to this size run on the caller's thread when the queue is idle (op_queue.h).
+constexpr size_t kSmallBytes = 64 << 10;
+
+uint8_t* bytesOf(const Tensor& t) { return static_cast<uint8_t*>(t.data); }
+
+// memcpy, except that an empty copy may name a null buffer (a rank with nothing to give).
+void copy(void* to, const void* from, size_t bytes) {
+  if (bytes) std::memcpy(to, from, bytes);
+}
+
+// Member m's slice [first, second) of a chunk of n elements: equal shares, boundaries on 64-byte
+// lines so that no two members write the same cache line.
+std::pair<size_t, size_t> sliceOf(size_t n, int m, int members, size_t width) {
+  const size_t line = std::max<size_t>(1, 64 / width);
+  auto edge = [&](int k) { return k == members ? n : n * static_cast<size_t>(k) / static_cast<size_t>(members) / line * line; };
+  return {edge(m), edge(m + 1)};
+}
+
+// dst = src(0) op src(1) op … in member order, so every member's slice comes out the same way.
+template <typename Source>
+void reduceInOrder(uint8_t* dst, Source src, int members, size_t n, DataType t, ReduceOp op) {
+  if (n == 0) return;
+  const ReduceFunction f = reduceFunction(t, op);
+  f(dst, src(0), src(1), n);
+  for (int q = 2; q < members; ++q) f(dst, dst, src(q), n);
+  if (op == ReduceOp::Avg) finishAverage({dst, n, t}, members);
+}
+
+void checkCpu(const Tensor& t, const char* op) { checkCpuMemory(t, op, "shared-memory collectives"); }
+
+}  // namespace
+
+std::unique_ptr<ShmBackend> ShmBackend::create(Store& store, int rank, int size, ShmOptions options, std::string& why_not) {
+  auto seg = ShmSegment::open(store, rank, size, options.slot_bytes, why_not);
+  if (!seg) return nullptr;
+  return std::unique_ptr<ShmBackend>(new ShmBackend(std::move(seg), rank, size, std::move(options)));
+}
+
+ShmBackend::ShmBackend(std::unique_ptr<ShmSegment> segment, int rank, int size, ShmOptions options)
+    : rank_(rank), size_(size), options_(std::move(options)), seg_(std::move(segment)),
+      steps_(*seg_, rank, [&] {
+        std::vector<int> names = options_.names;
+        if (names.empty()) {
+          names.resize(static_cast<size_t>(size));
+          std::iota(names.begin(), names.end(), 0);
+        }
+        return names;
+      }(), options_.timeout) {
+  const int shown = options_.names.empty() ? rank : options_.names[static_cast<size_t>(rank)];
+  queue_ = std::make_unique<OpQueue>(groupFailureText(shown, size, options_.diagnose));
+}
+
+ShmBackend::~ShmBackend() = default;
+
+WorkPtr ShmBackend::submit(std::string description, size_t bytes, std::function<void()> run) {
+  return queue_->submit(std::move(description), std::move(run), bytes <= kSmallBytes);
+}
+
+// Chunk k: copy in (all but this member's own slice, which it reads in place) → step → copy out
+// chunk k-1's result, reduce this member's slice of chunk k into the result area → step → …
+void ShmBackend::runAllReduce(Tensor t, ReduceOp op) {
+  const size_t width = dtypeSize(t.dtype), per = seg_->slotBytes() / width;
+  const size_t chunks = (t.count + per - 1) / per;
+  uint8_t* data = bytesOf(t);
+  auto extent = [&](size_t k) { return std::min(per, t.count - k * per); };
+  for (size_t k = 0; k <= chunks; ++k) {
+    if (k < chunks) {
+      const auto [lo, hi] = sliceOf(extent(k), rank_, size_, width);
+      uint8_t* slot = seg_->slot(rank_, steps_.writeParity());
+      const uint8_t* in = data + k * per * width;
+      copy(slot, in, lo * width);
+      copy(slot + hi * width, in + hi * width, (extent(k) - hi) * width);
+    }
+    steps_.sync();
+    const int p = steps_.readParity();
+    if (k > 0) copy(data + (k - 1) * per * width, seg_->result(p), extent(k - 1) * width);
+    if (k == chunks) break;
+    const auto [lo, hi] = sliceOf(extent(k), rank_, size_, width);
+    const uint8_t* mine = data + (k * per + lo) * width;
+    reduceInOrder(seg_->result(steps_.writeParity()) + lo * width,
+                  [&](int q) { return q == rank_ ? mine : seg_->slot(q, p) + lo * width; }, size_, hi - lo, t.dtype, op);
+  }
+}
+
+// The root fills every slot of a parity at once (one area of size * slotBytes()).
+void ShmBackend::runBroadcast(Tensor t, int root) {
+  const size_t width = dtypeSize(t.dtype), per = seg_->slotBytes() * static_cast<size_t>(size_) / width;
+  uint8_t* data = bytesOf(t);
+  for (size_t off = 0; off < t.count; off += per) {
+    const size_t n = std::min(per, t.count - off);
+    if (rank_ == root) copy(seg_->slots(steps_.writeParity()), data + off * width, n * width);
+    steps_.sync();
+    if (rank_ != root) copy(data + off * width, seg_->slots(steps_.readParity()), n * width);
+  }
+}
+
+void ShmBackend::runAllGatherV(Tensor in, Tensor out, const std::vector<size_t>& counts, int root) {
+  const size_t width = dtypeSize(in.dtype), per = seg_->slotBytes() / width;
+  std::vector<size_t> displ(counts.size(), 0);
+  std::partial_sum(counts.begin(), counts.end() - 1, displ.begin() + 1);
+  const size_t longest = *std::max_element(counts.begin(), counts.end());
+  auto piece = [&](size_t count, size_t off) { return count > off ? std::min(per, count - off) : 0; };
+  for (size_t off = 0; off < longest; off += per) {
+    copy(seg_->slot(rank_, steps_.writeParity()), bytesOf(in) + off * width, piece(in.count, off) * width);
+    steps_.sync();
+    if (root >= 0 && rank_ != root) continue;
+    for (int q = 0; q < size_; ++q) {
+      const size_t n = piece(counts[static_cast<size_t>(q)], off);
+      copy(bytesOf(out) + (displ[static_cast<size_t>(q)] + off) * width, seg_->slot(q, steps_.readParity()), n * width);
+    }
+  }
+}
+
+// Each member's slot holds one piece for every member; member m reduces piece m of every slot.
+void ShmBackend::runReduceScatter(Tensor in, Tensor out, ReduceOp op) {
+  const size_t width = dtypeSize(in.dtype), m = out.count;
+  const size_t per = std::max<size_t>(1, seg_->slotBytes() / width / static_cast<size_t>(size_));
+  for (size_t off = 0; off < m; off += per) {
+    const size_t n = std::min(per, m - off);
+    uint8_t* slot = seg_->slot(rank_, steps_.writeParity());
+    for (int q = 0; q < size_; ++q) {
+      if (q != rank_) copy(slot + q * per * width, bytesOf(in) + (q * m + off) * width, n * width);
+    }
+    steps_.sync();
+    const uint8_t* mine = bytesOf(in) + (rank_ * m + off) * width;
+    const size_t at = static_cast<size_t>(rank_) * per * width;
+    reduceInOrder(bytesOf(out) + off * width,
+                  [&](int q) { return q == rank_ ? mine : seg_->slot(q, steps_.readParity()) + at; }, size_, n, in.dtype, op);
+  }
+}
+
+void ShmBackend::runScatter(Tensor in, Tensor out, int root) {
+  const size_t width = dtypeSize(out.dtype), per = seg_->slotBytes() / width;
+  for (size_t off = 0; off < out.count; off += per) {
+    const size_t n = std::min(per, out.count - off);
+    if (rank_ == root) {
+      for (int q = 0; q < size_; ++q) {
+        copy(seg_->slot(q, steps_.writeParity()), bytesOf(in) + (q * out.count + off) * width, n * width);
+      }
+    }
+    steps_.sync();
+    copy(bytesOf(out) + off * width, seg_->slot(rank_, steps_.readParity()), n * width);
+  }
+}
+
+WorkPtr ShmBackend::allReduce(Tensor t, ReduceOp op) {
+  checkCpu(t, "all_reduce");
+  auto d = describeOp("all_reduce", t) + " " + reduceOpName(op);
+  if (size_ == 1 || t.count == 0) return completedWork(d);
+  return submit(d, t.bytes(), [this, t, op] { runAllReduce(t, op); });
+}
+
+WorkPtr ShmBackend::broadcast(Tensor t, int root) {
+  checkCpu(t, "broadcast");
+  if (root < 0 || root >= size_) throw CommError(fmt::format("broadcast: root {} is not a rank of this group of {}", root, size_));
+  auto d = describeOp("broadcast", t) + fmt::format(" from rank {}", root);
+  if (size_ == 1 || t.count == 0) return completedWork(d);
+  return submit(d, t.bytes(), [this, t, root] { runBroadcast(t, root); });
+}
+
+WorkPtr ShmBackend::allGather(Tensor in, Tensor out) {
+  checkAllGather(in, out, size_);
+  return allGatherV(in, out, std::vector<size_t>(static_cast<size_t>(size_), in.count));
+}
+
+WorkPtr ShmBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> counts) {
+  checkCpu(in, "all_gather_v");
+  checkCpu(out, "all_gather_v");
+  const size_t total = checkAllGatherV(in, out, counts, size_, rank_);
+  auto d = describeOp("all_gather_v", in);
+  if (size_ == 1 || total == 0) return copiedLocally(in, out, in.bytes(), d);
+  return submit(d, out.bytes(), [this, in, out, counts] { runAllGatherV(in, out, counts, -1); });
+}
+
+WorkPtr ShmBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
+  checkCpu(in, "reduce_scatter");
+  checkCpu(out, "reduce_scatter");
+  checkReduceScatter(in, out, size_);
+  auto d = describeOp("reduce_scatter", out) + " " + reduceOpName(op);
+  if (out.count == 0) return completedWork(d);
+  if (size_ == 1) return copiedLocally(in, out, out.bytes(), d);
+  return submit(d, in.bytes(), [this, in, out, op] { runReduceScatter(in, out, op); });
+}
+
+WorkPtr ShmBackend::gather(Tensor in, Tensor out, int root) {
+  checkCpu(in, "gather");
+  checkRooted("gather", out, in.count, size_, rank_, root);
+  auto d = describeOp("gather", in) + fmt::format(" to rank {}", root);
+  if (size_ == 1 || in.count == 0) return copiedLocally(in, out, in.bytes(), d);
+  std::vector<size_t> counts(static_cast<size_t>(size_), in.count);
+  return submit(d, in.bytes() * static_cast<size_t>(size_),
+                [this, in, out, counts, root] { runAllGatherV(in, out, counts, root); });
+}
+
+WorkPtr ShmBackend::scatter(Tensor in, Tensor out, int root) {
+  checkCpu(out, "scatter");
+  checkRooted("scatter", in, out.count, size_, rank_, root);
+  auto d = describeOp("scatter", out) + fmt::format(" from rank {}", root);
+  if (size_ == 1 || out.count == 0) return copiedLocally(in, out, out.bytes(), d);
+  return submit(d, out.bytes() * static_cast<size_t>(size_), [this, in, out, root] { runScatter(in, out, root); });
+}
+
+WorkPtr ShmBackend::barrier() {
+  if (size_ == 1) return completedWork("barrier");
+  return submit("barrier", 0, [this] { steps_.sync(); });
+}
+
+}  // namespace accel

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// The barrier the members of a shared-memory segment meet at between the phases of every
+// collective. Each member counts its steps in its own cache line; sync() publishes the next one
+// and waits until every other member has reached it: a short spin first (both members usually
+// arrive within a microsecond or two), then sleep on the laggard's counter as a futex, because
+// on a machine with few cores a spinning rank steals the core its peer needs to get there.
+// While it sleeps it watches that member: a member whose process exited, or the timeout, ends
+// the wait with a CommError naming it, never a hang. A socket's close would say the same for
+// Gloo; shared memory has no such signal, so liveness comes from the peer's pidfd.
+// Used by one thread at a time (the group's operation queue serialises them).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/comm/shm_segment.h"
+
+namespace accel {
+
+class ShmSteps {
+ public:
+  // `names[m]`: member m's rank as the messages should call it (its rank in the group).
+  ShmSteps(ShmSegment& segment, int member, std::vector<int> names, std::chrono::milliseconds timeout);
+
+  void sync();
+  // The parity of the areas written before the next sync() and read after it (shm_backend.cc).
+  int writeParity() const { return static_cast<int>((step_ + 1) & 1u); }
+  int readParity() const { return static_cast<int>(step_ & 1u); }
+
+ private:
+  void waitFor(int m, uint32_t step);
+  bool reached(int m, uint32_t step) const;
+  [[noreturn]] void fail(int m, uint32_t step, const std::string& why) const;
+
+  ShmSegment& seg_;
+  int me_;
+  std::vector<int> names_;
+  std::chrono::milliseconds timeout_;
+  uint32_t step_ = 0;
+};
+
+}  // namespace accel
