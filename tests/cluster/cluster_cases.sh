@@ -159,17 +159,17 @@ case_unreachable_main() {
   ((bad == 0)) || { show_logs noreach; show_logs notmine; show_logs wrongport; return 1; }
 }
 
-# accel-train with checkpoints: an uninterrupted run of 6 on one host, then 3 hosts x 2 whose
+# accel-train with checkpoints: an uninterrupted run of 3 hosts x 2 emulated on one host
+# (layout_run: the same order of sums), then 3 hosts x 2 whose
 # worker on host 2 is SIGKILLed once a checkpoint exists; one shared directory, as the hosts share
 # /tmp as a cluster shares its file system.
 case_restart() {
   local bad=0 k t0 victim ref got train=("$build/bin/accel-train" --steps 200 --checkpoint_every 25 --log_every 0)
   t0=$EPOCHREALTIME
-  timeout -k 5 60 "$build/bin/accel" launch --cpu --quiet --num_processes 6 --main_process_port 0 \
-    "${train[@]}" --checkpoint_dir "$work/ckpt-ref" --resume >"$work/restart-ref.log" 2>&1 ||
+  layout_run restart-ref 3 6 "${train[@]}" --checkpoint_dir "$work/ckpt-ref" --resume ||
     { echo "the one-host reference run failed"; show_logs restart-ref; return 1; }
   ref=$(crc_in "$work/restart-ref.log")
-  echo "one host x 6, uninterrupted: weights crc32 $ref ($(since "$t0") s)"
+  echo "3 hosts x 2 emulated on one host, uninterrupted: weights crc32 $ref ($(since "$t0") s)"
   expect_in "$work/restart-ref.log" "no checkpoint in $work/ckpt-ref yet: starting from step 0" \
     "checkpoint saved at step 25:"
 
@@ -194,7 +194,7 @@ case_restart() {
   expect_in "$work/restart.h0.log" "no checkpoint in $work/ckpt yet: starting from step 0" "resumed from step"
   grep -o 'resumed from step [0-9]*' "$work/restart.h0.log" || true
   got=$(crc_in "$work/restart.h0.log")
-  echo "weights crc32: 3 hosts x 2 with a restart = ${got:-none}, one host x 6 = $ref"
+  echo "weights crc32: 3 hosts x 2 with a restart = ${got:-none}, emulated uninterrupted = $ref"
   [[ -n $ref && $got == "$ref" ]] || bad=1
   ((bad == 0)) || { show_logs restart; return 1; }
 }

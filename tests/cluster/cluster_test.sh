@@ -3,8 +3,9 @@
 # cluster_test.sh - multi-machine `accel launch` on a cluster of network namespaces
 # (tests/cluster/netns_cluster.sh): every host runs its own launcher, as on real machines, and
 # the ranks meet over a bridge, not loopback.
-#   train_2x2, train_4x2  accel-train over Gloo on 2 hosts x 2 and 4 hosts x 2 processes ends
-#                         with the same weights CRC as the same world on one host
+#   train_2x2, train_4x2  accel-train on 2 hosts x 2 and 4 hosts x 2 processes (shared memory
+#                         inside a host, Gloo between) ends with the same weights CRC as the
+#                         same layout emulated on one host (ACCEL_HOST_ID per launcher)
 #   ddp_2x2               tests/python/ddp_gloo.py (PyTorch DDP, Gloo) on 2 hosts x 2 processes
 #   the rest              the launchers' job channel: failure_propagation, vanished_machine,
 #                         unreachable_main, restart, dry_run (tests/cluster/cluster_cases.sh)
@@ -180,26 +181,42 @@ check_hosts_empty() {
 
 crc_in() { sed -n 's/.*weights crc32 \([0-9a-f]\{8\}\).*/\1/p' "$1" | tail -n 1; }
 
-# One host, plain `accel launch` in the root namespace: the reference for WORLD processes.
-reference_run() {
-  timeout -k 5 60 "$build/bin/accel" launch --cpu --quiet --num_processes "$1" \
-    --main_process_port 0 "$build/bin/accel-train" --steps "$STEPS" --log_every 0 >"$work/ref$1.log" 2>&1
+# layout_run TAG H WORLD ARGS...: the reference for a job of H hosts in the root namespace: H
+# launchers, each with its own ACCEL_HOST_ID, so the runtime groups the ranks as it does on the
+# real hosts (shared memory inside a host, Gloo between hosts' leaders) and the sums come out in
+# the same order. Log of machine 0: $work/TAG.log.
+layout_run() {
+  local tag=$1 h=$2 world=$3 k rc=0 pids=()
+  shift 3
+  take_port
+  for ((k = 0; k < h; k++)); do
+    ACCEL_HOST_ID=emulated-$k timeout -k 5 60 "$build/bin/accel" launch --cpu --quiet --num_machines "$h" \
+      --machine_rank "$k" --num_processes "$world" --main_process_ip 127.0.0.1 --main_process_port "$port" \
+      "$@" >"$work/$tag$([[ $k == 0 ]] || echo ".m$k").log" 2>&1 &
+    pids+=($!)
+  done
+  for k in "${pids[@]}"; do wait "$k" || rc=$?; done
+  return "$rc"
 }
 
-# case_train H P: accel-train on H hosts x P processes vs the same world on one host.
+reference_run() { layout_run "ref$2" "$1" "$2" "$build/bin/accel-train" --steps "$STEPS" --log_every 0; }
+
+# case_train H P: accel-train on H hosts x P processes vs the same layout emulated on one host.
 case_train() {
   local h=$1 p=$2 world=$(($1 * $2)) tag=train$(($1 * $2)) ref got
-  reference_run "$world" || { echo "the one-host reference run failed"; show_logs "ref$world"; return 1; }
+  reference_run "$h" "$world" || { echo "the one-host reference run failed"; show_logs "ref$world"; return 1; }
   ref=$(crc_in "$work/ref$world.log")
   [[ -n $ref ]] || { echo "no weights CRC in the reference run"; show_logs "ref$world"; return 1; }
-  if ! launch_hosts "$tag" "$h" "$world" 60 "$build/bin/accel-train" --steps "$STEPS" --log_every 0; then
+  if ! ACCEL_DEBUG=INFO launch_hosts "$tag" "$h" "$world" 60 "$build/bin/accel-train" --steps "$STEPS" --log_every 0; then
     echo "the $h-host run failed"; show_logs "$tag"; return 1
   fi
   got=$(crc_in "$work/$tag.h0.log")
   if ! grep -q "after $STEPS steps ($world processes" "$work/$tag.h0.log"; then
     echo "host 0 does not report $world processes"; show_logs "$tag"; return 1
   fi
-  echo "weights crc32: $h hosts x $p = $got, one host x $world = $ref"
+  grep -q "shared memory within a host" "$work/$tag.h0.log" ||
+    { echo "host 0's rank 0 did not report shared memory within hosts"; show_logs "$tag"; return 1; }
+  echo "weights crc32: $h hosts x $p = $got, the same layout emulated on one host = $ref"
   [[ $got == "$ref" ]]
 }
 

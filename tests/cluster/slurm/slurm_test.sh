@@ -30,8 +30,8 @@
 #   4. accel: scripts/slurm/sbatch_cpu_2x2.sh (ACCEL=BUILD_DIR/bin/accel)
 #      running accel-train --steps 30 --log_every 0 --profile on 2 nodes x 2
 #      CPU processes, placement from SLURM's variables only: COMPLETED 0:0,
-#      weights CRC = `accel launch --cpu --num_processes 4 accel-train --steps
-#      30 --log_every 0` on one host, ranks 0,1 on h0 and 2,3 on h1 (output
+#      weights CRC = the same 2 x 2 layout emulated on one host (two launchers
+#      with their own ACCEL_HOST_ID), ranks 0,1 on h0 and 2,3 on h1 (output
 #      prefixes), each launcher's SLURM and `network:` notes.
 #   5. accel scancel: the template running accel-train --steps 1000000; once
 #      both launchers and all 4 workers run, scancel; passes when within
