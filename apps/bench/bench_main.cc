@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (args.backend != "nccl") return runCollectives(args, acc, cpu);
-    if (args.backend == "nccl" && NcclBackend::available()) {
+    if (NcclBackend::available()) {
       if (acc.device().type != DeviceType::CUDA) {
         std::cerr << "accel-bench: skipped: --backend nccl needs a CUDA device, and none is visible\n";
         return 0;

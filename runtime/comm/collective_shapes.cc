@@ -38,6 +38,12 @@ size_t checkAllGatherV(const Tensor& in, const Tensor& out, const std::vector<si
   return total;
 }
 
+std::vector<size_t> offsetsOf(const std::vector<size_t>& counts) {
+  std::vector<size_t> offsets(counts.size(), 0);
+  for (size_t r = 1; r < counts.size(); ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
+  return offsets;
+}
+
 void checkReduceScatter(const Tensor& in, const Tensor& out, int size) {
   if (in.count != out.count * static_cast<size_t>(size)) {
     throw CommError(fmt::format("reduce_scatter: input holds {} elements, expected {} x {}", in.count, size, out.count));

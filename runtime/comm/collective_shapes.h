@@ -27,6 +27,8 @@ std::string describeOp(const char* op, const Tensor& t);
 void checkAllGather(const Tensor& in, const Tensor& out, int size);
 // Returns the total of `counts`.
 size_t checkAllGatherV(const Tensor& in, const Tensor& out, const std::vector<size_t>& counts, int size, int rank);
+// Where each rank's part starts in an all_gather_v output: the running sum of `counts`.
+std::vector<size_t> offsetsOf(const std::vector<size_t>& counts);
 void checkReduceScatter(const Tensor& in, const Tensor& out, int size);
 // `chunk` is the per-rank element count; on the root, `whole` must hold size * chunk.
 void checkRooted(const char* op, const Tensor& whole, size_t chunk, int size, int rank, int root);

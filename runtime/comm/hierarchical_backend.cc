@@ -61,8 +61,7 @@ void HierarchicalBackend::runAllGatherV(Tensor in, Tensor out, const std::vector
   local_->allGatherV(in, bufferView(block, in.dtype), mine)->wait();
   if (leaders_) leaders_->allGatherV(bufferView(block, in.dtype), bufferView(all, in.dtype), host_totals)->wait();
   if (everything) local_->broadcast(bufferView(all, in.dtype), 0)->wait();
-  std::vector<size_t> displ(counts.size(), 0);
-  std::partial_sum(counts.begin(), counts.end() - 1, displ.begin() + 1);
+  const std::vector<size_t> displ = offsetsOf(counts);
   size_t at = 0;
   for (const auto& ranks : layout_.hosts) {
     for (int r : ranks) {

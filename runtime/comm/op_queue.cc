@@ -42,7 +42,7 @@ WorkPtr OpQueue::submit(std::string description, std::function<void()> run, bool
 void OpQueue::loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
-    wake_.wait(lock, [this] { return (stopping_ && !running_) || (!queue_.empty() && !running_); });
+    wake_.wait(lock, [this] { return !running_ && (stopping_ || !queue_.empty()); });
     if (queue_.empty()) return;
     Task task = std::move(queue_.front());
     queue_.pop_front();

@@ -49,21 +49,17 @@ void checkCpu(const Tensor& t, const char* op) { checkCpuMemory(t, op, "shared-m
 std::unique_ptr<ShmBackend> ShmBackend::create(Store& store, int rank, int size, ShmOptions options, std::string& why_not) {
   auto seg = ShmSegment::open(store, rank, size, options.slot_bytes, why_not);
   if (!seg) return nullptr;
+  if (options.names.empty()) {
+    options.names.resize(static_cast<size_t>(size));
+    std::iota(options.names.begin(), options.names.end(), 0);
+  }
   return std::unique_ptr<ShmBackend>(new ShmBackend(std::move(seg), rank, size, std::move(options)));
 }
 
 ShmBackend::ShmBackend(std::unique_ptr<ShmSegment> segment, int rank, int size, ShmOptions options)
     : rank_(rank), size_(size), options_(std::move(options)), seg_(std::move(segment)),
-      steps_(*seg_, rank, [&] {
-        std::vector<int> names = options_.names;
-        if (names.empty()) {
-          names.resize(static_cast<size_t>(size));
-          std::iota(names.begin(), names.end(), 0);
-        }
-        return names;
-      }(), options_.timeout) {
-  const int shown = options_.names.empty() ? rank : options_.names[static_cast<size_t>(rank)];
-  queue_ = std::make_unique<OpQueue>(groupFailureText(shown, size, options_.diagnose));
+      steps_(*seg_, rank, options_.names, options_.timeout) {
+  queue_ = std::make_unique<OpQueue>(groupFailureText(options_.names[static_cast<size_t>(rank)], size, options_.diagnose));
 }
 
 ShmBackend::~ShmBackend() = default;
@@ -112,8 +108,7 @@ void ShmBackend::runBroadcast(Tensor t, int root) {
 
 void ShmBackend::runAllGatherV(Tensor in, Tensor out, const std::vector<size_t>& counts, int root) {
   const size_t width = dtypeSize(in.dtype), per = seg_->slotBytes() / width;
-  std::vector<size_t> displ(counts.size(), 0);
-  std::partial_sum(counts.begin(), counts.end() - 1, displ.begin() + 1);
+  const std::vector<size_t> displ = offsetsOf(counts);
   const size_t longest = *std::max_element(counts.begin(), counts.end());
   auto piece = [&](size_t count, size_t off) { return count > off ? std::min(per, count - off) : 0; };
   for (size_t off = 0; off < longest; off += per) {

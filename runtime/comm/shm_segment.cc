@@ -74,59 +74,72 @@ void ShmSegment::map(int fd) {
   base_ = static_cast<uint8_t*>(p);
 }
 
-std::unique_ptr<ShmSegment> ShmSegment::open(Store& store, int member, int members, size_t slot_bytes,
-                                             std::string& why_not) {
-  std::unique_ptr<ShmSegment> seg(new ShmSegment(members, slot_bytes));
+// The first member: creates the segment, tells the others where it is, keeps it open until each
+// has mapped it or given up, then announces the group's answer. Returns this member's problem.
+std::string ShmSegment::create(Store& store) {
   std::string problem;
-  if (member == 0) {
-    int fd = createMemfd(seg->total_bytes_, problem);
-    uint64_t nonce = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
-    if (fd >= 0) {
+  struct Closing {  // also when the store times out: the fd must not outlive this call
+    int fd;
+    ~Closing() {
+      if (fd >= 0) ::close(fd);
+    }
+  } memfd{createMemfd(total_bytes_, problem)};
+  const uint64_t nonce = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
+  if (memfd.fd >= 0) {
+    try {
+      map(memfd.fd);
+      *reinterpret_cast<Header*>(base_) = Header{kMagic, nonce, static_cast<uint32_t>(members_), slot_bytes_};
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+  }
+  store.set("segment", toBytes(problem.empty() ? fmt::format("{} {} {}", ::getpid(), memfd.fd, nonce) : "-"));
+  std::vector<std::string> keys;
+  for (int m = 1; m < members_; ++m) keys.push_back(fmt::format("mapped/{}", m));
+  store.wait(keys);
+  for (int m = 1; m < members_ && problem.empty(); ++m) {
+    std::string answer = toString(store.get(keys[static_cast<size_t>(m - 1)]));
+    if (answer != "ok") problem = fmt::format("member {}: {}", m, answer);
+  }
+  store.set("decision", toBytes(problem.empty() ? "ok" : problem));
+  return problem;
+}
+
+// Another member: maps the creator's segment through /proc and reports how it went; returns the
+// creator's answer for the whole group ("" when every member has it).
+std::string ShmSegment::attach(Store& store, int member) {
+  std::string problem;
+  std::istringstream where(toString(store.get("segment")));
+  long pid = 0;
+  int fd = -1;
+  uint64_t nonce = 0;
+  if (!(where >> pid >> fd >> nonce)) {
+    problem = "the first member could not create it";
+  } else {
+    const std::string path = fmt::format("/proc/{}/fd/{}", pid, fd);
+    const int mine = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (mine < 0) {
+      problem = errnoText(("open " + path).c_str());
+    } else {
       try {
-        seg->map(fd);
-        auto* h = reinterpret_cast<Header*>(seg->base_);
-        *h = Header{kMagic, nonce, static_cast<uint32_t>(members), slot_bytes};
+        map(mine);
+        auto* h = reinterpret_cast<const Header*>(base_);
+        if (h->magic != kMagic || h->nonce != nonce) problem = path + " is not this group's segment (another PID namespace?)";
       } catch (const std::exception& e) {
         problem = e.what();
       }
+      ::close(mine);
     }
-    store.set("segment", toBytes(problem.empty() ? fmt::format("{} {} {}", ::getpid(), fd, nonce) : "-"));
-    std::vector<std::string> keys;
-    for (int m = 1; m < members; ++m) keys.push_back(fmt::format("mapped/{}", m));
-    store.wait(keys);  // the segment stays reachable until every member has it (or gave up)
-    if (fd >= 0) ::close(fd);
-    for (int m = 1; m < members && problem.empty(); ++m) {
-      std::string answer = toString(store.get(keys[static_cast<size_t>(m - 1)]));
-      if (answer != "ok") problem = fmt::format("member {}: {}", m, answer);
-    }
-    store.set("decision", toBytes(problem.empty() ? "ok" : problem));
-  } else {
-    std::istringstream where(toString(store.get("segment")));
-    long pid = 0;
-    int fd = -1;
-    uint64_t nonce = 0;
-    if (!(where >> pid >> fd >> nonce)) {
-      problem = "the first member could not create it";
-    } else {
-      const std::string path = fmt::format("/proc/{}/fd/{}", pid, fd);
-      int mine = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-      if (mine < 0) {
-        problem = errnoText(("open " + path).c_str());
-      } else {
-        try {
-          seg->map(mine);
-          auto* h = reinterpret_cast<const Header*>(seg->base_);
-          if (h->magic != kMagic || h->nonce != nonce) problem = path + " is not this group's segment (another PID namespace?)";
-        } catch (const std::exception& e) {
-          problem = e.what();
-        }
-        ::close(mine);
-      }
-    }
-    store.set(fmt::format("mapped/{}", member), toBytes(problem.empty() ? "ok" : problem));
-    std::string decision = toString(store.get("decision"));  // the creator's word, for everyone
-    problem = decision == "ok" ? "" : decision;
   }
+  store.set(fmt::format("mapped/{}", member), toBytes(problem.empty() ? "ok" : problem));
+  const std::string decision = toString(store.get("decision"));
+  return decision == "ok" ? "" : decision;
+}
+
+std::unique_ptr<ShmSegment> ShmSegment::open(Store& store, int member, int members, size_t slot_bytes,
+                                             std::string& why_not) {
+  std::unique_ptr<ShmSegment> seg(new ShmSegment(members, slot_bytes));
+  const std::string problem = member == 0 ? seg->create(store) : seg->attach(store, member);
   if (!problem.empty()) {
     why_not = problem;
     return nullptr;

@@ -53,6 +53,8 @@ class ShmSegment {
 
  private:
   ShmSegment(int members, size_t slot_bytes);
+  std::string create(Store& store);
+  std::string attach(Store& store, int member);
   void map(int fd);
   void watchPeers();
 
