@@ -12,9 +12,10 @@ inline constexpr int kMainProcessPort = 29500;
 
 // A store operation or rendezvous (torch's TCPStore: 300 s).
 inline constexpr std::chrono::milliseconds kStoreTimeout = std::chrono::seconds(300);
-// The Accelerator's rendezvous and collectives (Accelerate's InitProcessGroupKwargs leaves
-// torch's default; a C++ worker gets a shorter one so a lost peer is named within minutes).
-inline constexpr std::chrono::milliseconds kAcceleratorTimeout = std::chrono::minutes(5);
+// The Accelerator's rendezvous and collectives: how long one waits for its peers before it fails
+// naming them (--collective_timeout, ACCEL_COLLECTIVE_TIMEOUT; in Python, InitProcessGroupKwargs'
+// timeout). torch's NCCL default: a lost peer is named within minutes, not Gloo's half hour.
+inline constexpr std::chrono::milliseconds kCollectiveTimeout = std::chrono::minutes(10);
 // One Gloo collective (torch.distributed's default process-group timeout).
 inline constexpr std::chrono::milliseconds kGlooTimeout = std::chrono::minutes(30);
 // One NCCL collective before the watchdog aborts the communicator (torch's NCCL default).
@@ -31,6 +32,9 @@ inline constexpr double kHeartbeatTimeoutSeconds = 30;
 
 // Seconds between SIGTERM and SIGKILL when the launcher stops workers (--grace_period).
 inline constexpr double kGracePeriodSeconds = 10;
+
+// A duration as the seconds flags and ACCEL_* variables speak.
+inline double seconds(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000; }
 
 // A setting in seconds (flags and ACCEL_* variables take decimals) as a duration for clocks.
 inline std::chrono::milliseconds fromSeconds(double seconds) {

@@ -6,7 +6,9 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <dirent.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -218,6 +220,40 @@ std::vector<std::string> ownAddresses() {
   }
   ::freeifaddrs(all);
   return out;
+}
+
+std::string endpointText(const void* sockaddr_storage_ptr) {
+  const auto* addr = static_cast<const sockaddr_storage*>(sockaddr_storage_ptr);
+  char text[INET6_ADDRSTRLEN] = {};
+  if (addr->ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(addr);
+    ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
+    return std::string(text) + ":" + std::to_string(ntohs(in->sin_port));
+  }
+  if (addr->ss_family == AF_INET6) {
+    const auto* in = reinterpret_cast<const sockaddr_in6*>(addr);
+    ::inet_ntop(AF_INET6, &in->sin6_addr, text, sizeof text);
+    return "[" + std::string(text) + "]:" + std::to_string(ntohs(in->sin6_port));
+  }
+  return "";
+}
+
+int shutdownSocketsAt(const std::vector<std::string>& locals) {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (!dir) return 0;
+  int done = 0;
+  while (dirent* entry = ::readdir(dir)) {
+    const auto fd = parseInt(entry->d_name);
+    struct stat st {};
+    if (!fd || *fd == ::dirfd(dir) || ::fstat(static_cast<int>(*fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    if (::getsockname(static_cast<int>(*fd), reinterpret_cast<sockaddr*>(&addr), &len) != 0) continue;
+    if (std::find(locals.begin(), locals.end(), endpointText(&addr)) == locals.end()) continue;
+    if (::shutdown(static_cast<int>(*fd), SHUT_RDWR) == 0) ++done;
+  }
+  ::closedir(dir);
+  return done;
 }
 
 }  // namespace accel::net

@@ -57,4 +57,14 @@ std::string resolveIPv4(const std::string& host);
 // Every IPv4 address of this machine's interfaces but loopback ("eth0 10.0.0.1").
 std::vector<std::string> ownAddresses();
 
+// "IP:PORT" ("127.0.0.1:29500", "[::1]:29500") of a socket address; "" for another family.
+std::string endpointText(const void* sockaddr_storage_ptr);
+
+// Shuts down, both ways, every TCP socket of this process whose local endpoint is one of
+// `locals` (endpointText's form); returns how many. For ending connections a library owns when
+// its API cannot (Gloo's, comm/gloo_backend.cc): its I/O thread then reads end-of-file, and so
+// does the other end. A descriptor closed and reused between the check and the shutdown would
+// be missed or, if reused by a socket at the same endpoint, shut down too: both harmless there.
+int shutdownSocketsAt(const std::vector<std::string>& locals);
+
 }  // namespace accel::net

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The job channel's settings (launch_settings.h: resolveJobChannel): flag > ACCEL_* variable >
-// default, and torchrun's --rdzv_conf join_timeout.
+// The job channel's settings and the workers' collective timeout (launch_settings.h:
+// resolveJobChannel): flag > ACCEL_* variable > default, and torchrun's --rdzv_conf join_timeout.
 #include <optional>
 
 #include <fmt/format.h>
@@ -73,6 +73,16 @@ void resolveJobChannel(LaunchSettings& s, const LaunchOptions& o, const LaunchFa
   }
   s.set("join_timeout", defaults::kJoinTimeoutSeconds, "default");
   if (o.rdzv_conf) readRdzvConf(s, *o.rdzv_conf);
+  // The workers read ACCEL_COLLECTIVE_TIMEOUT themselves; checked here so a bad value stops the
+  // launch (exit 2) instead of every worker.
+  if (o.collective_timeout) {
+    s.set("collective_timeout", seconds(*o.collective_timeout, fmt::format("{}", *o.collective_timeout), "--collective_timeout"),
+          "command line");
+  } else if (const std::string v = env(launch_env::kCollectiveTimeout); !v.empty()) {
+    s.set("collective_timeout", seconds(v, launch_env::kCollectiveTimeout), "environment");
+  } else {
+    s.set("collective_timeout", defaults::seconds(defaults::kCollectiveTimeout), "default");
+  }
 }
 
 }  // namespace accel

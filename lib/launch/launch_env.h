@@ -63,6 +63,8 @@ inline constexpr const char* kNvmlLibrary = "ACCEL_NVML_LIBRARY";  // NVML to dl
 inline constexpr const char* kCudaLibrary = "ACCEL_CUDA_LIBRARY";  // libcuda to dlopen (tests: a fake)
 inline constexpr const char* kJobPort = "ACCEL_JOB_PORT";  // --job_port
 inline constexpr const char* kHeartbeatTimeout = "ACCEL_HEARTBEAT_TIMEOUT";  // --heartbeat_timeout
+// Seconds a collective waits for its peers (--collective_timeout; read by the runtime).
+inline constexpr const char* kCollectiveTimeout = "ACCEL_COLLECTIVE_TIMEOUT";
 // Where Accelerate's default_config.yaml lives: $HF_HOME/accelerate, else
 // ${XDG_CACHE_HOME:-$HOME/.cache}/huggingface/accelerate.
 inline constexpr const char* kHfHome = "HF_HOME";

@@ -180,6 +180,9 @@ Env commonEnv(const LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f
   env.insert(env.end(), {{E::kAccelRunId, identity.first},
                          {E::kStoreToken, identity.second},
                          {E::kOmpNumThreads, s.text("num_cpu_threads_per_process")}});
+  if (s.origin("collective_timeout") == "command line") {  // from the environment, workers inherit it
+    env.emplace_back(E::kCollectiveTimeout, fmt::format("{:g}", s.value("collective_timeout").get<double>()));
+  }
   // As Accelerate: its simple launcher (one process, and mpirun) always says; torchrun's path only
   // when the job runs on CPUs (accel's own several CPU workers).
   if (!torchrun || s.flag("use_cpu")) env.emplace_back(E::kUseCpu, pyBool(s.flag("use_cpu")));

@@ -45,6 +45,9 @@ std::vector<LauncherFlag> build() {
       {"heartbeat_timeout", "", &O::heartbeat_timeout, kLauncher,
        "several machines: seconds without word from a machine's launcher before it counts as lost and the job stops "
        "(default: $ACCEL_HEARTBEAT_TIMEOUT, else 30)"},
+      {"collective_timeout", "", &O::collective_timeout, kLauncher,
+       "seconds a worker's collective waits for its peers before it fails naming them (default: "
+       "$ACCEL_COLLECTIVE_TIMEOUT, else 600; the counterpart of InitProcessGroupKwargs(timeout=...))"},
       {"env", "", &O::env, kLauncher,
        "KEY=VALUE set in every worker's environment, repeatable (as if exported before `accel launch`; accel's own "
        "variables win)"},

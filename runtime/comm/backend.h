@@ -33,6 +33,11 @@ class Backend {
   // `input` (root only) holds size() * output.count elements; rank r gets chunk r.
   virtual WorkPtr scatter(Tensor input, Tensor output, int root) = 0;
   virtual WorkPtr barrier() = 0;
+
+  // This rank will not finish the operation it is in (a part of it that went through another
+  // backend failed): peers waiting on it here should fail now, naming it, not at their timeout.
+  // A transport whose failures its peers see anyway (a closed socket) need do nothing.
+  virtual void abandon() {}
 };
 
 }  // namespace accel

@@ -70,15 +70,23 @@ std::unique_ptr<Backend> makeCpuBackend(Store& store, int rank, int size, const 
     return local;
   }
   std::unique_ptr<Backend> leaders;
+  PrefixStore between("leaders", store);
+  std::vector<int> leader_ranks;
+  for (const auto& ranks : layout.hosts) leader_ranks.push_back(ranks.front());
+  const int hosts = static_cast<int>(layout.hosts.size());
   if (members.front() == rank) {
-    PrefixStore between("leaders", store);
-    leaders = std::make_unique<GlooBackend>(between, host, static_cast<int>(layout.hosts.size()), o.gloo);
+    GlooOptions gloo = o.gloo;
+    gloo.names = leader_ranks;
+    leaders = std::make_unique<GlooBackend>(between, host, hosts, gloo);
   }
+  // Every rank reads the leaders' verdict: a non-leader's own error is only "its leader gave up".
+  auto verdict = std::make_shared<CallWatch>(between, host, hosts, leader_ranks);
   if (o.log && rank == 0) {
     o.log(fmt::format("{} ranks, {}: {} within a host (the first host's transport), Gloo between hosts' leaders",
                       size, layout.describe(), transport));
   }
-  return std::make_unique<HierarchicalBackend>(rank, layout, std::move(local), std::move(leaders), o.gloo.diagnose);
+  return std::make_unique<HierarchicalBackend>(rank, layout, std::move(local), std::move(leaders), o.gloo.diagnose,
+                                               [verdict] { return verdict->verdict(); });
 }
 
 }  // namespace accel

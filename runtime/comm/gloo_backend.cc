@@ -15,7 +15,9 @@
 #include <gloo/scatter.h>
 #include <gloo/transport/pair.h>
 #include <gloo/transport/tcp/device.h>
+#include <gloo/transport/tcp/address.h>
 
+#include "lib/common/socket.h"
 #include "runtime/comm/collective_shapes.h"
 #include "runtime/comm/reduce_ops.h"
 
@@ -64,19 +66,23 @@ void withWidth(DataType t, F&& f) {
 // weak_ptr::expired(), a relaxed load) orders nothing, which is what ThreadSanitizer reported.
 // The group is broken after a failure anyway; closed pairs also fail the peers' pending
 // operations at once instead of at their timeout.
+void closePairs(gloo::Context& ctx) {
+  for (int r = 0; r < ctx.size; ++r) {
+    if (r == ctx.rank) continue;
+    try {
+      if (auto& pair = ctx.getPair(r)) pair->close();
+    } catch (...) {
+      // A pair that cannot be closed is one Gloo never connected: nothing to order against.
+    }
+  }
+}
+
 template <typename Run>
 void runGuarded(gloo::Context& ctx, Run&& run) {
   try {
     run();
   } catch (...) {
-    for (int r = 0; r < ctx.size; ++r) {
-      if (r == ctx.rank) continue;
-      try {
-        if (auto& pair = ctx.getPair(r)) pair->close();
-      } catch (...) {
-        // A pair that cannot be closed is one Gloo never connected: nothing to order against.
-      }
-    }
+    closePairs(ctx);
     throw;
   }
 }
@@ -117,13 +123,42 @@ GlooBackend::GlooBackend(Store& store, int rank, int size, GlooOptions options)
     throw CommError(fmt::format("gloo: rank {} of {} could not connect to its peers: {}", rank, size, e.what()),
                     "check that every rank can reach the others (GLOO_SOCKET_IFNAME selects the interface)");
   }
-  queue_ = std::make_unique<OpQueue>(groupFailureText(rank_, size_, options_.diagnose));
+  watch_ = std::make_unique<CallWatch>(store, rank_, size_, options_.names);
+  queue_ = std::make_unique<OpQueue>(groupFailureText(rank_, size_, options_.diagnose, [this] { return watch_->verdict(); }),
+                                     OpQueue::Watch{watch_.get(), [this] { abortRunning(); }});
 }
 
 GlooBackend::~GlooBackend() = default;
 
-WorkPtr GlooBackend::enqueue(std::string description, std::function<void(uint32_t)> run) {
-  return queue_->submit(std::move(description), [this, run = std::move(run)] { run(next_tag_++); });
+// Each operation's Gloo tag is its call's fingerprint: ranks that made different calls never
+// exchange bytes (they wait on different tags until the watch names them), and consecutive
+// operations still get distinct tags.
+WorkPtr GlooBackend::enqueue(const CollectiveCall& call, std::function<void(uint32_t)> run) {
+  return queue_->submit(call, [run = std::move(run)](const CollectiveCall& numbered) {
+    const uint64_t f = numbered.fingerprint();
+    run(static_cast<uint32_t>(f ^ (f >> 32)));
+  });
+}
+
+// Ends the running operation with an error at once, here and at the peers. Pair::close() would
+// fail only the peers' pending operations: this rank's own pending receive would wait out its
+// timeout. A shutdown() of the sockets this rank accepted makes the pairs' I/O thread read
+// end-of-file on both sides, which fails every pending operation at once; the connections this
+// rank opened are the peers' to shut down, as each rank does once it learns the verdict.
+void GlooBackend::abortRunning() {
+  std::vector<std::string> mine;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    try {
+      if (const auto& pair = context_->getPair(r)) {
+        const auto* address = dynamic_cast<const gloo::transport::tcp::Address*>(&pair->address());
+        if (address) mine.push_back(net::endpointText(&address->getSockaddr()));
+      }
+    } catch (...) {
+      // Never connected: nothing to end.
+    }
+  }
+  net::shutdownSocketsAt(mine);
 }
 
 void GlooBackend::checkCpu(const Tensor& t, const char* op) const { checkCpuMemory(t, op, "Gloo collectives"); }
@@ -131,16 +166,16 @@ void GlooBackend::checkCpu(const Tensor& t, const char* op) const { checkCpuMemo
 
 WorkPtr GlooBackend::allReduce(Tensor t, ReduceOp op) {
   checkCpu(t, "all_reduce");
-  auto d = describeOp("all_reduce", t) + " " + reduceOpName(op);
-  if (size_ == 1 || t.count == 0) return completedWork(d);
-  return enqueue(d, [this, t, op](uint32_t tag) { runAllReduce(context_, t, op, tag, options_.timeout); });
+  const auto call = CollectiveCall::reduction(CallKind::AllReduce, t, op);
+  if (size_ == 1 || t.count == 0) return completedWork(call.describe());
+  return enqueue(call, [this, t, op](uint32_t tag) { runAllReduce(context_, t, op, tag, options_.timeout); });
 }
 
 WorkPtr GlooBackend::broadcast(Tensor t, int root) {
   checkCpu(t, "broadcast");
-  auto d = describeOp("broadcast", t) + fmt::format(" from rank {}", root);
-  if (size_ == 1 || t.count == 0) return completedWork(d);
-  return enqueue(d, [this, t, root](uint32_t tag) {
+  const auto call = CollectiveCall::rooted(CallKind::Broadcast, t, root);
+  if (size_ == 1 || t.count == 0) return completedWork(call.describe());
+  return enqueue(call, [this, t, root](uint32_t tag) {
     withWidth(t.dtype, [&](auto* typed) {
       using S = std::remove_pointer_t<decltype(typed)>;
       gloo::BroadcastOptions o(context_);
@@ -157,9 +192,9 @@ WorkPtr GlooBackend::allGather(Tensor in, Tensor out) {
   checkCpu(in, "all_gather");
   checkCpu(out, "all_gather");
   checkAllGather(in, out, size_);
-  auto d = describeOp("all_gather", in);
-  if (size_ == 1 || in.count == 0) return copiedLocally(in, out, in.bytes(), d);
-  return enqueue(d, [this, in, out](uint32_t tag) {
+  const auto call = CollectiveCall::of(CallKind::AllGather, in.dtype, in.count);
+  if (size_ == 1 || in.count == 0) return copiedLocally(in, out, in.bytes(), call.describe());
+  return enqueue(call, [this, in, out](uint32_t tag) {
     withWidth(in.dtype, [&](auto* typed) {
       using S = std::remove_pointer_t<decltype(typed)>;
       gloo::AllgatherOptions o(context_);
@@ -175,9 +210,9 @@ WorkPtr GlooBackend::allGather(Tensor in, Tensor out) {
 WorkPtr GlooBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> counts) {
   checkCpu(in, "all_gather_v");
   const size_t total = checkAllGatherV(in, out, counts, size_, rank_);
-  auto d = describeOp("all_gather_v", in);
-  if (size_ == 1 || total == 0) return copiedLocally(in, out, in.bytes(), d);
-  return enqueue(d, [this, in, out, counts](uint32_t tag) {
+  const auto call = CollectiveCall::of(CallKind::AllGatherV, in.dtype, total);
+  if (size_ == 1 || total == 0) return copiedLocally(in, out, in.bytes(), call.describe());
+  return enqueue(call, [this, in, out, counts](uint32_t tag) {
     withWidth(in.dtype, [&](auto* typed) {
       using S = std::remove_pointer_t<decltype(typed)>;
       gloo::AllgathervOptions o(context_);
@@ -194,10 +229,10 @@ WorkPtr GlooBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> count
 WorkPtr GlooBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
   checkCpu(in, "reduce_scatter");
   checkReduceScatter(in, out, size_);
-  auto d = describeOp("reduce_scatter", out) + " " + reduceOpName(op);
-  if (out.count == 0) return completedWork(d);
-  if (size_ == 1) return copiedLocally(in, out, out.bytes(), d);
-  return enqueue(d, [this, in, out, op](uint32_t tag) {
+  const auto call = CollectiveCall::reduction(CallKind::ReduceScatter, out, op);
+  if (out.count == 0) return completedWork(call.describe());
+  if (size_ == 1) return copiedLocally(in, out, out.bytes(), call.describe());
+  return enqueue(call, [this, in, out, op](uint32_t tag) {
     std::vector<uint8_t> scratch(static_cast<const uint8_t*>(in.data), static_cast<const uint8_t*>(in.data) + in.bytes());
     Tensor all = in;
     all.data = scratch.data();
@@ -209,9 +244,9 @@ WorkPtr GlooBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
 WorkPtr GlooBackend::gather(Tensor in, Tensor out, int root) {
   checkCpu(in, "gather");
   checkRooted("gather", out, in.count, size_, rank_, root);
-  auto d = describeOp("gather", in) + fmt::format(" to rank {}", root);
-  if (size_ == 1 || in.count == 0) return copiedLocally(in, out, in.bytes(), d);
-  return enqueue(d, [this, in, out, root](uint32_t tag) {
+  const auto call = CollectiveCall::rooted(CallKind::Gather, in, root);
+  if (size_ == 1 || in.count == 0) return copiedLocally(in, out, in.bytes(), call.describe());
+  return enqueue(call, [this, in, out, root](uint32_t tag) {
     withWidth(in.dtype, [&](auto* typed) {
       using S = std::remove_pointer_t<decltype(typed)>;
       gloo::GatherOptions o(context_);
@@ -228,9 +263,9 @@ WorkPtr GlooBackend::gather(Tensor in, Tensor out, int root) {
 WorkPtr GlooBackend::scatter(Tensor in, Tensor out, int root) {
   checkCpu(out, "scatter");
   checkRooted("scatter", in, out.count, size_, rank_, root);
-  auto d = describeOp("scatter", out) + fmt::format(" from rank {}", root);
-  if (size_ == 1 || out.count == 0) return copiedLocally(in, out, out.bytes(), d);
-  return enqueue(d, [this, in, out, root](uint32_t tag) {
+  const auto call = CollectiveCall::rooted(CallKind::Scatter, out, root);
+  if (size_ == 1 || out.count == 0) return copiedLocally(in, out, out.bytes(), call.describe());
+  return enqueue(call, [this, in, out, root](uint32_t tag) {
     withWidth(out.dtype, [&](auto* typed) {
       using S = std::remove_pointer_t<decltype(typed)>;
       gloo::ScatterOptions o(context_);
@@ -250,7 +285,7 @@ WorkPtr GlooBackend::scatter(Tensor in, Tensor out, int root) {
 
 WorkPtr GlooBackend::barrier() {
   if (size_ == 1) return completedWork("barrier");
-  return enqueue("barrier", [this](uint32_t tag) {
+  return enqueue(CollectiveCall{}, [this](uint32_t tag) {
     gloo::BarrierOptions o(context_);
     o.setTag(tag);
     o.setTimeout(options_.timeout);

@@ -2,7 +2,8 @@
 // Collectives on CPU memory through Gloo (TCP). Operations run in submission order on one
 // worker thread per group (op_queue.h), so all ranks issue Gloo calls in the same order and the
 // caller never blocks until it waits. After a failure the group is broken: later operations fail
-// at once with the first error. Thread-safe.
+// at once with the first error. Ranks that call different collectives (call_watch.h) fail within
+// about two seconds, every one with a message listing what each called. Thread-safe.
 #pragma once
 
 #include <functional>
@@ -25,6 +26,7 @@ struct GlooOptions {
   std::chrono::milliseconds timeout = defaults::kGlooTimeout;  // per collective
   // After a failure: a sentence naming what is known about the cause (e.g. a departed rank).
   std::function<std::string()> diagnose;
+  std::vector<int> names;  // how messages call each member (default: its rank in this group)
 };
 
 class GlooBackend : public Backend {
@@ -48,13 +50,14 @@ class GlooBackend : public Backend {
   WorkPtr barrier() override;
 
  private:
-  WorkPtr enqueue(std::string description, std::function<void(uint32_t tag)> run);
+  WorkPtr enqueue(const CollectiveCall& call, std::function<void(uint32_t tag)> run);
+  void abortRunning();  // from the watch thread: ranks' calls differ
   void checkCpu(const Tensor& t, const char* op) const;
 
   int rank_, size_;
   GlooOptions options_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
-  uint32_t next_tag_ = 1;  // advanced only by running operations, which the queue serialises
+  std::unique_ptr<CallWatch> watch_;
   std::unique_ptr<OpQueue> queue_;  // last: destroyed (drained) first
 };
 

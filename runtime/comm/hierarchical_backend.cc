@@ -22,12 +22,26 @@ Tensor bufferView(std::vector<uint8_t>& buf, DataType t) { return {buf.data(), b
 }  // namespace
 
 HierarchicalBackend::HierarchicalBackend(int rank, HostLayout layout, std::unique_ptr<Backend> local,
-                                         std::unique_ptr<Backend> leaders, std::function<std::string()> diagnose)
+                                         std::unique_ptr<Backend> leaders, std::function<std::string()> diagnose,
+                                         std::function<std::string()> verdict)
     : rank_(rank), layout_(std::move(layout)), local_(std::move(local)), leaders_(std::move(leaders)) {
-  queue_ = std::make_unique<OpQueue>(groupFailureText(rank_, size(), std::move(diagnose)));
+  queue_ = std::make_unique<OpQueue>(groupFailureText(rank_, size(), std::move(diagnose), std::move(verdict)));
 }
 
 HierarchicalBackend::~HierarchicalBackend() = default;
+
+// A leader whose step between hosts failed gives up its host's step too, so the ranks of its
+// host waiting there fail now rather than at their timeout.
+WorkPtr HierarchicalBackend::submit(const CollectiveCall& call, std::function<void()> run) {
+  return queue_->submit(call, [this, run = std::move(run)](const CollectiveCall&) {
+    try {
+      run();
+    } catch (...) {
+      local_->abandon();
+      throw;
+    }
+  });
+}
 
 // Avg travels as a sum and is divided by the whole group's size at the end, on every rank alike.
 void HierarchicalBackend::runAllReduce(Tensor t, ReduceOp op) {
@@ -74,17 +88,17 @@ void HierarchicalBackend::runAllGatherV(Tensor in, Tensor out, const std::vector
 
 WorkPtr HierarchicalBackend::allReduce(Tensor t, ReduceOp op) {
   checkCpuMemory(t, "all_reduce", kWhat);
-  auto d = describeOp("all_reduce", t) + " " + reduceOpName(op);
-  if (t.count == 0) return completedWork(d);
-  return queue_->submit(d, [this, t, op] { runAllReduce(t, op); });
+  const auto call = CollectiveCall::reduction(CallKind::AllReduce, t, op);
+  if (t.count == 0) return completedWork(call.describe());
+  return submit(call, [this, t, op] { runAllReduce(t, op); });
 }
 
 WorkPtr HierarchicalBackend::broadcast(Tensor t, int root) {
   checkCpuMemory(t, "broadcast", kWhat);
   if (root < 0 || root >= size()) throw CommError(fmt::format("broadcast: root {} is not a rank of this group of {}", root, size()));
-  auto d = describeOp("broadcast", t) + fmt::format(" from rank {}", root);
-  if (t.count == 0) return completedWork(d);
-  return queue_->submit(d, [this, t, root] { runBroadcast(t, root); });
+  const auto call = CollectiveCall::rooted(CallKind::Broadcast, t, root);
+  if (t.count == 0) return completedWork(call.describe());
+  return submit(call, [this, t, root] { runBroadcast(t, root); });
 }
 
 WorkPtr HierarchicalBackend::allGather(Tensor in, Tensor out) {
@@ -96,9 +110,9 @@ WorkPtr HierarchicalBackend::allGatherV(Tensor in, Tensor out, std::vector<size_
   checkCpuMemory(in, "all_gather_v", kWhat);
   checkCpuMemory(out, "all_gather_v", kWhat);
   const size_t total = checkAllGatherV(in, out, counts, size(), rank_);
-  auto d = describeOp("all_gather_v", in);
-  if (total == 0) return completedWork(d);
-  return queue_->submit(d, [this, in, out, counts] { runAllGatherV(in, out, counts); });
+  const auto call = CollectiveCall::of(CallKind::AllGatherV, in.dtype, total);
+  if (total == 0) return completedWork(call.describe());
+  return submit(call, [this, in, out, counts] { runAllGatherV(in, out, counts); });
 }
 
 // As Gloo's: all-reduce a copy, keep this rank's chunk.
@@ -106,9 +120,9 @@ WorkPtr HierarchicalBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
   checkCpuMemory(in, "reduce_scatter", kWhat);
   checkCpuMemory(out, "reduce_scatter", kWhat);
   checkReduceScatter(in, out, size());
-  auto d = describeOp("reduce_scatter", out) + " " + reduceOpName(op);
-  if (out.count == 0) return completedWork(d);
-  return queue_->submit(d, [this, in, out, op] {
+  const auto call = CollectiveCall::reduction(CallKind::ReduceScatter, out, op);
+  if (out.count == 0) return completedWork(call.describe());
+  return submit(call, [this, in, out, op] {
     std::vector<uint8_t> all(bytesOf(in), bytesOf(in) + in.bytes());
     runAllReduce(bufferView(all, in.dtype), op);
     std::memcpy(out.data, all.data() + static_cast<size_t>(rank_) * out.bytes(), out.bytes());
@@ -118,9 +132,9 @@ WorkPtr HierarchicalBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
 WorkPtr HierarchicalBackend::gather(Tensor in, Tensor out, int root) {
   checkCpuMemory(in, "gather", kWhat);
   checkRooted("gather", out, in.count, size(), rank_, root);
-  auto d = describeOp("gather", in) + fmt::format(" to rank {}", root);
-  if (in.count == 0) return completedWork(d);
-  return queue_->submit(d, [this, in, out, root] {
+  const auto call = CollectiveCall::rooted(CallKind::Gather, in, root);
+  if (in.count == 0) return completedWork(call.describe());
+  return submit(call, [this, in, out, root] {
     std::vector<uint8_t> all(in.bytes() * static_cast<size_t>(size()));
     runAllGatherV(in, bufferView(all, in.dtype), std::vector<size_t>(static_cast<size_t>(size()), in.count));
     if (rank_ == root) std::memcpy(out.data, all.data(), all.size());
@@ -131,9 +145,9 @@ WorkPtr HierarchicalBackend::gather(Tensor in, Tensor out, int root) {
 WorkPtr HierarchicalBackend::scatter(Tensor in, Tensor out, int root) {
   checkCpuMemory(out, "scatter", kWhat);
   checkRooted("scatter", in, out.count, size(), rank_, root);
-  auto d = describeOp("scatter", out) + fmt::format(" from rank {}", root);
-  if (out.count == 0) return completedWork(d);
-  return queue_->submit(d, [this, in, out, root] {
+  const auto call = CollectiveCall::rooted(CallKind::Scatter, out, root);
+  if (out.count == 0) return completedWork(call.describe());
+  return submit(call, [this, in, out, root] {
     std::vector<uint8_t> all(out.bytes() * static_cast<size_t>(size()));
     if (rank_ == root) std::memcpy(all.data(), in.data, all.size());
     runBroadcast(bufferView(all, out.dtype), root);
@@ -142,7 +156,7 @@ WorkPtr HierarchicalBackend::scatter(Tensor in, Tensor out, int root) {
 }
 
 WorkPtr HierarchicalBackend::barrier() {
-  return queue_->submit("barrier", [this] {
+  return submit(CollectiveCall{}, [this] {
     local_->barrier()->wait();
     if (leaders_) leaders_->barrier()->wait();
     local_->barrier()->wait();

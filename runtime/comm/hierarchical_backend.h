@@ -6,6 +6,8 @@
 // host's data once instead of once per rank, and every rank receives the leaders' bits, so all
 // ranks agree exactly. The other collectives are made of the same three kinds of step (their
 // data crosses the network once per host too). Operations run in order on their own queue.
+// Calls that differ are found by the parts: inside a host at the first shared-memory step,
+// between hosts by the leaders' Gloo watch; a leader whose part failed abandons its host's step.
 #pragma once
 
 #include <memory>
@@ -19,9 +21,10 @@ namespace accel {
 class HierarchicalBackend : public Backend {
  public:
   // `local`: this host's ranks, in the layout's order; `leaders`: the hosts' leaders in host
-  // order, on leaders only (null elsewhere).
+  // order, on leaders only (null elsewhere). `verdict`: whether the leaders found that hosts
+  // called different collectives (their CallWatch's), for every rank's message.
   HierarchicalBackend(int rank, HostLayout layout, std::unique_ptr<Backend> local, std::unique_ptr<Backend> leaders,
-                      std::function<std::string()> diagnose);
+                      std::function<std::string()> diagnose, std::function<std::string()> verdict);
   ~HierarchicalBackend() override;
 
   int rank() const override { return rank_; }
@@ -38,6 +41,7 @@ class HierarchicalBackend : public Backend {
   WorkPtr barrier() override;
 
  private:
+  WorkPtr submit(const CollectiveCall& call, std::function<void()> run);
   void runAllReduce(Tensor t, ReduceOp op);
   void runBroadcast(Tensor t, int root);
   void runAllGatherV(Tensor in, Tensor out, const std::vector<size_t>& counts);

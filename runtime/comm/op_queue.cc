@@ -5,8 +5,19 @@
 
 namespace accel {
 
-OpQueue::OpQueue(FailureText failure_text) : failure_text_(std::move(failure_text)) {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kWatchTick = std::chrono::milliseconds(500);
+constexpr auto kProbeAfter = std::chrono::seconds(1);  // far above any healthy small operation
+
+}  // namespace
+
+OpQueue::OpQueue(FailureText failure_text) : OpQueue(std::move(failure_text), Watch{}) {}
+
+OpQueue::OpQueue(FailureText failure_text, Watch watch) : failure_text_(std::move(failure_text)), watch_(std::move(watch)) {
   thread_ = std::thread([this] { loop(); });
+  if (watch_.calls) watch_thread_ = std::thread([this] { watchLoop(); });
 }
 
 OpQueue::~OpQueue() {
@@ -16,19 +27,22 @@ OpQueue::~OpQueue() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+  watch_wake_.notify_all();
+  if (watch_thread_.joinable()) watch_thread_.join();
 }
 
-WorkPtr OpQueue::submit(std::string description, std::function<void()> run, bool small) {
-  Task task{std::make_shared<Work>(std::move(description)), std::move(run)};
+WorkPtr OpQueue::submit(CollectiveCall call, Run run, bool small) {
+  Task task{std::make_shared<Work>(call.describe()), call, std::move(run)};
   WorkPtr work = task.work;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    task.call.seq = ++submitted_;
     if (!small || running_ || !queue_.empty()) {
       queue_.push_back(std::move(task));
       wake_.notify_one();
       return work;
     }
-    running_ = true;  // nothing ahead of it: run it here, in order
+    begin(task);  // nothing ahead of it: run it here, in order
   }
   execute(task);
   {
@@ -39,6 +53,14 @@ WorkPtr OpQueue::submit(std::string description, std::function<void()> run, bool
   return work;
 }
 
+void OpQueue::begin(const Task& task) {
+  running_ = true;
+  if (watch_.calls) {  // only the watch reads these
+    current_ = task.call;
+    current_since_ = Clock::now();
+  }
+}
+
 void OpQueue::loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
@@ -46,7 +68,7 @@ void OpQueue::loop() {
     if (queue_.empty()) return;
     Task task = std::move(queue_.front());
     queue_.pop_front();
-    running_ = true;
+    begin(task);
     lock.unlock();
     execute(task);
     lock.lock();
@@ -60,7 +82,7 @@ void OpQueue::execute(Task& task) {
     return;
   }
   try {
-    task.run();
+    task.run(task.call);
     task.work->complete();
   } catch (const std::exception& e) {
     broken_ = failure_text_(task.work->description(), e.what());
@@ -68,8 +90,26 @@ void OpQueue::execute(Task& task) {
   }
 }
 
-OpQueue::FailureText groupFailureText(int rank, int size, std::function<std::string()> diagnose) {
-  return [rank, size, diagnose = std::move(diagnose)](const std::string& description, const std::string& what) {
+void OpQueue::watchLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  uint64_t aborted = 0;
+  while (!stopping_) {
+    watch_wake_.wait_for(lock, kWatchTick);
+    if (stopping_ || !running_ || current_.seq == aborted || Clock::now() - current_since_ < kProbeAfter) continue;
+    const CollectiveCall call = current_;
+    lock.unlock();
+    const bool differ = !watch_.calls->probe(call).empty();
+    if (differ && watch_.abort) watch_.abort();
+    lock.lock();
+    if (differ) aborted = call.seq;
+  }
+}
+
+OpQueue::FailureText groupFailureText(int rank, int size, std::function<std::string()> diagnose,
+                                      std::function<std::string()> verdict) {
+  return [rank, size, diagnose = std::move(diagnose), verdict = std::move(verdict)](const std::string& description,
+                                                                                    const std::string& what) {
+    if (std::string v = verdict ? verdict() : ""; !v.empty()) return fmt::format("{} failed on rank {} of {}: {}", description, rank, size, v);
     std::string cause = diagnose ? diagnose() : "";
     return fmt::format("{} failed on rank {} of {}: {}{}", description, rank, size, what, cause.empty() ? "" : "; " + cause);
   };

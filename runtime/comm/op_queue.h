@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runs a group's operations one at a time, in submission order, so every rank issues them to
-// its peers in the same order. They run on a worker thread, so the caller does not block until
-// it waits; an operation submitted as `small` runs on the caller's own thread instead when
-// nothing is queued or running, because handing it to another thread and back costs more than
-// the operation itself (two wake-ups, tens of microseconds, against about a microsecond for a
-// 4 KiB all_reduce over shared memory). After a failure the queue is broken: later operations
-// fail at once with the first error. Thread-safe; the destructor finishes what was queued.
+// its peers in the same order, and numbers them (CollectiveCall::seq: 1, 2, …) in that order,
+// which is how ranks tell that they are at the same place. They run on a worker thread, so the
+// caller does not block until it waits; an operation submitted as `small` runs on the caller's
+// own thread instead when nothing is queued or running, because handing it to another thread
+// and back costs more than the operation itself (two wake-ups, tens of microseconds, against
+// about a microsecond for a 4 KiB all_reduce over shared memory). After a failure the queue is
+// broken: later operations fail at once with the first error.
+//
+// With a CallWatch, a watch thread looks every half second at the operation running: once it
+// has run for a second, it asks the watch whether the ranks' calls differ, and again each half
+// second while it runs; when they do, it calls `abort` (which must make the running operation
+// fail soon, e.g. by closing its connections). Nothing of this touches an operation that ends
+// within a second. Thread-safe; the destructor finishes what was queued.
 #pragma once
 
 #include <condition_variable>
@@ -15,6 +22,8 @@
 #include <string>
 #include <thread>
 
+#include "runtime/comm/call_watch.h"
+#include "runtime/comm/collective_call.h"
 #include "runtime/comm/work.h"
 
 namespace accel {
@@ -23,34 +32,52 @@ class OpQueue {
  public:
   // Makes the message of a failed operation from its description and the exception's text.
   using FailureText = std::function<std::string(const std::string& description, const std::string& what)>;
+  using Run = std::function<void(const CollectiveCall& call)>;  // `call` numbered
+
+  struct Watch {
+    CallWatch* calls = nullptr;  // none: no watch thread
+    std::function<void()> abort;
+  };
 
   explicit OpQueue(FailureText failure_text);
+  OpQueue(FailureText failure_text, Watch watch);
   ~OpQueue();
   OpQueue(const OpQueue&) = delete;
   OpQueue& operator=(const OpQueue&) = delete;
 
-  WorkPtr submit(std::string description, std::function<void()> run, bool small = false);
+  WorkPtr submit(CollectiveCall call, Run run, bool small = false);
 
  private:
   struct Task {
     WorkPtr work;
-    std::function<void()> run;
+    CollectiveCall call;
+    Run run;
   };
   void loop();
   void execute(Task& task);  // one at a time: `running_` is held around it
+  void begin(const Task& task);  // with mutex_ held: `task` runs now
+  void watchLoop();
 
   FailureText failure_text_;
+  Watch watch_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Task> queue_;
-  bool running_ = false;  // an operation is executing (on the worker or a caller's thread)
+  uint64_t submitted_ = 0;  // the last sequence number given
+  bool running_ = false;    // an operation is executing (on the worker or a caller's thread)
+  CollectiveCall current_;  // the one executing, and since when
+  std::chrono::steady_clock::time_point current_since_;
   bool stopping_ = false;
   std::string broken_;  // the first failure; read and written only inside execute()
   std::thread thread_;
+  std::condition_variable watch_wake_;
+  std::thread watch_thread_;
 };
 
 // The failure text of every CPU backend: "<operation> failed on rank R of N: <what>; <cause>",
-// the cause from `diagnose` (e.g. which ranks have left the job), when it knows one.
-OpQueue::FailureText groupFailureText(int rank, int size, std::function<std::string()> diagnose);
+// the cause from `diagnose` (e.g. which ranks have left the job), when it knows one. When
+// `verdict` knows that ranks called different collectives, that replaces what and cause.
+OpQueue::FailureText groupFailureText(int rank, int size, std::function<std::string()> diagnose,
+                                      std::function<std::string()> verdict = {});
 
 }  // namespace accel

@@ -16,6 +16,9 @@ namespace {
 
 // Operations up to this size run on the caller's thread when the queue is idle (op_queue.h).
 constexpr size_t kSmallBytes = 64 << 10;
+// How long a member whose calls differed waits for each other member's call: they all noticed
+// at the same step, so it comes at once unless that member has died meanwhile.
+constexpr auto kTellingTime = std::chrono::seconds(5);
 
 uint8_t* bytesOf(const Tensor& t) { return static_cast<uint8_t*>(t.data); }
 
@@ -53,20 +56,35 @@ std::unique_ptr<ShmBackend> ShmBackend::create(Store& store, int rank, int size,
     options.names.resize(static_cast<size_t>(size));
     std::iota(options.names.begin(), options.names.end(), 0);
   }
-  return std::unique_ptr<ShmBackend>(new ShmBackend(std::move(seg), rank, size, std::move(options)));
+  auto watch = std::make_unique<CallWatch>(store, rank, size, options.names);
+  return std::unique_ptr<ShmBackend>(new ShmBackend(std::move(seg), std::move(watch), rank, size, std::move(options)));
 }
 
-ShmBackend::ShmBackend(std::unique_ptr<ShmSegment> segment, int rank, int size, ShmOptions options)
-    : rank_(rank), size_(size), options_(std::move(options)), seg_(std::move(segment)),
+ShmBackend::ShmBackend(std::unique_ptr<ShmSegment> segment, std::unique_ptr<CallWatch> watch, int rank, int size,
+                       ShmOptions options)
+    : rank_(rank), size_(size), options_(std::move(options)), seg_(std::move(segment)), watch_(std::move(watch)),
       steps_(*seg_, rank, options_.names, options_.timeout) {
-  queue_ = std::make_unique<OpQueue>(groupFailureText(options_.names[static_cast<size_t>(rank)], size, options_.diagnose));
+  queue_ = std::make_unique<OpQueue>(groupFailureText(options_.names[static_cast<size_t>(rank)], size, options_.diagnose,
+                                                      [this] { return watch_->verdict(); }));
 }
 
 ShmBackend::~ShmBackend() = default;
 
-WorkPtr ShmBackend::submit(std::string description, size_t bytes, std::function<void()> run) {
-  return queue_->submit(std::move(description), std::move(run), bytes <= kSmallBytes);
+// Every operation's first step checks that all members made the same call (shm_steps.h). When
+// one did not, every member learns at that same step; they tell each other their calls through
+// the store, so each one's error lists them all.
+WorkPtr ShmBackend::submit(const CollectiveCall& call, size_t bytes, std::function<void()> run) {
+  return queue_->submit(call, [this, run = std::move(run)](const CollectiveCall& numbered) {
+    steps_.expect(numbered);
+    try {
+      run();
+    } catch (const ShmCallsDiffer& differ) {
+      throw CommError(watch_->exchange(fmt::format("step{}", differ.step), numbered, kTellingTime));
+    }
+  }, bytes <= kSmallBytes);
 }
+
+void ShmBackend::abandon() { steps_.abandon(); }
 
 // Chunk k: copy in (all but this member's own slice, which it reads in place) → step → copy out
 // chunk k-1's result, reduce this member's slice of chunk k into the result area → step → …
@@ -156,17 +174,17 @@ void ShmBackend::runScatter(Tensor in, Tensor out, int root) {
 
 WorkPtr ShmBackend::allReduce(Tensor t, ReduceOp op) {
   checkCpu(t, "all_reduce");
-  auto d = describeOp("all_reduce", t) + " " + reduceOpName(op);
-  if (size_ == 1 || t.count == 0) return completedWork(d);
-  return submit(d, t.bytes(), [this, t, op] { runAllReduce(t, op); });
+  const auto call = CollectiveCall::reduction(CallKind::AllReduce, t, op);
+  if (size_ == 1 || t.count == 0) return completedWork(call.describe());
+  return submit(call, t.bytes(), [this, t, op] { runAllReduce(t, op); });
 }
 
 WorkPtr ShmBackend::broadcast(Tensor t, int root) {
   checkCpu(t, "broadcast");
   if (root < 0 || root >= size_) throw CommError(fmt::format("broadcast: root {} is not a rank of this group of {}", root, size_));
-  auto d = describeOp("broadcast", t) + fmt::format(" from rank {}", root);
-  if (size_ == 1 || t.count == 0) return completedWork(d);
-  return submit(d, t.bytes(), [this, t, root] { runBroadcast(t, root); });
+  const auto call = CollectiveCall::rooted(CallKind::Broadcast, t, root);
+  if (size_ == 1 || t.count == 0) return completedWork(call.describe());
+  return submit(call, t.bytes(), [this, t, root] { runBroadcast(t, root); });
 }
 
 WorkPtr ShmBackend::allGather(Tensor in, Tensor out) {
@@ -178,42 +196,42 @@ WorkPtr ShmBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> counts
   checkCpu(in, "all_gather_v");
   checkCpu(out, "all_gather_v");
   const size_t total = checkAllGatherV(in, out, counts, size_, rank_);
-  auto d = describeOp("all_gather_v", in);
-  if (size_ == 1 || total == 0) return copiedLocally(in, out, in.bytes(), d);
-  return submit(d, out.bytes(), [this, in, out, counts] { runAllGatherV(in, out, counts, -1); });
+  const auto call = CollectiveCall::of(CallKind::AllGatherV, in.dtype, total);
+  if (size_ == 1 || total == 0) return copiedLocally(in, out, in.bytes(), call.describe());
+  return submit(call, out.bytes(), [this, in, out, counts] { runAllGatherV(in, out, counts, -1); });
 }
 
 WorkPtr ShmBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
   checkCpu(in, "reduce_scatter");
   checkCpu(out, "reduce_scatter");
   checkReduceScatter(in, out, size_);
-  auto d = describeOp("reduce_scatter", out) + " " + reduceOpName(op);
-  if (out.count == 0) return completedWork(d);
-  if (size_ == 1) return copiedLocally(in, out, out.bytes(), d);
-  return submit(d, in.bytes(), [this, in, out, op] { runReduceScatter(in, out, op); });
+  const auto call = CollectiveCall::reduction(CallKind::ReduceScatter, out, op);
+  if (out.count == 0) return completedWork(call.describe());
+  if (size_ == 1) return copiedLocally(in, out, out.bytes(), call.describe());
+  return submit(call, in.bytes(), [this, in, out, op] { runReduceScatter(in, out, op); });
 }
 
 WorkPtr ShmBackend::gather(Tensor in, Tensor out, int root) {
   checkCpu(in, "gather");
   checkRooted("gather", out, in.count, size_, rank_, root);
-  auto d = describeOp("gather", in) + fmt::format(" to rank {}", root);
-  if (size_ == 1 || in.count == 0) return copiedLocally(in, out, in.bytes(), d);
+  const auto call = CollectiveCall::rooted(CallKind::Gather, in, root);
+  if (size_ == 1 || in.count == 0) return copiedLocally(in, out, in.bytes(), call.describe());
   std::vector<size_t> counts(static_cast<size_t>(size_), in.count);
-  return submit(d, in.bytes() * static_cast<size_t>(size_),
+  return submit(call, in.bytes() * static_cast<size_t>(size_),
                 [this, in, out, counts, root] { runAllGatherV(in, out, counts, root); });
 }
 
 WorkPtr ShmBackend::scatter(Tensor in, Tensor out, int root) {
   checkCpu(out, "scatter");
   checkRooted("scatter", in, out.count, size_, rank_, root);
-  auto d = describeOp("scatter", out) + fmt::format(" from rank {}", root);
-  if (size_ == 1 || out.count == 0) return copiedLocally(in, out, out.bytes(), d);
-  return submit(d, out.bytes() * static_cast<size_t>(size_), [this, in, out, root] { runScatter(in, out, root); });
+  const auto call = CollectiveCall::rooted(CallKind::Scatter, out, root);
+  if (size_ == 1 || out.count == 0) return copiedLocally(in, out, out.bytes(), call.describe());
+  return submit(call, out.bytes() * static_cast<size_t>(size_), [this, in, out, root] { runScatter(in, out, root); });
 }
 
 WorkPtr ShmBackend::barrier() {
   if (size_ == 1) return completedWork("barrier");
-  return submit("barrier", 0, [this] { steps_.sync(); });
+  return submit(CollectiveCall{}, 0, [this] { steps_.sync(); });
 }
 
 }  // namespace accel

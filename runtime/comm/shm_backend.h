@@ -11,7 +11,8 @@
 // read only between steps s and s+1, while the other parity fills, so copies and reductions of
 // consecutive chunks overlap with one step per chunk, and chunks stay small enough to live in
 // the cache between writer and reader. Operations run in order on the group's queue (small
-// ones on the caller's thread, op_queue.h). After a failure the group is broken.
+// ones on the caller's thread, op_queue.h). After a failure the group is broken. Members that
+// make different calls fail at that operation's first step, each naming every member's call.
 #pragma once
 
 #include <algorithm>
@@ -59,10 +60,11 @@ class ShmBackend : public Backend {
   WorkPtr gather(Tensor input, Tensor output, int root) override;
   WorkPtr scatter(Tensor input, Tensor output, int root) override;
   WorkPtr barrier() override;
+  void abandon() override;
 
  private:
-  ShmBackend(std::unique_ptr<ShmSegment> segment, int rank, int size, ShmOptions options);
-  WorkPtr submit(std::string description, size_t bytes, std::function<void()> run);
+  ShmBackend(std::unique_ptr<ShmSegment> segment, std::unique_ptr<CallWatch> watch, int rank, int size, ShmOptions options);
+  WorkPtr submit(const CollectiveCall& call, size_t bytes, std::function<void()> run);
   void runAllReduce(Tensor t, ReduceOp op);
   void runBroadcast(Tensor t, int root);
   // all_gather_v; with root >= 0 only the root copies the result out (gather).
@@ -73,6 +75,7 @@ class ShmBackend : public Backend {
   int rank_, size_;
   ShmOptions options_;
   std::unique_ptr<ShmSegment> seg_;
+  std::unique_ptr<CallWatch> watch_;
   ShmSteps steps_;
   std::unique_ptr<OpQueue> queue_;  // last: drained first
 };

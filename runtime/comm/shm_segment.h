@@ -8,7 +8,7 @@
 // falls back to another transport as one.
 //
 // Layout: a header, one cache line per member (its step counter, which the others sleep on as
-// a futex, and its pid), then the data: for each of two parities a slot of slotBytes() per
+// a futex, its pid, whether it gave up, and its calls' fingerprints), then the data: for each of two parities a slot of slotBytes() per
 // member, then a result area of slotBytes() per parity (shm_backend.cc says who writes what).
 #pragma once
 
@@ -27,6 +27,8 @@ struct alignas(64) ShmMember {
   std::atomic<uint32_t> step{0};      // the last step this member reached (a futex word)
   std::atomic<uint32_t> sleepers{0};  // members asleep on `step`: wake them after advancing it
   std::atomic<int32_t> pid{0};
+  std::atomic<uint32_t> abandoned{0};  // 1: it will not reach its next step (its operation failed)
+  std::atomic<uint64_t> call[2] = {};  // the fingerprint of its call, by the parity of that call's first step
 };
 
 class ShmSegment {

@@ -52,6 +52,14 @@ bool ShmSteps::reached(int m, uint32_t step) const {
   return static_cast<int32_t>(seg_.member(m).step.load(std::memory_order_acquire) - step) >= 0;
 }
 
+void ShmSteps::expect(const CollectiveCall& call) {
+  expected_ = call.fingerprint();
+  checking_ = true;
+  // Published by the step's store (a release); read after the others' step (an acquire). A member
+  // can be one step ahead, writing the other parity, never this one until this member moves on.
+  seg_.member(me_).call[writeParity()].store(expected_, std::memory_order_relaxed);
+}
+
 void ShmSteps::sync() {
   const uint32_t step = ++step_;
   ShmMember& mine = seg_.member(me_);
@@ -62,6 +70,17 @@ void ShmSteps::sync() {
   for (int m = 0; m < seg_.members(); ++m) {
     if (m != me_ && !reached(m, step)) waitFor(m, step);
   }
+  if (!checking_) return;
+  checking_ = false;
+  for (int m = 0; m < seg_.members(); ++m) {
+    if (seg_.member(m).call[readParity()].load(std::memory_order_relaxed) != expected_) throw ShmCallsDiffer{step};
+  }
+}
+
+void ShmSteps::abandon() {
+  ShmMember& mine = seg_.member(me_);
+  mine.abandoned.store(1, std::memory_order_seq_cst);
+  futexWakeAll(mine.step);  // sleepers recheck, and see it
 }
 
 void ShmSteps::waitFor(int m, uint32_t step) {
@@ -69,7 +88,7 @@ void ShmSteps::waitFor(int m, uint32_t step) {
   for (unsigned spins = 1;; ++spins) {
     relax();
     if (reached(m, step)) return;
-    if (spins % 64 == 0 && Clock::now() - start > kSpin) break;
+    if (spins % 64 == 0 && (Clock::now() - start > kSpin || seg_.member(m).abandoned.load(std::memory_order_relaxed))) break;
   }
   ShmMember& peer = seg_.member(m);
   const auto deadline = start + timeout_;
@@ -81,6 +100,7 @@ void ShmSteps::waitFor(int m, uint32_t step) {
     }
     peer.sleepers.fetch_sub(1, std::memory_order_seq_cst);
     if (reached(m, step)) return;
+    if (peer.abandoned.load()) fail(m, step, "gave up on its operation (its own part of it failed: see its error)");
     if (seg_.exited(m)) fail(m, step, "exited");
     if (Clock::now() >= deadline) fail(m, step, fmt::format("did not arrive within {} ms", timeout_.count()));
   }

@@ -62,9 +62,22 @@ std::string departedRanks(Store& store) {
   return "";
 }
 
+std::chrono::milliseconds collectiveTimeout(const std::optional<std::chrono::milliseconds>& given) {
+  if (given) return *given;
+  const char* text = std::getenv(launch_env::kCollectiveTimeout);
+  if (!text || !*text) return defaults::kCollectiveTimeout;
+  const auto seconds = parseDouble(text);
+  if (!seconds || !(*seconds > 0) || *seconds > 1e7) {
+    throw Error(fmt::format("{}='{}' is not a number of seconds above 0", launch_env::kCollectiveTimeout, text),
+                fmt::format("e.g. 600, or unset it for the default ({:g} s)", defaults::seconds(defaults::kCollectiveTimeout)));
+  }
+  return defaults::fromSeconds(*seconds);
+}
+
 }  // namespace
 
-Accelerator::Accelerator(AcceleratorOptions options) : env_(readDistributedEnv()), timeout_(options.timeout) {
+Accelerator::Accelerator(AcceleratorOptions options)
+    : env_(readDistributedEnv()), timeout_(collectiveTimeout(options.timeout)) {
   // Gloo writes to peer sockets without MSG_NOSIGNAL: when a peer dies, SIGPIPE would kill this
   // rank before it can report the failure. Python (hence torch) ignores SIGPIPE at start-up too.
   struct sigaction current {};
@@ -81,12 +94,12 @@ Accelerator::Accelerator(AcceleratorOptions options) : env_(readDistributedEnv()
     so.rank = env_.rank;
     so.world_size = env_.world_size;
     so.token = env_.token;
-    so.timeout = options.timeout;
+    so.timeout = timeout_;
     store_ = std::make_unique<TCPStore>(env_.master_addr, env_.master_port, so);
   }
-  store_->setTimeout(options.timeout);
+  store_->setTimeout(timeout_);
   CpuTransportOptions cpu;
-  cpu.gloo = glooOptions(env_, options.timeout);
+  cpu.gloo = glooOptions(env_, timeout_);
   cpu.gloo.diagnose = [this] { return departedRanks(*store_); };
   const char* shm = std::getenv(launch_env::kAccelShm);
   cpu.shm = !(shm && std::string(shm) == "0");

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -28,7 +29,10 @@ struct Device {
 };
 
 struct AcceleratorOptions {
-  std::chrono::milliseconds timeout = defaults::kAcceleratorTimeout;  // rendezvous and collectives
+  // How long rendezvous and each collective wait for the peers before failing, naming them.
+  // Unset: $ACCEL_COLLECTIVE_TIMEOUT (seconds; `accel launch --collective_timeout` sets it), else
+  // 10 minutes. Accelerate's InitProcessGroupKwargs(timeout=...).
+  std::optional<std::chrono::milliseconds> timeout = std::nullopt;
   bool cpu = false;  // force CPU (also ACCELERATE_USE_CPU=True)
 };
 
@@ -51,6 +55,7 @@ class Accelerator {
   const std::string& mixedPrecision() const { return env_.mixed_precision; }
   int gradientAccumulationSteps() const { return env_.gradient_accumulation_steps; }
   const DistributedEnv& env() const { return env_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
 
   void waitForEveryone();
   // The main process runs `fn` first; the others run it once it has finished (e.g. a download).

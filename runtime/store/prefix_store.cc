@@ -7,6 +7,17 @@ PrefixStore::PrefixStore(std::string prefix, Store& base) : prefix_(std::move(pr
   setTimeout(base.timeout());
 }
 
+std::unique_ptr<PrefixStore> PrefixStore::lasting(std::string prefix, Store& base) {
+  Store* root = &base;
+  while (auto* p = dynamic_cast<PrefixStore*>(root)) {
+    prefix = p->prefix_ + "/" + prefix;
+    root = &p->base_;
+  }
+  auto made = std::make_unique<PrefixStore>(std::move(prefix), *root);
+  made->setTimeout(base.timeout());
+  return made;
+}
+
 std::vector<std::string> PrefixStore::joined(const std::vector<std::string>& keys) const {
   std::vector<std::string> out;
   for (const auto& k : keys) out.push_back(joined(k));

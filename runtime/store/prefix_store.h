@@ -4,6 +4,8 @@
 // Does not own the base store, which must outlive it.
 #pragma once
 
+#include <memory>
+
 #include "runtime/store/store.h"
 
 namespace accel {
@@ -11,6 +13,10 @@ namespace accel {
 class PrefixStore : public Store {
  public:
   PrefixStore(std::string prefix, Store& base);
+  // The same namespace as PrefixStore(prefix, base), but on the first store under `base` that is
+  // not a PrefixStore: it stays valid after `base` itself (a scope's PrefixStore) is gone, for
+  // as long as that store lives. Its timeout is `base`'s.
+  static std::unique_ptr<PrefixStore> lasting(std::string prefix, Store& base);
   void set(const std::string& key, const Bytes& value) override;
   Bytes get(const std::string& key) override;
   int64_t add(const std::string& key, int64_t delta) override;

@@ -7,6 +7,8 @@
 //   runtime_worker reduce-loop    all ranks all-reduce 16 MiB until one fails (to be SIGKILLed):
 //                                 "looping" once started, "round N" every 10 all-reduces, then
 //                                 "error: …" and exit 3
+//   runtime_worker mismatch HOW   the last rank's 4th collective differs (HOW: extra, count,
+//                                 dtype); every rank prints "error after T s: …" and exits 3
 //   runtime_worker save-loop DIR  saves checkpoints of steps 1, 2, … forever (to be SIGKILLed)
 //   runtime_worker check DIR      loads DIR's latest checkpoint, checks every byte; prints the step
 //   runtime_worker barrier RANK   prints "rank R round N past barrier at T" (T: wall clock, s)
@@ -133,6 +135,34 @@ int reduceLoop(Accelerator& acc) {
   }
 }
 
+// Three matching all_reduces, then the last rank deviates (`how`: extra, count, dtype), then
+// every rank all_reduces once more and meets at a barrier. Prints "error after T s: …" (T from
+// the deviating collective) and exits 3, or "no error" and exits 0.
+int mismatch(Accelerator& acc, const std::string& how) {
+  std::vector<float> data(1000, 1.0f);
+  for (int i = 0; i < 3; ++i) acc.reduce(data);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    if (acc.isLastProcess()) {
+      if (how == "extra") acc.reduce(data);
+      std::vector<float> more(1001, 1.0f);
+      std::vector<double> wider(1000, 1.0);
+      if (how == "count") acc.reduce(more);
+      if (how == "dtype") acc.reduce(wider);
+      if (how != "count" && how != "dtype") acc.reduce(data);
+    } else {
+      acc.reduce(data);
+    }
+    acc.waitForEveryone();
+  } catch (const std::exception& e) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cerr << "error after " << seconds << " s: " << e.what() << std::endl;
+    return 3;
+  }
+  std::cout << "no error" << std::endl;
+  return 0;
+}
+
 double wallClock() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -224,17 +254,20 @@ int main(int argc, char** argv) {
     AcceleratorOptions options;
     // Far above a loaded ThreadSanitizer run's time to notice a dead rank (a few seconds), so
     // the die test can tell "named at once" from "waited out the timeout".
-    options.timeout = std::chrono::seconds(60);
+    // ACCEL_COLLECTIVE_TIMEOUT, when set, is the test's own choice.
+    const char* timeout = std::getenv("ACCEL_COLLECTIVE_TIMEOUT");
+    if (!timeout || !*timeout) options.timeout = std::chrono::seconds(60);
     if (mode == "nccl-stall" && argc > 2) options.timeout = std::chrono::seconds(std::atoi(argv[2]));
     Accelerator acc(options);
     if (mode == "helpers" && argc > 2) return helpers(acc, argv[2]);
     if (mode == "die" && argc > 2) return die(acc, std::atoi(argv[2]));
     if (mode == "reduce-loop") return reduceLoop(acc);
+    if (mode == "mismatch" && argc > 2) return mismatch(acc, argv[2]);
     if (mode == "save-loop" && argc > 2) return saveLoop(acc, argv[2]);
     if (mode == "barrier" && argc > 2) return barrierMark(acc, std::atoi(argv[2]));
     if (mode == "check" && argc > 2) return check(acc, argv[2]);
     if (mode == "nccl-stall" && argc > 2) return ncclStall(acc, std::atoi(argv[2]));
-    std::cerr << "usage: runtime_worker helpers FILE | die RANK | reduce-loop | barrier RANK | save-loop DIR | check DIR | nccl-stall S" << std::endl;
+    std::cerr << "usage: runtime_worker helpers FILE | die RANK | reduce-loop | mismatch extra|count|dtype | barrier RANK | save-loop DIR | check DIR | nccl-stall S" << std::endl;
     return 64;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;

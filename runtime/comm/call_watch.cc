@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/comm/call_watch.h"
+
+#include <fmt/format.h>
+
+#include "lib/common/strings.h"
+
+namespace accel {
+
+namespace {
+
+constexpr const char* kVerdict = "verdict";
+
+std::string callKey(int rank) { return fmt::format("call/{}", rank); }
+
+}  // namespace
+
+CallWatch::CallWatch(Store& store, int rank, int size, std::vector<int> names)
+    : store_(PrefixStore::lasting("calls", store)), rank_(rank), size_(size), names_(std::move(names)) {}
+
+std::string CallWatch::probe(const CollectiveCall& mine) {
+  try {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!verdict_.empty()) return verdict_;
+    const std::string at = fmt::format("at/{}", mine.seq), same = fmt::format("at/{}/{:016x}", mine.seq, mine.fingerprint());
+    if (counted_seq_ != mine.seq) {  // first look at this call: count in (same call first, then all)
+      counted_seq_ = mine.seq;
+      store_->set(callKey(rank_), toBytes(mine.encode()));
+      store_->add(same, 1);
+      store_->add(at, 1);
+    }
+    const int64_t all = store_->add(at, 0);  // read before `same`: see the header
+    if (all > store_->add(same, 0)) return compare(mine);
+    if (store_->check({kVerdict})) verdict_ = toString(store_->get(kVerdict));
+    return verdict_;
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+// Called with mutex_ held, once counts show another call at mine.seq.
+std::string CallWatch::compare(const CollectiveCall& mine) {
+  std::vector<std::optional<CollectiveCall>> calls(static_cast<size_t>(size_));
+  calls[static_cast<size_t>(rank_)] = mine;
+  for (int r = 0; r < size_; ++r) {
+    if (r != rank_ && store_->check({callKey(r)})) calls[static_cast<size_t>(r)] = CollectiveCall::decode(toString(store_->get(callKey(r))));
+  }
+  return publishVerdict(calls);
+}
+
+std::string CallWatch::publishVerdict(const std::vector<std::optional<CollectiveCall>>& calls) {
+  verdict_ = mismatchText(calls, names_);
+  store_->set(kVerdict, toBytes(verdict_));
+  return verdict_;
+}
+
+std::string CallWatch::verdict() {
+  try {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (verdict_.empty() && store_->check({kVerdict})) verdict_ = toString(store_->get(kVerdict));
+    return verdict_;
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+std::string CallWatch::exchange(const std::string& place, const CollectiveCall& mine, std::chrono::milliseconds patience) {
+  std::vector<std::optional<CollectiveCall>> calls(static_cast<size_t>(size_));
+  calls[static_cast<size_t>(rank_)] = mine;
+  try {
+    std::lock_guard<std::mutex> lock(mutex_);
+    store_->set(fmt::format("{}/{}", place, rank_), toBytes(mine.encode()));
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      const std::string key = fmt::format("{}/{}", place, r);
+      try {
+        store_->wait({key}, patience);
+        calls[static_cast<size_t>(r)] = CollectiveCall::decode(toString(store_->get(key)));
+      } catch (const StoreTimeout&) {
+        // It did not say in time: listed as not known.
+      }
+    }
+    return publishVerdict(calls);
+  } catch (const std::exception&) {
+    return mismatchText(calls, names_);
+  }
+}
+
+}  // namespace accel

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// Finds, through the group's store, ranks that are waiting in different collectives at the same
+// place of their sequence (collective_call.h), and says which rank called what. It costs the
+// fast path nothing: a rank consults it only once its operation has waited a while.
+//
+// probe(): a waiting rank publishes its call once (call/RANK) and counts itself in at/SEQ and
+// at/SEQ/FINGERPRINT, always in that order; then, each time, it reads at/SEQ before
+// at/SEQ/FINGERPRINT. While every rank at SEQ made the same call the second count is never below
+// the first; a rank that made another call at SEQ raises only the first. Two store requests
+// per look, whatever the world size. The rank that finds a difference reads every rank's
+// call/RANK once and publishes the verdict, which the others read instead of their backend's
+// own error (a closed connection says less). Keys stay in the store: two per operation that
+// ever waited long enough to be probed.
+//
+// exchange(): for transports where all ranks notice a difference at the same step (shared
+// memory compares fingerprints in every step): each publishes its call for that step and reads
+// the others', so the message lists every rank's call.
+//
+// Thread-safe. Store errors (rank 0, which hosts the store, gone) make it say nothing: the
+// operation then fails on its own.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/comm/collective_call.h"
+#include "runtime/store/prefix_store.h"
+
+namespace accel {
+
+class CallWatch {
+ public:
+  // `store`: the group's; keys go under "calls/" in a namespace that outlives it (PrefixStore::
+  // lasting). `names[r]`: how messages call group rank r (default: r).
+  CallWatch(Store& store, int rank, int size, std::vector<int> names = {});
+
+  // `mine` has waited a while (call it again while it still waits). Returns the verdict when
+  // ranks' calls differ (this rank's finding or another's), else "".
+  std::string probe(const CollectiveCall& mine);
+  // A verdict some rank of the group published, or "".
+  std::string verdict();
+  // Every rank noticed at `place` that calls differ: publishes `mine` there, reads the others'
+  // (waiting at most `patience` for each), publishes and returns the message.
+  std::string exchange(const std::string& place, const CollectiveCall& mine, std::chrono::milliseconds patience);
+
+ private:
+  std::string compare(const CollectiveCall& mine);
+  std::string publishVerdict(const std::vector<std::optional<CollectiveCall>>& calls);
+
+  std::unique_ptr<PrefixStore> store_;
+  int rank_, size_;
+  std::vector<int> names_;
+  std::mutex mutex_;          // guards what follows
+  uint64_t counted_seq_ = 0;  // the sequence number this rank last counted itself in at
+  std::string verdict_;       // once known
+};
+
+}  // namespace accel

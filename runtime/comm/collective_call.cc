@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/comm/collective_call.h"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "lib/common/strings.h"
+
+namespace accel {
+
+namespace {
+
+const char* kindName(CallKind k) {
+  switch (k) {
+    case CallKind::AllReduce: return "all_reduce";
+    case CallKind::Broadcast: return "broadcast";
+    case CallKind::AllGather: return "all_gather";
+    case CallKind::AllGatherV: return "all_gather_v";
+    case CallKind::ReduceScatter: return "reduce_scatter";
+    case CallKind::Gather: return "gather";
+    case CallKind::Scatter: return "scatter";
+    case CallKind::Barrier: return "barrier";
+  }
+  return "?";
+}
+
+// splitmix64's finaliser: every input bit moves about half the output bits.
+uint64_t mix(uint64_t h, uint64_t v) {
+  uint64_t x = h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+CollectiveCall CollectiveCall::reduction(CallKind kind, const Tensor& t, ReduceOp op) {
+  CollectiveCall c = of(kind, t.dtype, t.count);
+  c.op = op;
+  return c;
+}
+
+CollectiveCall CollectiveCall::rooted(CallKind kind, const Tensor& t, int root) {
+  CollectiveCall c = of(kind, t.dtype, t.count);
+  c.root = root;
+  return c;
+}
+
+CollectiveCall CollectiveCall::of(CallKind kind, DataType dtype, uint64_t count) {
+  CollectiveCall c;
+  c.kind = kind;
+  c.dtype = dtype;
+  c.count = count;
+  return c;
+}
+
+uint64_t CollectiveCall::fingerprint() const {
+  uint64_t h = mix(0, seq);
+  h = mix(h, static_cast<uint64_t>(kind) | static_cast<uint64_t>(dtype) << 8 | static_cast<uint64_t>(op) << 16);
+  h = mix(h, static_cast<uint64_t>(static_cast<int64_t>(root)));
+  return mix(h, count);
+}
+
+std::string CollectiveCall::describe() const {
+  if (kind == CallKind::Barrier) return "barrier";
+  std::string text = fmt::format("{} ({} x {})", kindName(kind), dtypeName(dtype), count);
+  if (kind == CallKind::AllReduce || kind == CallKind::ReduceScatter) return text + " " + reduceOpName(op);
+  if (kind == CallKind::Broadcast || kind == CallKind::Scatter) return text + fmt::format(" from rank {}", root);
+  if (kind == CallKind::Gather) return text + fmt::format(" to rank {}", root);
+  return text;
+}
+
+std::string CollectiveCall::numbered() const { return fmt::format("#{} {}", seq, describe()); }
+
+std::string CollectiveCall::encode() const {
+  return fmt::format("{} {} {} {} {} {}", seq, static_cast<int>(kind), static_cast<int>(dtype), static_cast<int>(op), root,
+                     count);
+}
+
+std::optional<CollectiveCall> CollectiveCall::decode(const std::string& text) {
+  const auto words = split(trim(text), ' ');
+  if (words.size() != 6) return std::nullopt;
+  std::vector<long long> v;
+  for (const auto& w : words) {
+    auto n = parseInt(w);
+    if (!n) return std::nullopt;
+    v.push_back(*n);
+  }
+  if (v[1] < 0 || v[1] > static_cast<long long>(CallKind::Barrier) || v[2] < 0 || v[2] > static_cast<long long>(DataType::U8) ||
+      v[3] < 0 || v[3] > static_cast<long long>(ReduceOp::Product) || v[0] < 0 || v[5] < 0) {
+    return std::nullopt;
+  }
+  CollectiveCall c = of(static_cast<CallKind>(v[1]), static_cast<DataType>(v[2]), static_cast<uint64_t>(v[5]));
+  c.seq = static_cast<uint64_t>(v[0]);
+  c.op = static_cast<ReduceOp>(v[3]);
+  c.root = static_cast<int>(v[4]);
+  return c;
+}
+
+std::string mismatchText(const std::vector<std::optional<CollectiveCall>>& calls, const std::vector<int>& names) {
+  // Ranks that made the same call are listed together: "ranks 0,2 called …; rank 1 called …".
+  std::map<std::string, std::vector<std::string>> by_call;
+  std::vector<std::string> order;
+  for (size_t r = 0; r < calls.size(); ++r) {
+    const std::string what = calls[r] ? "called " + calls[r]->numbered() : "is not in a collective of this group";
+    if (!by_call.count(what)) order.push_back(what);
+    by_call[what].push_back(std::to_string(names.empty() ? static_cast<int>(r) : names[r]));
+  }
+  std::vector<std::string> parts;
+  for (const auto& what : order) {
+    const auto& ranks = by_call[what];
+    parts.push_back(fmt::format("rank{} {} {}", ranks.size() > 1 ? "s" : "", join(ranks, ","), what));
+  }
+  return "ranks called different collectives: " + join(parts, "; ") +
+         " (every rank must issue the same collectives in the same order, with the same dtype, element count and root)";
+}
+
+}  // namespace accel

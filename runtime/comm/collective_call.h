@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// What one collective call is — its number in the group's sequence, operation, dtype, element
+// count, reduce op and root — so that ranks can check they are making the same call before
+// their bytes meet. Two ranks whose calls differ in any of these would otherwise wait on each
+// other until the timeout or, worse, exchange bytes of different shapes. The fingerprint hashes
+// every field, the number included: equal fingerprints mean the same call at the same place.
+// Values; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/comm/types.h"
+
+namespace accel {
+
+enum class CallKind : uint8_t { AllReduce, Broadcast, AllGather, AllGatherV, ReduceScatter, Gather, Scatter, Barrier };
+
+struct CollectiveCall {
+  uint64_t seq = 0;  // 1, 2, … in the order the group's operations were issued (OpQueue numbers them)
+  CallKind kind = CallKind::Barrier;
+  DataType dtype = DataType::U8;
+  ReduceOp op = ReduceOp::Sum;  // reductions only
+  int root = -1;                // broadcast, gather, scatter
+  uint64_t count = 0;           // the elements every rank must agree on (all_gather_v: the total)
+
+  static CollectiveCall reduction(CallKind kind, const Tensor& t, ReduceOp op);
+  static CollectiveCall rooted(CallKind kind, const Tensor& t, int root);
+  static CollectiveCall of(CallKind kind, DataType dtype, uint64_t count);
+
+  uint64_t fingerprint() const;
+  // "all_reduce (f32 x 1000) sum", "broadcast (i64 x 1) from rank 0", "barrier": the Work's name.
+  std::string describe() const;
+  // "#12 all_reduce (f32 x 1000) sum": the same with its place in the sequence.
+  std::string numbered() const;
+  // A line of text for the store, and back (nullopt for anything else).
+  std::string encode() const;
+  static std::optional<CollectiveCall> decode(const std::string& text);
+};
+
+// The error text when ranks' calls differ: every rank's call (nullopt: unknown, it has not
+// reached a collective of this group yet), the ranks named by `names` (group ranks by default).
+std::string mismatchText(const std::vector<std::optional<CollectiveCall>>& calls, const std::vector<int>& names = {});
+
+}  // namespace accel
