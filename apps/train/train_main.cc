@@ -9,6 +9,7 @@
 #include <memory>
 #include <iostream>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include <fmt/format.h>
@@ -97,9 +98,12 @@ struct Trainer {
     if (cuda) cuda->download(weights.masters(), momentum);
   }
 
+  // Resuming is decided once, by rank 0, and checked by every rank (checkpoint.h).
   void restoreOrBroadcast() {
-    if (a.resume && !a.checkpoint_dir.empty() && hasCheckpoint(a.checkpoint_dir)) {
-      CheckpointPart part = loadCheckpoint(acc.processGroup().backend(), a.checkpoint_dir);
+    std::optional<CheckpointPart> resumed;
+    if (a.resume && !a.checkpoint_dir.empty()) resumed = resumeCheckpoint(acc.processGroup().backend(), a.checkpoint_dir);
+    if (resumed) {
+      CheckpointPart& part = *resumed;
       loadBytes(weights.masters(), blob(part, "params", a.checkpoint_dir), "parameters");
       loadBytes(momentum, blob(part, "momentum", a.checkpoint_dir), "momentum buffers");
       scaler.loadState(blob(part, "scaler", a.checkpoint_dir));
@@ -228,6 +232,8 @@ struct Trainer {
   }
 
   void run() {
+    // Refused at once, before any work, when another job owns the directory.
+    if (!a.checkpoint_dir.empty()) claimCheckpointDirectory(acc.processGroup().backend(), a.checkpoint_dir);
     restoreOrBroadcast();
     if (a.benchmark_no_sync) {
       acc.print("warning: --benchmark_no_sync: gradients are never reduced, ranks train apart (a timing baseline only)");

@@ -10,21 +10,14 @@
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "runtime/checkpoint/checkpoint_format.h"
+#include "runtime/checkpoint/directory_lock.h"
+#include "runtime/comm/text_exchange.h"
 
 namespace accel {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string partName(int rank) { return fmt::format("rank{}.part", rank); }
-
-std::string resolve(const std::string& dir) {
-  if (fileExists(dir + "/manifest")) return dir;
-  std::string latest = dir + "/latest";
-  if (!fileExists(latest)) throw Error("no checkpoint in " + dir, "save one first, or start without --resume");
-  return dir + "/" + trim(readFile(latest));
-}
 
 // A directory name no earlier save used: the one `latest` names is never touched.
 std::string freshName(const std::string& dir, int64_t step) {
@@ -66,7 +59,23 @@ uint32_t crc32(const uint8_t* data, size_t size) {
   return c ^ 0xFFFFFFFFu;
 }
 
+void claimCheckpointDirectory(Backend& group, const std::string& dir) {
+  std::string refusal;  // "L…": another job holds it; "E…": it cannot be taken
+  if (group.rank() == 0) {
+    try {
+      const std::string holder = lockCheckpointDirectory(dir);
+      if (!holder.empty()) refusal = "L" + holder;
+    } catch (const std::exception& e) {
+      refusal = std::string("E") + e.what();
+    }
+  }
+  refusal = broadcastText(group, refusal);
+  if (refusal.empty()) return;
+  throw Error(refusal.substr(1), refusal[0] == 'L' ? kDirectoryInUseHint : "");
+}
+
 std::string saveCheckpoint(Backend& group, const std::string& dir, const CheckpointPart& mine) {
+  claimCheckpointDirectory(group, dir);
   const int rank = group.rank(), world = group.size();
   const std::string tmp_dir = fmt::format("{}/.step-{}.tmp", dir, mine.step);
   std::error_code ec;
@@ -96,27 +105,6 @@ std::string saveCheckpoint(Backend& group, const std::string& dir, const Checkpo
   }
   group.barrier()->wait();
   return dir + "/" + trim(readFile(dir + "/latest"));
-}
-
-CheckpointPart loadCheckpoint(Backend& group, const std::string& dir) {
-  const std::string where = resolve(dir);
-  const Manifest m = parseManifest(readFile(where + "/manifest"), where + "/manifest");
-  if (m.world != group.size()) {
-    throw Error(fmt::format("checkpoint {} was saved by {} processes, but this run has {}", where, m.world, group.size()),
-                fmt::format("resume with --num_processes {}", m.world));
-  }
-  const std::string path = where + "/" + partName(group.rank());
-  auto entry = m.parts.find(group.rank());
-  if (entry == m.parts.end() || !fileExists(path)) throw Error("checkpoint part " + path + " is missing");
-  const std::string data = readFile(path);
-  const uint32_t crc = crc32(reinterpret_cast<const uint8_t*>(data.data()), data.size());
-  if (data.size() != entry->second.size || crc != entry->second.crc) {
-    throw Error(fmt::format("checkpoint part {} is corrupt: {} bytes with CRC-32 {:08x}, the manifest says {} bytes with "
-                            "{:08x}", path, data.size(), crc, entry->second.size, entry->second.crc));
-  }
-  CheckpointPart part = decodePart(data, path);
-  if (part.step != m.step) throw Error(fmt::format("checkpoint part {} is from step {}, the manifest says {}", path, part.step, m.step));
-  return part;
 }
 
 bool hasCheckpoint(const std::string& dir) {

@@ -6,12 +6,14 @@
 // checkpoint loadable. The previous checkpoint is kept, older ones are removed, and so is what
 // a killed save left (its temporary directory or file, a directory it never committed): by the
 // next save, so a resumed run cleans up as soon as it saves; loading ignores it. Loading
-// refuses another world size, a missing part or a bad checksum, naming it. Collective: every
-// rank of `group` calls, in the same order. Blocking.
+// refuses another world size, a missing part or a bad checksum, naming it. A directory belongs
+// to one job at a time (directory_lock.h). Collective: every rank of `group` calls, in the same
+// order. Blocking.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,11 +29,24 @@ struct CheckpointPart {
 // Returns the directory written (DIR/step-<step>, or step-<step>.<k> when that name was taken).
 std::string saveCheckpoint(Backend& group, const std::string& dir, const CheckpointPart& mine);
 
-// Loads this rank's part of DIR/latest (or of `dir` itself when it holds a manifest).
-// Throws Error naming the file and what is wrong.
+// Resume, decided once: rank 0 resolves the checkpoint (the one DIR/latest names, or `dir`
+// itself when it holds a manifest), checks its manifest, and sends its name and manifest to
+// every rank; each rank checks its own part of that checkpoint in its own `dir` (size and CRC-32
+// against rank 0's manifest, and its local manifest, if any, against rank 0's). If any rank
+// cannot load it — missing, another step, corrupt — every rank throws the same Error naming
+// each such rank, its host and what it found, so no rank resumes from another step than the
+// others. Nullopt, on every rank, when rank 0 has no checkpoint and no other rank has one
+// either (a rank that has one while rank 0 has none is an error too). Takes DIR's lock.
+std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string& dir);
+// resumeCheckpoint(), where no checkpoint is an Error.
 CheckpointPart loadCheckpoint(Backend& group, const std::string& dir);
 
-// True when DIR has a checkpoint to resume from.
+// Rank 0 takes DIR's lock for this process (directory_lock.h), and every rank gets the same
+// answer: when another job holds it, every rank throws the same Error naming the holder. Saving
+// and resuming call it; a program calls it itself to be refused before it has done any work.
+void claimCheckpointDirectory(Backend& group, const std::string& dir);
+
+// True when DIR (on this rank's machine) has a checkpoint to resume from.
 bool hasCheckpoint(const std::string& dir);
 
 // CRC-32 (IEEE 802.3), for the manifest.

@@ -78,6 +78,8 @@ Manifest parseManifest(const std::string& text, const std::string& path) {
   return m;
 }
 
+std::string partName(int rank) { return fmt::format("rank{}.part", rank); }
+
 std::string encodePart(const CheckpointPart& part) {
   std::string out(kMagic, sizeof kMagic);
   auto put = [&out](uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); };

@@ -36,6 +36,9 @@ std::string formatManifest(const Manifest& manifest);
 // a whole number in range, or no world_size; words it does not know are skipped.
 Manifest parseManifest(const std::string& text, const std::string& path);
 
+// A rank's part file in a checkpoint directory: "rank<R>.part".
+std::string partName(int rank);
+
 std::string encodePart(const CheckpointPart& part);
 // Throws Error naming `path` when the bytes are not a whole part file.
 CheckpointPart decodePart(const std::string& data, const std::string& path);

@@ -12,6 +12,8 @@
 #                        address not its own, a wrong main_process_port: named, in bounded time
 #   restart              3 x 2 accel-train --resume --max_restarts 1, a worker on host 2 SIGKILLed
 #                        after a checkpoint: the job completes with the uninterrupted run's CRC
+#   resume_disagree      2 x 1 resuming from a checkpoint directory per host, host 1's a step
+#                        behind: both launchers exit 1 within 20 s with one message naming it
 #   dry_run              GLOO/NCCL_SOCKET_IFNAME=eth0 and the launcher's network note
 # Each case collects every finding (bad=1) before it returns, so one run shows them all.
 # The cases are called through run_case, which shellcheck cannot follow; $work is cluster_test.sh's.
@@ -197,6 +199,31 @@ case_restart() {
   echo "weights crc32: 3 hosts x 2 with a restart = ${got:-none}, emulated uninterrupted = $ref"
   [[ -n $ref && $got == "$ref" ]] || bad=1
   ((bad == 0)) || { show_logs restart; return 1; }
+}
+
+# Two hosts with a checkpoint directory each, host 1's a step behind (no step-9, latest names
+# step-6): resuming must fail on both hosts with the one message naming rank 1, its host and what
+# it found, not resume rank 0 from step 9 and rank 1 from step 6 and hang (issue 16).
+case_resume_disagree() {
+  local bad=0 k t0 train=("$build/bin/accel-train" --steps 12 --checkpoint_every 3 --log_every 0)
+  launch_hosts ckpt 2 2 60 "${train[@]}" --steps 9 --checkpoint_dir "$work/ck" ||
+    { echo "the run that saves the checkpoints failed"; show_logs ckpt; return 1; }
+  for k in 0 1; do cp -a "$work/ck" "$work/ck-h$k"; done
+  rm -rf "$work/ck-h1/step-9"
+  echo step-6 >"$work/ck-h1/latest"
+  t0=$EPOCHREALTIME
+  take_port
+  for k in 0 1; do
+    start_host resume "$k" 2 2 60 "$(host_addr 0)" "$port" "${train[@]}" --checkpoint_dir "$work/ck-h$k" --resume
+  done
+  wait_hosts || true
+  for k in 0 1; do
+    expect_exit "$k" 1 20 "$t0"
+    expect_in "$work/resume.h$k.log" "the ranks cannot all resume from the checkpoint rank 0 chose ($work/ck-h0/step-9, step 9)" \
+      "rank 1 on host" "$work/ck-h1/step-9 does not exist here (its latest names step-6)"
+  done
+  grep -m1 -o 'the ranks cannot all resume.*' "$work/resume.h1.log" || true
+  ((bad == 0)) || { show_logs resume; return 1; }
 }
 
 case_dry_run() {

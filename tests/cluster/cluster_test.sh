@@ -246,7 +246,7 @@ case_ddp() {
 }
 
 # shellcheck source=SCRIPTDIR/cluster_cases.sh
-source "$here/cluster_cases.sh"   # failure_propagation, vanished_machine, unreachable_main, restart, dry_run
+source "$here/cluster_cases.sh"   # failure_propagation, vanished_machine, unreachable_main, restart, resume_disagree, dry_run
 
 # ---- runner ------------------------------------------------------------------------------------
 
@@ -297,6 +297,7 @@ main() {
   run_case vanished_machine case_vanished_machine
   run_case unreachable_main case_unreachable_main
   run_case restart case_restart
+  run_case resume_disagree case_resume_disagree
   run_case dry_run case_dry_run
   echo "summary: $passed passed, $failed failed, $skipped skipped in" \
        "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"

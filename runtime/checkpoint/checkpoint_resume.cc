@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+// resumeCheckpoint / loadCheckpoint (checkpoint.h): one decision, made by rank 0 and checked by
+// every rank, so that no rank resumes from another step than the others. Three rounds between
+// the ranks: the directory's lock, rank 0's decision, every rank's finding.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "lib/common/atomic_file.h"
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+#include "lib/launch/launch_env.h"
+#include "runtime/checkpoint/checkpoint.h"
+#include "runtime/checkpoint/checkpoint_format.h"
+#include "runtime/comm/text_exchange.h"
+
+namespace accel {
+
+namespace {
+
+constexpr const char* kSameFilesHint =
+    "every rank must see the same checkpoint directory: a shared file system that every machine sees alike, or the "
+    "same files copied to each machine";
+
+// Rank 0's decision, as sent: "<kind>\n<rank 0's directory>\n<a>\n<b>", kind "none", "error"
+// (a: the message, b: the hint) or "use" (a: the checkpoint's name relative to the directory, "."
+// when it is the checkpoint itself; b: its manifest). Messages name rank 0's directory: other
+// ranks may have their own path (a directory per machine).
+struct Decision {
+  std::string kind, dir, name, manifest_text, message, hint;
+
+  std::string encode() const {
+    return kind + "\n" + dir + "\n" + (kind == "use" ? name + "\n" + manifest_text : message + "\n" + hint);
+  }
+  static Decision decode(const std::string& text) {
+    std::vector<std::string> part(4);
+    size_t at = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      const size_t nl = std::min(text.find('\n', at), text.size());
+      part[i] = text.substr(at, nl - at);
+      at = std::min(nl + 1, text.size());
+    }
+    part[3] = text.substr(at);
+    if (part[0] == "use") return {part[0], part[1], part[2], part[3], "", ""};
+    return {part[0], part[1], "", "", part[2], part[3]};
+  }
+};
+
+std::string where(const std::string& dir, const std::string& name) { return name == "." ? dir : dir + "/" + name; }
+
+// What DIR/latest names on this rank's machine, for messages.
+std::string latestHere(const std::string& dir) {
+  if (fileExists(dir + "/manifest")) return "it holds a checkpoint itself";
+  if (!fileExists(dir + "/latest")) return "it has no latest";
+  return "its latest names " + trim(readFile(dir + "/latest"));
+}
+
+std::string hostName() {
+  if (const char* label = std::getenv(launch_env::kMachineName); label && *label) return label;
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "?";
+}
+
+Decision decide(const std::string& dir, int world) {
+  Decision d{"use", dir, "", "", "", ""};
+  try {
+    if (!hasCheckpoint(dir)) return {"none", dir, "", "", "", ""};
+    d.name = fileExists(dir + "/manifest") ? "." : trim(readFile(dir + "/latest"));
+    const std::string path = where(dir, d.name) + "/manifest";
+    if (!fileExists(path)) throw Error(fmt::format("{} names {}, which has no manifest", dir + "/latest", where(dir, d.name)));
+    d.manifest_text = readFile(path);
+    const Manifest m = parseManifest(d.manifest_text, path);
+    if (m.world != world) {
+      throw Error(fmt::format("checkpoint {} was saved by {} processes, but this run has {}", where(dir, d.name), m.world, world),
+                  fmt::format("resume with --num_processes {}", m.world));
+    }
+  } catch (const Error& e) {
+    return {"error", dir, "", "", e.what(), e.hint()};
+  }
+  return d;
+}
+
+// This rank's part of rank 0's choice, checked against rank 0's manifest: "" when it loads.
+std::string examine(const std::string& dir, const Decision& d, int rank, CheckpointPart& part) {
+  const std::string at = where(dir, d.name);
+  if (!fileExists(at + "/manifest") && !fileExists(at + "/" + partName(rank))) {
+    return fmt::format("{} does not exist here ({})", at, latestHere(dir));
+  }
+  const Manifest m = parseManifest(d.manifest_text, "rank 0's " + at + "/manifest");
+  if (fileExists(at + "/manifest") && readFile(at + "/manifest") != d.manifest_text) {
+    return fmt::format("{}/manifest differs from rank 0's (step {} there, step {} on rank 0)", at,
+                       parseManifest(readFile(at + "/manifest"), at + "/manifest").step, m.step);
+  }
+  const std::string path = at + "/" + partName(rank);
+  auto entry = m.parts.find(rank);
+  if (entry == m.parts.end() || !fileExists(path)) return fmt::format("checkpoint part {} is missing", path);
+  const std::string data = readFile(path);
+  const uint32_t crc = crc32(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  if (data.size() != entry->second.size || crc != entry->second.crc) {
+    return fmt::format("checkpoint part {} is corrupt: {} bytes with CRC-32 {:08x}, the manifest says {} bytes with {:08x}",
+                       path, data.size(), crc, entry->second.size, entry->second.crc);
+  }
+  part = decodePart(data, path);
+  if (part.step != m.step) return fmt::format("checkpoint part {} is from step {}, the manifest says {}", path, part.step, m.step);
+  return "";
+}
+
+// Every rank's finding, and one Error for all when any rank has one.
+void agreeOrThrow(Backend& group, const std::string& finding, const std::string& head, const std::string& hint) {
+  const auto all = allGatherText(group, finding.empty() ? "" : hostName() + "\n" + finding);
+  std::vector<std::string> problems;
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (all[r].empty()) continue;
+    const size_t nl = all[r].find('\n');
+    problems.push_back(fmt::format("rank {} on host {}: {}", r, all[r].substr(0, nl), all[r].substr(nl + 1)));
+  }
+  if (!problems.empty()) throw Error(head + join(problems, "; "), hint);
+}
+
+}  // namespace
+
+std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string& dir) {
+  claimCheckpointDirectory(group, dir);
+  const Decision d = Decision::decode(broadcastText(group, group.rank() == 0 ? decide(dir, group.size()).encode() : ""));
+  if (d.kind == "error") throw Error(d.message, d.hint);
+  if (d.kind == "none") {
+    const std::string finding = group.rank() != 0 && hasCheckpoint(dir)
+                                    ? fmt::format("{} has a checkpoint ({})", dir, latestHere(dir)) : "";
+    agreeOrThrow(group, finding, fmt::format("rank 0 found no checkpoint to resume from in {}, but ", d.dir), kSameFilesHint);
+    return std::nullopt;
+  }
+  CheckpointPart part;
+  std::string finding;
+  try {
+    finding = examine(dir, d, group.rank(), part);
+  } catch (const Error& e) {  // a damaged file: a finding like the others
+    finding = e.what();
+  }
+  agreeOrThrow(group, finding,
+               fmt::format("the ranks cannot all resume from the checkpoint rank 0 chose ({}, step {}): ", where(d.dir, d.name),
+                           parseManifest(d.manifest_text, "rank 0's manifest").step),
+               kSameFilesHint);
+  return part;
+}
+
+CheckpointPart loadCheckpoint(Backend& group, const std::string& dir) {
+  auto part = resumeCheckpoint(group, dir);
+  if (!part) throw Error("no checkpoint in " + dir, "save one first, or start without --resume");
+  return std::move(*part);
+}
+
+}  // namespace accel

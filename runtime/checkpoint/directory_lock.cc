@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/checkpoint/directory_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+#include "lib/launch/launch_env.h"
+
+namespace accel {
+
+namespace {
+
+constexpr const char* kLockName = ".accel-lock";
+
+std::string hostName() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "?";
+}
+
+std::string runId() {
+  for (const char* var : {launch_env::kAccelRunId, launch_env::kRunId}) {
+    if (const char* v = std::getenv(var); v && *v) return v;
+  }
+  return "(none: not started by a launcher)";
+}
+
+std::string nowUtc() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char text[32] = {};
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return text;
+}
+
+// What the holder wrote: "key value" lines.
+std::map<std::string, std::string> readHolder(int fd) {
+  std::string text(4096, '\0');
+  const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+  text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  std::map<std::string, std::string> out;
+  for (const auto& line : split(text, '\n')) {
+    const auto space = line.find(' ');
+    if (space != std::string::npos) out[line.substr(0, space)] = line.substr(space + 1);
+  }
+  return out;
+}
+
+std::string refusal(const std::string& dir, const std::string& path, int fd) {
+  auto h = readHolder(fd);
+  auto get = [&](const char* key) { return h.count(key) ? h[key] : std::string("?"); };
+  return fmt::format("checkpoint directory {} is in use by another job: run {}, pid {} on host {}, since {} (lock file {})",
+                     dir, get("run"), get("pid"), get("host"), get("since"), path);
+}
+
+void describeHolder(int fd) {
+  const std::string text = fmt::format("run {}\npid {}\nhost {}\nsince {}\n", runId(), ::getpid(), hostName(), nowUtc());
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+    // The lock holds all the same; a refused job's message then shows "?" for the holder.
+  }
+}
+
+}  // namespace
+
+std::string lockCheckpointDirectory(const std::string& dir) {
+  static std::mutex mutex;
+  static auto* held = new std::map<std::string, int>;  // never freed: the locks live as long as the process
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("cannot create checkpoint directory {}: {}", dir, ec.message()));
+  const std::string key = std::filesystem::weakly_canonical(dir, ec).string();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (held->count(key)) return "";
+  const std::string path = dir + "/" + kLockName;
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(fmt::format("cannot open checkpoint lock {}: {}", path, std::strerror(errno)));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    std::string message = err == EWOULDBLOCK ? refusal(dir, path, fd)
+                                             : fmt::format("cannot lock {}: {}", path, std::strerror(err));
+    ::close(fd);
+    if (err != EWOULDBLOCK) throw Error(message);
+    return message;
+  }
+  describeHolder(fd);
+  (*held)[key] = fd;
+  return "";
+}
+
+}  // namespace accel
