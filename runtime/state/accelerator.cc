@@ -13,9 +13,11 @@
 #include "lib/common/socket.h"
 #include "lib/common/strings.h"
 #include "lib/launch/launch_env.h"
+#include "runtime/comm/checked_backend.h"
 #include "runtime/comm/cpu_transport.h"
 #include "runtime/state/cuda_devices.h"
 #include "runtime/store/hash_store.h"
+#include "runtime/store/prefix_store.h"
 #include "runtime/store/tcp_store.h"
 #include "runtime/comm/nccl_backend.h"
 
@@ -28,6 +30,24 @@ bool debugRequested() {
   const char* mode = std::getenv(launch_env::kAccelerateDebugMode);
   const char* level = std::getenv(launch_env::kAccelDebug);
   return (mode && toLower(mode) == "true") || (level && *level && toLower(level) != "off" && std::string(level) != "0");
+}
+
+// ACCEL_DEBUG=DETAIL, or Accelerate's debug mode (`accel launch --debug`), which checks
+// operations across processes before they run: every collective is checked (checked_backend.h).
+bool detailRequested() {
+  const char* mode = std::getenv(launch_env::kAccelerateDebugMode);
+  const char* level = std::getenv(launch_env::kAccelDebug);
+  return (mode && toLower(mode) == "true") || (level && toLower(level) == "detail");
+}
+
+// `made`, checked before each collective under DETAIL; the check's own CPU group lives under
+// "check" in the group's store namespace.
+std::unique_ptr<Backend> checkedWhenDetail(std::unique_ptr<Backend> made, Store& store, int rank, int size,
+                                           CpuTransportOptions cpu) {
+  if (size == 1 || !detailRequested()) return made;
+  PrefixStore check("check", store);
+  cpu.log = nullptr;
+  return std::make_unique<CheckedBackend>(std::move(made), makeCpuBackend(check, rank, size, cpu));
 }
 
 GlooOptions glooOptions(const DistributedEnv& env, std::chrono::milliseconds timeout) {
@@ -106,8 +126,15 @@ Accelerator::Accelerator(AcceleratorOptions options)
   if (debugRequested()) {
     cpu.log = [rank = env_.rank](const std::string& line) { std::cerr << "accel-runtime: rank " << rank << ": group of " << line << std::endl; };
   }
-  group_ = std::make_unique<ProcessGroup>(*store_, "accel/world", env_.rank, env_.world_size,
-                                          [cpu](Store& s, int r, int n) { return makeCpuBackend(s, r, n, cpu); });
+  group_ = std::make_unique<ProcessGroup>(*store_, "accel/world", env_.rank, env_.world_size, [cpu](Store& s, int r, int n) {
+    return checkedWhenDetail(makeCpuBackend(s, r, n, cpu), s, r, n, cpu);
+  });
+  if (detailRequested() && env_.rank == 0 && env_.world_size > 1) {
+    std::cerr << "accel-runtime: rank 0: debug mode (ACCEL_DEBUG=DETAIL or --debug): every collective is checked against "
+                 "the other ranks' before it runs"
+              << std::endl;
+  }
+  cpu_ = cpu;
   rng_.seed(0);
 }
 
@@ -119,7 +146,9 @@ ProcessGroup& Accelerator::deviceProcessGroup() {
     nccl.diagnose = [this] { return departedRanks(*store_); };
     const int device = device_.index;
     device_group_ = std::make_unique<ProcessGroup>(*store_, "accel/device", env_.rank, env_.world_size,
-        [nccl, device](Store& s, int r, int n) { return std::make_unique<NcclBackend>(s, r, n, device, nccl); });
+        [nccl, device, cpu = cpu_](Store& s, int r, int n) {
+          return checkedWhenDetail(std::make_unique<NcclBackend>(s, r, n, device, nccl), s, r, n, cpu);
+        });
   }
   return *device_group_;
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "lib/common/defaults.h"
+#include "runtime/comm/cpu_transport.h"
 #include "runtime/comm/process_group.h"
 #include "runtime/state/distributed_env.h"
 
@@ -105,6 +106,7 @@ class Accelerator {
   std::unique_ptr<ProcessGroup> group_;
   std::unique_ptr<ProcessGroup> device_group_;
   std::chrono::milliseconds timeout_;
+  CpuTransportOptions cpu_;  // how CPU groups are made (the device group's DETAIL check uses it too)
   std::mt19937_64 rng_;
 };
 
