@@ -246,9 +246,11 @@ int shutdownSocketsAt(const std::vector<std::string>& locals) {
     const auto fd = parseInt(entry->d_name);
     struct stat st {};
     if (!fd || *fd == ::dirfd(dir) || ::fstat(static_cast<int>(*fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
-    sockaddr_storage addr{};
-    socklen_t len = sizeof addr;
+    sockaddr_storage addr{}, peer{};
+    socklen_t len = sizeof addr, peer_len = sizeof peer;
     if (::getsockname(static_cast<int>(*fd), reinterpret_cast<sockaddr*>(&addr), &len) != 0) continue;
+    // Connections only: a listening socket at the same endpoint is left alone.
+    if (::getpeername(static_cast<int>(*fd), reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) continue;
     if (std::find(locals.begin(), locals.end(), endpointText(&addr)) == locals.end()) continue;
     if (::shutdown(static_cast<int>(*fd), SHUT_RDWR) == 0) ++done;
   }

@@ -60,7 +60,7 @@ std::vector<std::string> ownAddresses();
 // "IP:PORT" ("127.0.0.1:29500", "[::1]:29500") of a socket address; "" for another family.
 std::string endpointText(const void* sockaddr_storage_ptr);
 
-// Shuts down, both ways, every TCP socket of this process whose local endpoint is one of
+// Shuts down, both ways, every connected socket of this process whose local endpoint is one of
 // `locals` (endpointText's form); returns how many. For ending connections a library owns when
 // its API cannot (Gloo's, comm/gloo_backend.cc): its I/O thread then reads end-of-file, and so
 // does the other end. A descriptor closed and reused between the check and the shutdown would

@@ -267,6 +267,37 @@ TEST_CASE("launch: --dry_run prints each rank's command and environment", "[laun
   CHECK_FALSE(contains(r.out, "env RANK"));  // nothing ran
 }
 
+TEST_CASE("launch: --collective_timeout reaches the workers, a bad value stops the launch", "[launch]") {
+  TempDir dir;
+  auto given = launch(dir, {"--cpu", "--num_processes", "2", "--collective_timeout", "90", "--dry_run", envWorker()});
+  REQUIRE(given.exit_code == 0);
+  CHECK(contains(given.out, "  ACCEL_COLLECTIVE_TIMEOUT=90\n"));
+  auto unset = launch(dir, {"--cpu", "--num_processes", "2", "--dry_run", envWorker()});
+  CHECK_FALSE(contains(unset.out, "ACCEL_COLLECTIVE_TIMEOUT"));  // the runtime's default: 600 s
+  auto zero = launch(dir, {"--cpu", "--collective_timeout", "0", "--dry_run", envWorker()});
+  CHECK(zero.exit_code == 2);
+  CHECK(contains(zero.err, "--collective_timeout: '0' is not a number of seconds above 0"));
+  auto bad_env = launch(dir, {"--cpu", "--dry_run", envWorker()}, 0, {{"ACCEL_COLLECTIVE_TIMEOUT", "ten"}});
+  CHECK(bad_env.exit_code == 2);
+  CHECK(contains(bad_env.err, "ACCEL_COLLECTIVE_TIMEOUT: 'ten' is not a number of seconds above 0"));
+  // It is the timeout the ranks wait at: a rank 30 s late fails the others after 2 s, not 600.
+  for (const char* shm : {"1", "0"}) {
+    auto late = run({accelBinary(), "launch", "-q", "--cpu", "--num_processes", "2", "--main_process_port", "0",
+                     "--collective_timeout", "2", accel::test::runtimeWorker(), "straggle", "30"},
+                    {}, launchEnv(dir, 0, {{"ACCEL_SHM", shm}, {"GLOO_SOCKET_IFNAME", "lo"}}), 60000);
+    INFO("ACCEL_SHM=" << shm << ": " << late.err);
+    CHECK(late.exit_code == 3);
+    std::smatch m;
+    REQUIRE(std::regex_search(late.err, m, std::regex(R"(\[rank 0\] error after ([0-9.]+) s: barrier failed on rank 0 of 2)")));
+    CHECK(std::stod(m[1]) >= 1.9);
+    CHECK(std::stod(m[1]) < 10);
+  }
+  // A worker started without the launcher reads the variable itself, and names it when it is bad.
+  auto worker = run({accel::test::runtimeWorker(), "helpers", dir.file("h")}, {}, launchEnv(dir, 0, {{"ACCEL_COLLECTIVE_TIMEOUT", "-1"}}));
+  CHECK(worker.exit_code == 3);
+  CHECK(contains(worker.err, "ACCEL_COLLECTIVE_TIMEOUT='-1' is not a number of seconds above 0"));
+}
+
 TEST_CASE("launch: a busy port — replaced on one machine, an error across machines", "[launch][port][failure]") {
   TempDir dir;
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -9,6 +9,7 @@
 //                                 "error: …" and exit 3
 //   runtime_worker mismatch HOW   the last rank's 4th collective differs (HOW: extra, count,
 //                                 dtype); every rank prints "error after T s: …" and exits 3
+//   runtime_worker straggle S     the last rank sleeps S s before a barrier the others wait at
 //   runtime_worker save-loop DIR  saves checkpoints of steps 1, 2, … forever (to be SIGKILLed)
 //   runtime_worker check DIR      loads DIR's latest checkpoint, checks every byte; prints the step
 //   runtime_worker barrier RANK   prints "rank R round N past barrier at T" (T: wall clock, s)
@@ -163,6 +164,21 @@ int mismatch(Accelerator& acc, const std::string& how) {
   return 0;
 }
 
+// The last rank sleeps S seconds before the barrier the others already wait at: with a shorter
+// collective timeout they fail ("error after T s: …", exit 3) at that timeout.
+int straggle(Accelerator& acc, int seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    if (acc.isLastProcess()) std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    acc.waitForEveryone();
+  } catch (const std::exception& e) {
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cerr << "error after " << took << " s: " << e.what() << std::endl;
+    return 3;
+  }
+  return 0;
+}
+
 double wallClock() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -263,11 +279,12 @@ int main(int argc, char** argv) {
     if (mode == "die" && argc > 2) return die(acc, std::atoi(argv[2]));
     if (mode == "reduce-loop") return reduceLoop(acc);
     if (mode == "mismatch" && argc > 2) return mismatch(acc, argv[2]);
+    if (mode == "straggle" && argc > 2) return straggle(acc, std::atoi(argv[2]));
     if (mode == "save-loop" && argc > 2) return saveLoop(acc, argv[2]);
     if (mode == "barrier" && argc > 2) return barrierMark(acc, std::atoi(argv[2]));
     if (mode == "check" && argc > 2) return check(acc, argv[2]);
     if (mode == "nccl-stall" && argc > 2) return ncclStall(acc, std::atoi(argv[2]));
-    std::cerr << "usage: runtime_worker helpers FILE | die RANK | reduce-loop | mismatch extra|count|dtype | barrier RANK | save-loop DIR | check DIR | nccl-stall S" << std::endl;
+    std::cerr << "usage: runtime_worker helpers FILE | die RANK | reduce-loop | mismatch extra|count|dtype | straggle S | barrier RANK | save-loop DIR | check DIR | nccl-stall S" << std::endl;
     return 64;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;
