@@ -64,7 +64,8 @@ class ShmBackend : public Backend {
 
  private:
   ShmBackend(std::unique_ptr<ShmSegment> segment, std::unique_ptr<CallWatch> watch, int rank, int size, ShmOptions options);
-  WorkPtr submit(const CollectiveCall& call, size_t bytes, std::function<void()> run);
+  template <typename Run>
+  WorkPtr submit(const CollectiveCall& call, size_t bytes, Run run);  // shm_backend.cc only
   void runAllReduce(Tensor t, ReduceOp op);
   void runBroadcast(Tensor t, int root);
   // all_gather_v; with root >= 0 only the root copies the result out (gather).
