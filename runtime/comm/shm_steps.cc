@@ -55,14 +55,17 @@ bool ShmSteps::reached(int m, uint32_t step) const {
 void ShmSteps::expect(const CollectiveCall& call) {
   expected_ = call.fingerprint();
   checking_ = true;
-  // Published by the step's store (a release); read after the others' step (an acquire). A member
-  // can be one step ahead, writing the other parity, never this one until this member moves on.
-  seg_.member(me_).call[writeParity()].store(expected_, std::memory_order_relaxed);
 }
 
 void ShmSteps::sync() {
   const uint32_t step = ++step_;
   ShmMember& mine = seg_.member(me_);
+  // The call goes out with the step: published by its store (a release), read after the others'
+  // step (an acquire). Stored right before it, not when the operation began: the others poll
+  // this line while they wait, and a store that early would make this member fetch it back
+  // twice. A member can be one step ahead, writing the other parity, never this one until this
+  // member moves on.
+  if (checking_) mine.call[step & 1u].store(expected_, std::memory_order_relaxed);
   // Sequentially consistent with the sleepers' count: either a sleeper registered before this
   // store, and is woken, or it reads the new step before it sleeps (futexWait also rechecks).
   mine.step.store(step, std::memory_order_seq_cst);
