@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/comm/call_watch.h"
 
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "lib/common/strings.h"
@@ -10,6 +12,8 @@ namespace accel {
 namespace {
 
 constexpr const char* kVerdict = "verdict";
+// How long the finder waits for the other waiting ranks' calls, to list them all.
+constexpr auto kGathering = std::chrono::seconds(2);
 
 std::string callKey(int rank) { return fmt::format("call/{}", rank); }
 
@@ -38,12 +42,27 @@ std::string CallWatch::probe(const CollectiveCall& mine) {
   }
 }
 
-// Called with mutex_ held, once counts show another call at mine.seq.
+// Called with mutex_ held, once counts show another call at mine.seq. The others that wait
+// there publish their calls at their next look (every half second), so a rank not yet seen at
+// mine.seq gets kGathering to appear; one still elsewhere then is listed as not seen there (a
+// call it published earlier is an older operation's).
 std::string CallWatch::compare(const CollectiveCall& mine) {
   std::vector<std::optional<CollectiveCall>> calls(static_cast<size_t>(size_));
   calls[static_cast<size_t>(rank_)] = mine;
-  for (int r = 0; r < size_; ++r) {
-    if (r != rank_ && store_->check({callKey(r)})) calls[static_cast<size_t>(r)] = CollectiveCall::decode(toString(store_->get(callKey(r))));
+  const auto deadline = std::chrono::steady_clock::now() + kGathering;
+  while (true) {
+    bool missing = false;
+    for (int r = 0; r < size_; ++r) {
+      auto& c = calls[static_cast<size_t>(r)];
+      if (c && c->seq == mine.seq) continue;
+      if (store_->check({callKey(r)})) c = CollectiveCall::decode(toString(store_->get(callKey(r))));
+      missing = missing || !c || c->seq != mine.seq;
+    }
+    if (!missing || std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (auto& c : calls) {
+    if (c && c->seq != mine.seq) c.reset();
   }
   return publishVerdict(calls);
 }

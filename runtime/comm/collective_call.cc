@@ -103,7 +103,7 @@ std::string mismatchText(const std::vector<std::optional<CollectiveCall>>& calls
   std::map<std::string, std::vector<std::string>> by_call;
   std::vector<std::string> order;
   for (size_t r = 0; r < calls.size(); ++r) {
-    const std::string what = calls[r] ? "called " + calls[r]->numbered() : "is not in a collective of this group";
+    const std::string what = calls[r] ? "called " + calls[r]->numbered() : "was not seen at that place of the sequence";
     if (!by_call.count(what)) order.push_back(what);
     by_call[what].push_back(std::to_string(names.empty() ? static_cast<int>(r) : names[r]));
   }

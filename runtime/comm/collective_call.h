@@ -40,8 +40,9 @@ struct CollectiveCall {
   static std::optional<CollectiveCall> decode(const std::string& text);
 };
 
-// The error text when ranks' calls differ: every rank's call (nullopt: unknown, it has not
-// reached a collective of this group yet), the ranks named by `names` (group ranks by default).
+// The error text when ranks' calls differ: every rank's call (nullopt: unknown, it was not seen
+// at that place of the sequence: still busy before it, or it never published its call), the
+// ranks named by `names` (group ranks by default).
 std::string mismatchText(const std::vector<std::optional<CollectiveCall>>& calls, const std::vector<int>& names = {});
 
 }  // namespace accel

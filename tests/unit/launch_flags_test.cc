@@ -17,7 +17,7 @@ using namespace accel;
 namespace {
 
 // accel's own flags, which Accelerate does not have.
-const std::set<std::string> kAccelOnly = {"dry_run", "fsdp_ignored_modules", "grace_period", "heartbeat_timeout",
+const std::set<std::string> kAccelOnly = {"collective_timeout", "dry_run", "fsdp_ignored_modules", "grace_period", "heartbeat_timeout",
                                           "help",    "job_port", "local_ranks_filter", "python", "rdzv_token"};
 
 std::set<std::string> accelerateFlags() {
