@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
@@ -238,10 +239,10 @@ std::string endpointText(const void* sockaddr_storage_ptr) {
   return "";
 }
 
-int shutdownSocketsAt(const std::vector<std::string>& locals) {
+std::vector<int> dupSocketsAt(const std::vector<std::string>& locals) {
+  std::vector<int> out;
   DIR* dir = ::opendir("/proc/self/fd");
-  if (!dir) return 0;
-  int done = 0;
+  if (!dir) return out;
   while (dirent* entry = ::readdir(dir)) {
     const auto fd = parseInt(entry->d_name);
     struct stat st {};
@@ -252,10 +253,15 @@ int shutdownSocketsAt(const std::vector<std::string>& locals) {
     // Connections only: a listening socket at the same endpoint is left alone.
     if (::getpeername(static_cast<int>(*fd), reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) continue;
     if (std::find(locals.begin(), locals.end(), endpointText(&addr)) == locals.end()) continue;
-    if (::shutdown(static_cast<int>(*fd), SHUT_RDWR) == 0) ++done;
+    const int copy = ::fcntl(static_cast<int>(*fd), F_DUPFD_CLOEXEC, 0);
+    if (copy >= 0) out.push_back(copy);
   }
   ::closedir(dir);
-  return done;
+  return out;
+}
+
+void shutdownSockets(const std::vector<int>& fds) {
+  for (int fd : fds) ::shutdown(fd, SHUT_RDWR);
 }
 
 }  // namespace accel::net

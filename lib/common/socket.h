@@ -60,11 +60,15 @@ std::vector<std::string> ownAddresses();
 // "IP:PORT" ("127.0.0.1:29500", "[::1]:29500") of a socket address; "" for another family.
 std::string endpointText(const void* sockaddr_storage_ptr);
 
-// Shuts down, both ways, every connected socket of this process whose local endpoint is one of
-// `locals` (endpointText's form); returns how many. For ending connections a library owns when
-// its API cannot (Gloo's, comm/gloo_backend.cc): its I/O thread then reads end-of-file, and so
-// does the other end. A descriptor closed and reused between the check and the shutdown would
-// be missed or, if reused by a socket at the same endpoint, shut down too: both harmless there.
-int shutdownSocketsAt(const std::vector<std::string>& locals);
+// Duplicates (close-on-exec) every connected socket of this process whose local endpoint is one
+// of `locals` (endpointText's form). For ending connections a library owns when its API cannot
+// (Gloo's, comm/gloo_backend.cc): shutdownSockets() on the duplicates makes the library's I/O
+// thread read end-of-file, and so does the other end. Call it while no other thread closes
+// descriptors of those sockets (it reads every descriptor of the process); the caller closes
+// the duplicates.
+std::vector<int> dupSocketsAt(const std::vector<std::string>& locals);
+
+// shutdown(SHUT_RDWR) of each descriptor; errors ignored (an already shut socket).
+void shutdownSockets(const std::vector<int>& fds);
 
 }  // namespace accel::net

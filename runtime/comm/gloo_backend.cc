@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/comm/gloo_backend.h"
 
+#include <unistd.h>
+
 #include <cstring>
 
 #include <fmt/format.h>
@@ -77,17 +79,20 @@ void closePairs(gloo::Context& ctx) {
   }
 }
 
+// `sockets`: this group's duplicates of Gloo's sockets (GlooBackend::sockets_). While they exist
+// Gloo's close() no longer ends a connection, so they are shut down with the pairs.
 template <typename Run>
-void runGuarded(gloo::Context& ctx, Run&& run) {
+void runGuarded(gloo::Context& ctx, const std::vector<int>& sockets, Run&& run) {
   try {
     run();
   } catch (...) {
     closePairs(ctx);
+    net::shutdownSockets(sockets);
     throw;
   }
 }
 
-void runAllReduce(const std::shared_ptr<gloo::rendezvous::Context>& ctx, Tensor t, ReduceOp op,
+void runAllReduce(const std::shared_ptr<gloo::rendezvous::Context>& ctx, const std::vector<int>& sockets, Tensor t, ReduceOp op,
                   uint32_t tag, std::chrono::milliseconds timeout) {
   withWidth(t.dtype, [&](auto* typed) {
     using S = std::remove_pointer_t<decltype(typed)>;
@@ -96,9 +101,32 @@ void runAllReduce(const std::shared_ptr<gloo::rendezvous::Context>& ctx, Tensor 
     o.setReduceFunction(reduceFunction(t.dtype, op));
     o.setTag(tag);
     o.setTimeout(timeout);
-    runGuarded(*ctx, [&] { gloo::allreduce(o); });
+    runGuarded(*ctx, sockets, [&] { gloo::allreduce(o); });
   });
   if (op == ReduceOp::Avg) finishAverage(t, ctx->size);
+}
+
+// Gloo's sockets, duplicated once they are connected (before any operation, so no descriptor
+// is closed meanwhile): Pair::close() fails only the peers' pending operations, this rank's own
+// pending receive waits out its timeout, and Gloo keeps the descriptors to itself. A shutdown()
+// of the duplicates instead makes the pairs' I/O thread read end-of-file on both sides, which
+// fails every pending operation at once. Shutting down the sockets this rank accepted reaches
+// every connection once each rank that learns the verdict does the same.
+std::vector<int> glooSockets(gloo::Context& ctx) {
+  std::vector<std::string> mine;
+  for (int r = 0; r < ctx.size; ++r) {
+    if (r == ctx.rank) continue;
+    try {
+      if (const auto& pair = ctx.getPair(r)) {
+        if (const auto* address = dynamic_cast<const gloo::transport::tcp::Address*>(&pair->address())) {
+          mine.push_back(net::endpointText(&address->getSockaddr()));
+        }
+      }
+    } catch (...) {
+      // Never connected: nothing to end.
+    }
+  }
+  return net::dupSocketsAt(mine);
 }
 
 }  // namespace
@@ -123,12 +151,16 @@ GlooBackend::GlooBackend(Store& store, int rank, int size, GlooOptions options)
     throw CommError(fmt::format("gloo: rank {} of {} could not connect to its peers: {}", rank, size, e.what()),
                     "check that every rank can reach the others (GLOO_SOCKET_IFNAME selects the interface)");
   }
+  sockets_ = glooSockets(*context_);
   watch_ = std::make_unique<CallWatch>(store, rank_, size_, options_.names);
   queue_ = std::make_unique<OpQueue>(groupFailureText(rank_, size_, options_.diagnose, [this] { return watch_->verdict(); }),
                                      OpQueue::Watch{watch_.get(), [this] { abortRunning(); }});
 }
 
-GlooBackend::~GlooBackend() = default;
+GlooBackend::~GlooBackend() {
+  queue_.reset();  // its threads gone (the watch may shut the sockets down), then the duplicates
+  for (int fd : sockets_) ::close(fd);
+}
 
 // Each operation's Gloo tag is its call's fingerprint: ranks that made different calls never
 // exchange bytes (they wait on different tags until the watch names them), and consecutive
@@ -140,26 +172,8 @@ WorkPtr GlooBackend::enqueue(const CollectiveCall& call, std::function<void(uint
   });
 }
 
-// Ends the running operation with an error at once, here and at the peers. Pair::close() would
-// fail only the peers' pending operations: this rank's own pending receive would wait out its
-// timeout. A shutdown() of the sockets this rank accepted makes the pairs' I/O thread read
-// end-of-file on both sides, which fails every pending operation at once; the connections this
-// rank opened are the peers' to shut down, as each rank does once it learns the verdict.
-void GlooBackend::abortRunning() {
-  std::vector<std::string> mine;
-  for (int r = 0; r < size_; ++r) {
-    if (r == rank_) continue;
-    try {
-      if (const auto& pair = context_->getPair(r)) {
-        const auto* address = dynamic_cast<const gloo::transport::tcp::Address*>(&pair->address());
-        if (address) mine.push_back(net::endpointText(&address->getSockaddr()));
-      }
-    } catch (...) {
-      // Never connected: nothing to end.
-    }
-  }
-  net::shutdownSocketsAt(mine);
-}
+// Ends the running operation with an error at once, here and at the peers.
+void GlooBackend::abortRunning() { net::shutdownSockets(sockets_); }
 
 void GlooBackend::checkCpu(const Tensor& t, const char* op) const { checkCpuMemory(t, op, "Gloo collectives"); }
 
@@ -168,7 +182,7 @@ WorkPtr GlooBackend::allReduce(Tensor t, ReduceOp op) {
   checkCpu(t, "all_reduce");
   const auto call = CollectiveCall::reduction(CallKind::AllReduce, t, op);
   if (size_ == 1 || t.count == 0) return completedWork(call.describe());
-  return enqueue(call, [this, t, op](uint32_t tag) { runAllReduce(context_, t, op, tag, options_.timeout); });
+  return enqueue(call, [this, t, op](uint32_t tag) { runAllReduce(context_, sockets_, t, op, tag, options_.timeout); });
 }
 
 WorkPtr GlooBackend::broadcast(Tensor t, int root) {
@@ -183,7 +197,7 @@ WorkPtr GlooBackend::broadcast(Tensor t, int root) {
       o.setRoot(root);
       o.setTag(tag);
       o.setTimeout(options_.timeout);
-      runGuarded(*context_, [&] { gloo::broadcast(o); });
+      runGuarded(*context_, sockets_, [&] { gloo::broadcast(o); });
     });
   });
 }
@@ -202,7 +216,7 @@ WorkPtr GlooBackend::allGather(Tensor in, Tensor out) {
       o.setOutput(static_cast<S*>(out.data), out.count);
       o.setTag(tag);
       o.setTimeout(options_.timeout);
-      runGuarded(*context_, [&] { gloo::allgather(o); });
+      runGuarded(*context_, sockets_, [&] { gloo::allgather(o); });
     });
   });
 }
@@ -220,7 +234,7 @@ WorkPtr GlooBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> count
       o.setOutput(static_cast<S*>(out.data), counts);
       o.setTag(tag);
       o.setTimeout(options_.timeout);
-      runGuarded(*context_, [&] { gloo::allgatherv(o); });
+      runGuarded(*context_, sockets_, [&] { gloo::allgatherv(o); });
     });
   });
 }
@@ -236,7 +250,7 @@ WorkPtr GlooBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
     std::vector<uint8_t> scratch(static_cast<const uint8_t*>(in.data), static_cast<const uint8_t*>(in.data) + in.bytes());
     Tensor all = in;
     all.data = scratch.data();
-    runAllReduce(context_, all, op, tag, options_.timeout);
+    runAllReduce(context_, sockets_, all, op, tag, options_.timeout);
     std::memcpy(out.data, scratch.data() + static_cast<size_t>(rank_) * out.bytes(), out.bytes());
   });
 }
@@ -255,7 +269,7 @@ WorkPtr GlooBackend::gather(Tensor in, Tensor out, int root) {
       o.setRoot(root);
       o.setTag(tag);
       o.setTimeout(options_.timeout);
-      runGuarded(*context_, [&] { gloo::gather(o); });
+      runGuarded(*context_, sockets_, [&] { gloo::gather(o); });
     });
   });
 }
@@ -278,7 +292,7 @@ WorkPtr GlooBackend::scatter(Tensor in, Tensor out, int root) {
       o.setRoot(root);
       o.setTag(tag);
       o.setTimeout(options_.timeout);
-      runGuarded(*context_, [&] { gloo::scatter(o); });
+      runGuarded(*context_, sockets_, [&] { gloo::scatter(o); });
     });
   });
 }
@@ -289,7 +303,7 @@ WorkPtr GlooBackend::barrier() {
     gloo::BarrierOptions o(context_);
     o.setTag(tag);
     o.setTimeout(options_.timeout);
-    runGuarded(*context_, [&] { gloo::barrier(o); });
+    runGuarded(*context_, sockets_, [&] { gloo::barrier(o); });
   });
 }
 

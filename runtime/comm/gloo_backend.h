@@ -57,6 +57,7 @@ class GlooBackend : public Backend {
   int rank_, size_;
   GlooOptions options_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
+  std::vector<int> sockets_;  // duplicates of Gloo's connected sockets (gloo_backend.cc: glooSockets)
   std::unique_ptr<CallWatch> watch_;
   std::unique_ptr<OpQueue> queue_;  // last: destroyed (drained) first
 };
