@@ -239,22 +239,52 @@ std::string endpointText(const void* sockaddr_storage_ptr) {
   return "";
 }
 
+namespace {
+
+#if defined(__SANITIZE_THREAD__)
+extern "C" void __tsan_ignore_thread_begin();
+extern "C" void __tsan_ignore_thread_end();
+#endif
+
+// The scan below reads descriptors other threads may be closing meanwhile: a descriptor gone is
+// skipped, and one reused by another socket is caught by checking the duplicate, which cannot
+// change. ThreadSanitizer would report the reads of other threads' descriptors as races.
+struct ScanningOthersDescriptors {
+#if defined(__SANITIZE_THREAD__)
+  ScanningOthersDescriptors() { __tsan_ignore_thread_begin(); }
+  ~ScanningOthersDescriptors() { __tsan_ignore_thread_end(); }
+#endif
+};
+
+// The local endpoint of a connected socket, or "".
+std::string connectedEndpoint(int fd) {
+  sockaddr_storage addr{}, peer{};
+  socklen_t len = sizeof addr, peer_len = sizeof peer;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "";
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) return "";  // listening: not ours
+  return endpointText(&addr);
+}
+
+}  // namespace
+
 std::vector<int> dupSocketsAt(const std::vector<std::string>& locals) {
   std::vector<int> out;
+  auto wanted = [&](int fd) { return std::find(locals.begin(), locals.end(), connectedEndpoint(fd)) != locals.end(); };
+  ScanningOthersDescriptors scanning;
   DIR* dir = ::opendir("/proc/self/fd");
   if (!dir) return out;
   while (dirent* entry = ::readdir(dir)) {
     const auto fd = parseInt(entry->d_name);
     struct stat st {};
     if (!fd || *fd == ::dirfd(dir) || ::fstat(static_cast<int>(*fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
-    sockaddr_storage addr{}, peer{};
-    socklen_t len = sizeof addr, peer_len = sizeof peer;
-    if (::getsockname(static_cast<int>(*fd), reinterpret_cast<sockaddr*>(&addr), &len) != 0) continue;
-    // Connections only: a listening socket at the same endpoint is left alone.
-    if (::getpeername(static_cast<int>(*fd), reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) continue;
-    if (std::find(locals.begin(), locals.end(), endpointText(&addr)) == locals.end()) continue;
+    if (!wanted(static_cast<int>(*fd))) continue;
     const int copy = ::fcntl(static_cast<int>(*fd), F_DUPFD_CLOEXEC, 0);
-    if (copy >= 0) out.push_back(copy);
+    if (copy < 0) continue;
+    if (wanted(copy)) {
+      out.push_back(copy);
+    } else {
+      ::close(copy);  // the descriptor was reused meanwhile by another socket
+    }
   }
   ::closedir(dir);
   return out;
