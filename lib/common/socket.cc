@@ -270,7 +270,7 @@ std::string connectedEndpoint(int fd) {
 std::vector<int> dupSocketsAt(const std::vector<std::string>& locals) {
   std::vector<int> out;
   auto wanted = [&](int fd) { return std::find(locals.begin(), locals.end(), connectedEndpoint(fd)) != locals.end(); };
-  ScanningOthersDescriptors scanning;
+  [[maybe_unused]] ScanningOthersDescriptors scanning;
   DIR* dir = ::opendir("/proc/self/fd");
   if (!dir) return out;
   while (dirent* entry = ::readdir(dir)) {
