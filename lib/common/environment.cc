@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/common/environment.h"
 
+#include <unistd.h>
+
 extern char** environ;
 
 namespace accel {
@@ -13,6 +15,11 @@ std::map<std::string, std::string> processEnvironment() {
     if (eq != std::string::npos) out.emplace(entry.substr(0, eq), entry.substr(eq + 1));
   }
   return out;
+}
+
+std::string hostName() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "?";
 }
 
 }  // namespace accel

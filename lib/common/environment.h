@@ -10,4 +10,7 @@ namespace accel {
 
 std::map<std::string, std::string> processEnvironment();
 
+// This machine's host name (gethostname), or "?".
+std::string hostName();
+
 }  // namespace accel

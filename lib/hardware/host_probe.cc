@@ -14,6 +14,7 @@
 #include <fstream>
 #include <set>
 
+#include "lib/common/environment.h"
 #include "lib/common/strings.h"
 
 namespace accel {
@@ -102,8 +103,7 @@ std::vector<NetInterface> interfaces() {
 
 HostReport probeHost() {
   HostReport h;
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) == 0) h.hostname = name;
+  if (std::string name = hostName(); name != "?") h.hostname = name;
   h.os_name = osName();
   utsname u{};
   if (::uname(&u) == 0) {

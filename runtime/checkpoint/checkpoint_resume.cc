@@ -2,14 +2,13 @@
 // resumeCheckpoint / loadCheckpoint (checkpoint.h): one decision, made by rank 0 and checked by
 // every rank, so that no rank resumes from another step than the others. Three rounds between
 // the ranks: the directory's lock, rank 0's decision, every rank's finding.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "lib/common/atomic_file.h"
+#include "lib/common/environment.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/launch/launch_env.h"
@@ -58,10 +57,10 @@ std::string latestHere(const std::string& dir) {
   return "its latest names " + trim(readFile(dir + "/latest"));
 }
 
-std::string hostName() {
+// The launcher's label for this machine when several run the job, else the host name.
+std::string machineName() {
   if (const char* label = std::getenv(launch_env::kMachineName); label && *label) return label;
-  char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? name : "?";
+  return hostName();
 }
 
 Decision decide(const std::string& dir, int world) {
@@ -84,12 +83,11 @@ Decision decide(const std::string& dir, int world) {
 }
 
 // This rank's part of rank 0's choice, checked against rank 0's manifest: "" when it loads.
-std::string examine(const std::string& dir, const Decision& d, int rank, CheckpointPart& part) {
+std::string examine(const std::string& dir, const Decision& d, const Manifest& m, int rank, CheckpointPart& part) {
   const std::string at = where(dir, d.name);
   if (!fileExists(at + "/manifest") && !fileExists(at + "/" + partName(rank))) {
     return fmt::format("{} does not exist here ({})", at, latestHere(dir));
   }
-  const Manifest m = parseManifest(d.manifest_text, "rank 0's " + at + "/manifest");
   if (fileExists(at + "/manifest") && readFile(at + "/manifest") != d.manifest_text) {
     return fmt::format("{}/manifest differs from rank 0's (step {} there, step {} on rank 0)", at,
                        parseManifest(readFile(at + "/manifest"), at + "/manifest").step, m.step);
@@ -110,7 +108,7 @@ std::string examine(const std::string& dir, const Decision& d, int rank, Checkpo
 
 // Every rank's finding, and one Error for all when any rank has one.
 void agreeOrThrow(Backend& group, const std::string& finding, const std::string& head, const std::string& hint) {
-  const auto all = allGatherText(group, finding.empty() ? "" : hostName() + "\n" + finding);
+  const auto all = allGatherText(group, finding.empty() ? "" : machineName() + "\n" + finding);
   std::vector<std::string> problems;
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r].empty()) continue;
@@ -132,16 +130,16 @@ std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string
     agreeOrThrow(group, finding, fmt::format("rank 0 found no checkpoint to resume from in {}, but ", d.dir), kSameFilesHint);
     return std::nullopt;
   }
+  const Manifest m = parseManifest(d.manifest_text, "rank 0's " + where(d.dir, d.name) + "/manifest");  // parsed there
   CheckpointPart part;
   std::string finding;
   try {
-    finding = examine(dir, d, group.rank(), part);
+    finding = examine(dir, d, m, group.rank(), part);
   } catch (const Error& e) {  // a damaged file: a finding like the others
     finding = e.what();
   }
   agreeOrThrow(group, finding,
-               fmt::format("the ranks cannot all resume from the checkpoint rank 0 chose ({}, step {}): ", where(d.dir, d.name),
-                           parseManifest(d.manifest_text, "rank 0's manifest").step),
+               fmt::format("the ranks cannot all resume from the checkpoint rank 0 chose ({}, step {}): ", where(d.dir, d.name), m.step),
                kSameFilesHint);
   return part;
 }

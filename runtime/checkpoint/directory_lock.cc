@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/environment.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/launch/launch_env.h"
@@ -24,11 +25,6 @@ namespace accel {
 namespace {
 
 constexpr const char* kLockName = ".accel-lock";
-
-std::string hostName() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? name : "?";
-}
 
 std::string runId() {
   for (const char* var : {launch_env::kAccelRunId, launch_env::kRunId}) {

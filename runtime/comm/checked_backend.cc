@@ -1,47 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/comm/checked_backend.h"
 
-#include <array>
-
 #include <fmt/format.h>
 
 #include "runtime/comm/work.h"
 
 namespace accel {
 
-namespace {
-
-constexpr size_t kWords = 6;  // a call as integers: seq, kind, dtype, op, root, count
-
-std::array<int64_t, kWords> wordsOf(const CollectiveCall& c) {
-  return {static_cast<int64_t>(c.seq), static_cast<int64_t>(c.kind), static_cast<int64_t>(c.dtype), static_cast<int64_t>(c.op),
-          c.root, static_cast<int64_t>(c.count)};
-}
-
-CollectiveCall callOf(const int64_t* w) {
-  CollectiveCall c = CollectiveCall::of(static_cast<CallKind>(w[1]), static_cast<DataType>(w[2]), static_cast<uint64_t>(w[5]));
-  c.seq = static_cast<uint64_t>(w[0]);
-  c.op = static_cast<ReduceOp>(w[3]);
-  c.root = static_cast<int>(w[4]);
-  return c;
-}
-
-}  // namespace
-
 CheckedBackend::CheckedBackend(std::unique_ptr<Backend> inner, std::unique_ptr<Backend> checker)
     : inner_(std::move(inner)), checker_(std::move(checker)) {}
 
 void CheckedBackend::check(CollectiveCall call) {
   call.seq = ++seq_;
-  const auto mine = wordsOf(call);
-  const size_t world = static_cast<size_t>(size());
-  std::vector<int64_t> all(world * kWords);
-  checker_->allGather(cpuTensor(const_cast<int64_t*>(mine.data()), kWords), cpuTensor(all.data(), all.size()))->wait();
+  auto mine = call.words();
+  const size_t world = static_cast<size_t>(size()), n = CollectiveCall::kWords;
+  std::vector<int64_t> all(world * n);
+  checker_->allGather(cpuTensor(mine.data(), n), cpuTensor(all.data(), all.size()))->wait();
   bool same = true;
   std::vector<std::optional<CollectiveCall>> calls;
   for (size_t r = 0; r < world; ++r) {
-    calls.push_back(callOf(&all[r * kWords]));
-    same = same && calls.back()->fingerprint() == call.fingerprint();
+    calls.push_back(CollectiveCall::fromWords(&all[r * n]));
+    same = same && calls.back() && calls.back()->fingerprint() == call.fingerprint();
   }
   if (!same) {
     throw CommError(fmt::format("{} refused on rank {} of {}: {}; checked before it ran (ACCEL_DEBUG=DETAIL)", call.describe(),

@@ -4,6 +4,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lib/common/strings.h"
 
@@ -73,29 +74,35 @@ std::string CollectiveCall::describe() const {
 
 std::string CollectiveCall::numbered() const { return fmt::format("#{} {}", seq, describe()); }
 
-std::string CollectiveCall::encode() const {
-  return fmt::format("{} {} {} {} {} {}", seq, static_cast<int>(kind), static_cast<int>(dtype), static_cast<int>(op), root,
-                     count);
+std::array<int64_t, CollectiveCall::kWords> CollectiveCall::words() const {
+  return {static_cast<int64_t>(seq), static_cast<int64_t>(kind), static_cast<int64_t>(dtype), static_cast<int64_t>(op), root,
+          static_cast<int64_t>(count)};
 }
 
-std::optional<CollectiveCall> CollectiveCall::decode(const std::string& text) {
-  const auto words = split(trim(text), ' ');
-  if (words.size() != 6) return std::nullopt;
-  std::vector<long long> v;
-  for (const auto& w : words) {
-    auto n = parseInt(w);
-    if (!n) return std::nullopt;
-    v.push_back(*n);
-  }
-  if (v[1] < 0 || v[1] > static_cast<long long>(CallKind::Barrier) || v[2] < 0 || v[2] > static_cast<long long>(DataType::U8) ||
-      v[3] < 0 || v[3] > static_cast<long long>(ReduceOp::Product) || v[0] < 0 || v[5] < 0) {
+std::optional<CollectiveCall> CollectiveCall::fromWords(const int64_t* w) {
+  if (w[0] < 0 || w[1] < 0 || w[1] > static_cast<int64_t>(CallKind::Barrier) || w[2] < 0 ||
+      w[2] > static_cast<int64_t>(DataType::U8) || w[3] < 0 || w[3] > static_cast<int64_t>(ReduceOp::Product) || w[5] < 0) {
     return std::nullopt;
   }
-  CollectiveCall c = of(static_cast<CallKind>(v[1]), static_cast<DataType>(v[2]), static_cast<uint64_t>(v[5]));
-  c.seq = static_cast<uint64_t>(v[0]);
-  c.op = static_cast<ReduceOp>(v[3]);
-  c.root = static_cast<int>(v[4]);
+  CollectiveCall c = of(static_cast<CallKind>(w[1]), static_cast<DataType>(w[2]), static_cast<uint64_t>(w[5]));
+  c.seq = static_cast<uint64_t>(w[0]);
+  c.op = static_cast<ReduceOp>(w[3]);
+  c.root = static_cast<int>(w[4]);
   return c;
+}
+
+std::string CollectiveCall::encode() const { return fmt::format("{}", fmt::join(words(), " ")); }
+
+std::optional<CollectiveCall> CollectiveCall::decode(const std::string& text) {
+  const auto parts = split(trim(text), ' ');
+  if (parts.size() != kWords) return std::nullopt;
+  std::array<int64_t, kWords> w{};
+  for (size_t i = 0; i < kWords; ++i) {
+    auto n = parseInt(parts[i]);
+    if (!n) return std::nullopt;
+    w[i] = *n;
+  }
+  return fromWords(w.data());
 }
 
 std::string mismatchText(const std::vector<std::optional<CollectiveCall>>& calls, const std::vector<int>& names) {

@@ -7,6 +7,7 @@
 // Values; thread-safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,7 +36,12 @@ struct CollectiveCall {
   std::string describe() const;
   // "#12 all_reduce (f32 x 1000) sum": the same with its place in the sequence.
   std::string numbered() const;
-  // A line of text for the store, and back (nullopt for anything else).
+  // The fields as integers (seq, kind, dtype, op, root, count), for an all_gather, and back
+  // (nullopt when a value is out of range).
+  static constexpr size_t kWords = 6;
+  std::array<int64_t, kWords> words() const;
+  static std::optional<CollectiveCall> fromWords(const int64_t* words);
+  // The same words as a line of text, for the store, and back (nullopt for anything else).
   std::string encode() const;
   static std::optional<CollectiveCall> decode(const std::string& text);
 };

@@ -9,7 +9,6 @@
 
 namespace accel {
 
-std::string describeOp(const char* op, const Tensor& t) { return fmt::format("{} ({} x {})", op, dtypeName(t.dtype), t.count); }
 
 void checkCpuMemory(const Tensor& t, const char* op, const char* backend) {
   if (t.device != DeviceType::CPU) {

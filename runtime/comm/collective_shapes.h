@@ -21,9 +21,6 @@ void checkCpuMemory(const Tensor& t, const char* op, const char* backend);
 // copied to `to` unless they are the same memory; returns a finished Work.
 std::shared_ptr<Work> copiedLocally(const Tensor& from, const Tensor& to, size_t bytes, const std::string& description);
 
-// "all_gather (f32 x 1024)".
-std::string describeOp(const char* op, const Tensor& t);
-
 void checkAllGather(const Tensor& in, const Tensor& out, int size);
 // Returns the total of `counts`.
 size_t checkAllGatherV(const Tensor& in, const Tensor& out, const std::vector<size_t>& counts, int size, int rank);

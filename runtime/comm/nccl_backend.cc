@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/comm/collective_call.h"
 #include "runtime/comm/collective_shapes.h"
 #include "runtime/comm/cuda_check.h"
 
@@ -213,18 +214,18 @@ void requireCuda(const Tensor& t, const char* op) {
 
 WorkPtr NcclBackend::allReduce(Tensor t, ReduceOp op) {
   requireCuda(t, "all_reduce");
-  if (impl_->size_ == 1 || t.count == 0) return completedWork(describeOp("all_reduce", t));  // in place: nothing to do
+  if (impl_->size_ == 1 || t.count == 0) return completedWork(CollectiveCall::reduction(CallKind::AllReduce, t, op).describe());  // in place: nothing to do
   auto* c = impl_->comm_;
-  return impl_->launch(describeOp("all_reduce", t), [&](cudaStream_t s) {
+  return impl_->launch(CollectiveCall::reduction(CallKind::AllReduce, t, op).describe(), [&](cudaStream_t s) {
     check(ncclAllReduce(t.data, t.data, t.count, ncclType(t.dtype), ncclOp(op), c, s), "ncclAllReduce", c);
   });
 }
 
 WorkPtr NcclBackend::broadcast(Tensor t, int root) {
   requireCuda(t, "broadcast");
-  if (impl_->size_ == 1 || t.count == 0) return completedWork(describeOp("broadcast", t));
+  if (impl_->size_ == 1 || t.count == 0) return completedWork(CollectiveCall::rooted(CallKind::Broadcast, t, root).describe());
   auto* c = impl_->comm_;
-  return impl_->launch(describeOp("broadcast", t), [&](cudaStream_t s) {
+  return impl_->launch(CollectiveCall::rooted(CallKind::Broadcast, t, root).describe(), [&](cudaStream_t s) {
     check(ncclBroadcast(t.data, t.data, t.count, ncclType(t.dtype), root, c, s), "ncclBroadcast", c);
   });
 }
@@ -233,7 +234,7 @@ WorkPtr NcclBackend::allGather(Tensor in, Tensor out) {
   requireCuda(in, "all_gather");
   checkAllGather(in, out, impl_->size_);
   auto* c = impl_->comm_;
-  return impl_->launch(describeOp("all_gather", in), [&](cudaStream_t s) {
+  return impl_->launch(CollectiveCall::of(CallKind::AllGather, in.dtype, in.count).describe(), [&](cudaStream_t s) {
     check(ncclAllGather(in.data, out.data, in.count, ncclType(in.dtype), c, s), "ncclAllGather", c);
   });
 }
@@ -241,9 +242,9 @@ WorkPtr NcclBackend::allGather(Tensor in, Tensor out) {
 // Unequal sizes: every rank broadcasts its part into its place in the output, in one NCCL group.
 WorkPtr NcclBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> counts) {
   requireCuda(in, "all_gather_v");
-  checkAllGatherV(in, out, counts, impl_->size_, impl_->rank_);
+  const size_t total = checkAllGatherV(in, out, counts, impl_->size_, impl_->rank_);
   auto* c = impl_->comm_;
-  return impl_->launch(describeOp("all_gather_v", in), [&](cudaStream_t s) {
+  return impl_->launch(CollectiveCall::of(CallKind::AllGatherV, in.dtype, total).describe(), [&](cudaStream_t s) {
     check(ncclGroupStart(), "ncclGroupStart");
     size_t offset = 0;
     for (int r = 0; r < impl_->size_; ++r) {
@@ -260,7 +261,7 @@ WorkPtr NcclBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
   requireCuda(in, "reduce_scatter");
   checkReduceScatter(in, out, impl_->size_);
   auto* c = impl_->comm_;
-  return impl_->launch(describeOp("reduce_scatter", out), [&](cudaStream_t s) {
+  return impl_->launch(CollectiveCall::reduction(CallKind::ReduceScatter, out, op).describe(), [&](cudaStream_t s) {
     check(ncclReduceScatter(in.data, out.data, out.count, ncclType(in.dtype), ncclOp(op), c, s), "ncclReduceScatter", c);
   });
 }
@@ -269,7 +270,7 @@ WorkPtr NcclBackend::gather(Tensor in, Tensor out, int root) {
   requireCuda(in, "gather");
   checkRooted("gather", out, in.count, impl_->size_, impl_->rank_, root);
   auto* c = impl_->comm_;
-  return impl_->launch(describeOp("gather", in), [&](cudaStream_t s) {
+  return impl_->launch(CollectiveCall::rooted(CallKind::Gather, in, root).describe(), [&](cudaStream_t s) {
     check(ncclGroupStart(), "ncclGroupStart");
     if (impl_->rank_ == root) {
       for (int r = 0; r < impl_->size_; ++r) {
@@ -291,7 +292,7 @@ WorkPtr NcclBackend::scatter(Tensor in, Tensor out, int root) {
   requireCuda(out, "scatter");
   checkRooted("scatter", in, out.count, impl_->size_, impl_->rank_, root);
   auto* c = impl_->comm_;
-  return impl_->launch(describeOp("scatter", out), [&](cudaStream_t s) {
+  return impl_->launch(CollectiveCall::rooted(CallKind::Scatter, out, root).describe(), [&](cudaStream_t s) {
     check(ncclGroupStart(), "ncclGroupStart");
     if (impl_->rank_ == root) {
       for (int r = 0; r < impl_->size_; ++r) {

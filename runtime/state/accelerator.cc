@@ -26,25 +26,23 @@ namespace accel {
 namespace {
 
 
-bool debugRequested() {
-  const char* mode = std::getenv(launch_env::kAccelerateDebugMode);
-  const char* level = std::getenv(launch_env::kAccelDebug);
-  return (mode && toLower(mode) == "true") || (level && *level && toLower(level) != "off" && std::string(level) != "0");
-}
+// ACCEL_DEBUG (INFO, DETAIL; off or 0: none) and Accelerate's debug mode (`accel launch
+// --debug`), which checks operations across processes before they run, as DETAIL does.
+enum class Debug { Off, Info, Detail };
 
-// ACCEL_DEBUG=DETAIL, or Accelerate's debug mode (`accel launch --debug`), which checks
-// operations across processes before they run: every collective is checked (checked_backend.h).
-bool detailRequested() {
+Debug debugLevel() {
   const char* mode = std::getenv(launch_env::kAccelerateDebugMode);
   const char* level = std::getenv(launch_env::kAccelDebug);
-  return (mode && toLower(mode) == "true") || (level && toLower(level) == "detail");
+  if ((mode && toLower(mode) == "true") || (level && toLower(level) == "detail")) return Debug::Detail;
+  if (level && *level && toLower(level) != "off" && std::string(level) != "0") return Debug::Info;
+  return Debug::Off;
 }
 
 // `made`, checked before each collective under DETAIL; the check's own CPU group lives under
 // "check" in the group's store namespace.
 std::unique_ptr<Backend> checkedWhenDetail(std::unique_ptr<Backend> made, Store& store, int rank, int size,
-                                           CpuTransportOptions cpu) {
-  if (size == 1 || !detailRequested()) return made;
+                                           CpuTransportOptions cpu, bool detail) {
+  if (size == 1 || !detail) return made;
   PrefixStore check("check", store);
   cpu.log = nullptr;
   return std::make_unique<CheckedBackend>(std::move(made), makeCpuBackend(check, rank, size, cpu));
@@ -123,13 +121,16 @@ Accelerator::Accelerator(AcceleratorOptions options)
   cpu.gloo.diagnose = [this] { return departedRanks(*store_); };
   const char* shm = std::getenv(launch_env::kAccelShm);
   cpu.shm = !(shm && std::string(shm) == "0");
-  if (debugRequested()) {
+  const Debug debug = debugLevel();
+  detail_ = debug == Debug::Detail;
+  if (debug != Debug::Off) {
     cpu.log = [rank = env_.rank](const std::string& line) { std::cerr << "accel-runtime: rank " << rank << ": group of " << line << std::endl; };
   }
-  group_ = std::make_unique<ProcessGroup>(*store_, "accel/world", env_.rank, env_.world_size, [cpu](Store& s, int r, int n) {
-    return checkedWhenDetail(makeCpuBackend(s, r, n, cpu), s, r, n, cpu);
-  });
-  if (detailRequested() && env_.rank == 0 && env_.world_size > 1) {
+  group_ = std::make_unique<ProcessGroup>(*store_, "accel/world", env_.rank, env_.world_size,
+                                          [cpu, detail = detail_](Store& s, int r, int n) {
+                                            return checkedWhenDetail(makeCpuBackend(s, r, n, cpu), s, r, n, cpu, detail);
+                                          });
+  if (detail_ && env_.rank == 0 && env_.world_size > 1) {
     std::cerr << "accel-runtime: rank 0: debug mode (ACCEL_DEBUG=DETAIL or --debug): every collective is checked against "
                  "the other ranks' before it runs"
               << std::endl;
@@ -146,8 +147,8 @@ ProcessGroup& Accelerator::deviceProcessGroup() {
     nccl.diagnose = [this] { return departedRanks(*store_); };
     const int device = device_.index;
     device_group_ = std::make_unique<ProcessGroup>(*store_, "accel/device", env_.rank, env_.world_size,
-        [nccl, device, cpu = cpu_](Store& s, int r, int n) {
-          return checkedWhenDetail(std::make_unique<NcclBackend>(s, r, n, device, nccl), s, r, n, cpu);
+        [nccl, device, cpu = cpu_, detail = detail_](Store& s, int r, int n) {
+          return checkedWhenDetail(std::make_unique<NcclBackend>(s, r, n, device, nccl), s, r, n, cpu, detail);
         });
   }
   return *device_group_;

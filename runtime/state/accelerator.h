@@ -107,6 +107,7 @@ class Accelerator {
   std::unique_ptr<ProcessGroup> device_group_;
   std::chrono::milliseconds timeout_;
   CpuTransportOptions cpu_;  // how CPU groups are made (the device group's DETAIL check uses it too)
+  bool detail_ = false;      // ACCEL_DEBUG=DETAIL or --debug: every collective checked first
   std::mt19937_64 rng_;
 };
 
