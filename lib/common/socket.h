@@ -71,4 +71,10 @@ std::vector<int> dupSocketsAt(const std::vector<std::string>& locals);
 // shutdown(SHUT_RDWR) of each descriptor; errors ignored (an already shut socket).
 void shutdownSockets(const std::vector<int>& fds);
 
+// Unix stream sockets; a name that starts with '@' is in the abstract namespace (no file).
+// listenUnix: listening, non-blocking. connectUnix: connected within `deadline`, left
+// non-blocking.
+int listenUnix(const std::string& name, std::string& error);
+int connectUnix(const std::string& name, std::chrono::steady_clock::time_point deadline, std::string& error);
+
 }  // namespace accel::net

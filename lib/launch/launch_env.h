@@ -56,6 +56,9 @@ inline constexpr const char* kAccelRunId = "ACCEL_RUN_ID";  // same on every mac
 // Secret the rank-0 store requires from every client (the same on every machine of a job).
 inline constexpr const char* kStoreToken = "ACCEL_STORE_TOKEN";
 inline constexpr const char* kMachineName = "ACCEL_MACHINE";  // host label used in output prefixes
+// Where this machine's launcher answers a worker's "rank R" with what became of that rank
+// (lib/launch/rank_questions.h): an abstract Unix socket, '@' standing for its leading NUL.
+inline constexpr const char* kLauncherSocket = "ACCEL_LAUNCHER_SOCKET";
 
 // ---- what the launcher reads (not passed on by it) ----
 inline constexpr const char* kPython = "ACCEL_PYTHON";             // interpreter for .py programs

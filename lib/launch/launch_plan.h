@@ -3,6 +3,7 @@
 // (launch_env.h), plus how to supervise them. Pure; checked before anything starts.
 #pragma once
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
@@ -50,6 +51,12 @@ struct LaunchPlan {
 // `argv` is the resolved program command line (see program.h). Throws UsageError/ConfigError.
 LaunchPlan makeLaunchPlan(LaunchSettings settings, const std::vector<std::string>& argv,
                           const LaunchFacts& facts);
+
+// The machine whose launcher starts `rank` (ranks are numbered machine by machine).
+inline int machineOfRank(const LaunchPlan& plan, int rank) {
+  const int per_machine = std::max(1, plan.world_size / std::max(1, plan.num_machines));
+  return rank / per_machine;
+}
 
 // Points every worker at another MASTER_PORT (after the launcher found the configured one busy).
 void setMasterPort(LaunchPlan& plan, int port);

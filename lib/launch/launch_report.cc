@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "lib/common/strings.h"
-#include "lib/launch/job_wire.h"
+#include "lib/launch/job/job_round.h"
 #include "lib/launch/output_router.h"
 
 namespace accel {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/launch/job_link.h"
+#include "lib/launch/job/job_link.h"
 
 namespace accel {
 

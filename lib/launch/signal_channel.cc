@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/signal_channel.h"
 
+#include <poll.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -13,9 +14,24 @@
 
 namespace accel {
 
+namespace {
+
+void setDisposition(int signal, sighandler_t handler, struct sigaction* old) {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(signal, &action, old);
+}
+
+}  // namespace
+
 SignalChannel::SignalChannel() {
+  struct sigaction hup {};
+  ::sigaction(SIGHUP, nullptr, &hup);
+  hangup_ignored_ = hup.sa_handler == SIG_IGN;
   sigemptyset(&set_);
-  for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set_, s);
+  for (int s : {SIGCHLD, SIGCONT, SIGINT, SIGTERM, SIGQUIT}) sigaddset(&set_, s);
+  if (!hangup_ignored_) sigaddset(&set_, SIGHUP);
   ::sigprocmask(SIG_BLOCK, &set_, &old_);
   fd_ = ::signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
   if (fd_ < 0) {
@@ -23,13 +39,30 @@ SignalChannel::SignalChannel() {
     ::sigprocmask(SIG_SETMASK, &old_, nullptr);
     throw Error(fmt::format("signalfd failed: {}", ::strerror(error)));
   }
-  old_pipe_ = ::signal(SIGPIPE, SIG_IGN);
+  setDisposition(SIGINT, SIG_DFL, &old_int_);
+  setDisposition(SIGTERM, SIG_DFL, &old_term_);
+  setDisposition(SIGQUIT, SIG_DFL, &old_quit_);
+  setDisposition(SIGPIPE, SIG_IGN, &old_pipe_);
 }
 
 SignalChannel::~SignalChannel() {
   ::close(fd_);
+  ::sigaction(SIGINT, &old_int_, nullptr);
+  ::sigaction(SIGTERM, &old_term_, nullptr);
+  ::sigaction(SIGQUIT, &old_quit_, nullptr);
   ::sigprocmask(SIG_SETMASK, &old_, nullptr);
-  ::signal(SIGPIPE, old_pipe_);
+  ::sigaction(SIGPIPE, &old_pipe_, nullptr);
+}
+
+int readInterrupt(int signal_fd, short revents) {
+  if (!(revents & POLLIN)) return 0;
+  signalfd_siginfo info;
+  int signal = 0;
+  while (::read(signal_fd, &info, sizeof info) == sizeof info) {
+    const int s = static_cast<int>(info.ssi_signo);
+    if (s != SIGCHLD && s != SIGCONT && !signal) signal = s;
+  }
+  return signal;
 }
 
 }  // namespace accel

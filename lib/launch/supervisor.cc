@@ -20,8 +20,10 @@
 #include "lib/common/strings.h"
 #include "lib/launch/adopted.h"
 #include "lib/launch/error_file.h"
-#include "lib/launch/job_link.h"
+#include "lib/launch/job/job_link.h"
+#include "lib/launch/launch_env.h"
 #include "lib/launch/launch_report.h"
+#include "lib/launch/rank_questions.h"
 #include "lib/launch/signal_channel.h"
 #include "lib/launch/worker_output.h"
 #include "lib/launch/worker_process.h"
@@ -46,6 +48,7 @@ class Supervisor {
       if (ec) throw Error("cannot create --log_dir " + plan_.log_dir + ": " + ec.message());
     }
     SignalChannel signals;
+    listenForQuestions();
     adoptOrphanedDescendants();  // best effort: without it, leftovers are only what's in the groups
     link_ = makeJobLink(plan_);
     if (int code = link_->rendezvous(signals.fd())) return code;
@@ -68,6 +71,7 @@ class Supervisor {
   LaunchPlan plan_;  // a copy: a restart of several machines moves MASTER_PORT
   LaunchReport report_;
   std::unique_ptr<JobLink> link_;
+  std::unique_ptr<RankQuestions> questions_;  // none where abstract Unix sockets are missing
   int round_ = 0;
   std::vector<WorkerProcess> workers_;
   ErrorFiles error_files_;
@@ -78,6 +82,7 @@ class Supervisor {
   bool stopping_ = false;
   std::optional<Clock::time_point> kill_at_;  // when survivors get SIGKILL; none once it was sent
   Clock::time_point started_ = Clock::now();
+  Clock::time_point polled_at_ = Clock::now();  // when the loop last began to wait
 
   double now() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
 
@@ -151,12 +156,20 @@ class Supervisor {
       std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
       addPipeFds(workers_, fds);
       link_->addPollFds(fds);
+      if (questions_) {
+        questions_->addPollFds(fds);
+        timeout = soonest(timeout, questions_->timeoutMs());
+      }
+      polled_at_ = Clock::now();
       int n = ::poll(fds.data(), fds.size(), timeout);
       if (n < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
       if (n < 0) continue;
       if (fds[0].revents & POLLIN) readSignals(signal_fd);
       for (size_t i = 1; i < fds.size(); ++i) {
         if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) drainPipe(workers_, fds[i].fd);
+      }
+      if (questions_) {
+        for (const auto& q : questions_->service(fds)) onQuestion(q);
       }
       for (auto& event : link_->service(fds)) follow(event, decision);
       if (kill_at_ && anyRunning() && Clock::now() >= *kill_at_) {
@@ -165,8 +178,48 @@ class Supervisor {
     }
   }
 
-  // What the job says: stop (another machine failed), or what comes after this round.
+  // Workers may ask what became of a rank (rank_questions.h); a launcher that cannot offer
+  // that (no abstract Unix sockets) says so and launches without.
+  void listenForQuestions() {
+    try {
+      questions_ = std::make_unique<RankQuestions>(fmt::format("m{}", plan_.machine_rank));
+    } catch (const Error& e) {
+      say(fmt::format("warning: {}; a worker whose collective fails cannot ask about its peers", e.what()));
+      return;
+    }
+    for (auto& spec : plan_.workers) spec.env.emplace_back(launch_env::kLauncherSocket, questions_->name());
+  }
+
+  void onQuestion(const RankQuestions::Question& q) {
+    if (const WorkerProcess* w = localWorker(q.rank)) return questions_->answer(q.id, describeRank(*w));
+    link_->ask(q.id, q.rank);
+  }
+
+  const WorkerProcess* localWorker(int rank) const {
+    for (const auto& w : workers_) {
+      if (w.spec && w.spec->label.empty() && w.spec->rank == rank) return &w;
+    }
+    return nullptr;
+  }
+
+  std::string describeRank(const WorkerProcess& w) const {
+    return fmt::format("rank {} (pid {}) on machine {} ({}): {}", w.spec->rank, w.pid, plan_.machine_rank, plan_.host,
+                       w.describeNow());
+  }
+
+  // What the job says: stop (another machine failed), or what comes after this round; and the
+  // questions about ranks that travel with it.
   void follow(JobEvent& event, std::optional<JobEvent>& decision) {
+    if (event.kind == JobEvent::Kind::Ask) {
+      const WorkerProcess* w = localWorker(event.rank);
+      return link_->tell(event.id, w ? describeRank(*w)
+                                      : fmt::format("rank {} is not a worker of machine {}'s launcher ({})", event.rank,
+                                                    plan_.machine_rank, plan_.host));
+    }
+    if (event.kind == JobEvent::Kind::Answer) {
+      if (questions_) questions_->answer(event.id, event.message);
+      return;
+    }
     if (decision && decision->kind == JobEvent::Kind::End) return;  // the first end is the job's
     if (event.kind != JobEvent::Kind::Stop) decision = event;
     if (event.kind == JobEvent::Kind::Restart) return;
@@ -228,10 +281,19 @@ class Supervisor {
     while (::read(signal_fd, &info, sizeof info) == sizeof info) {
       if (info.ssi_signo == SIGCHLD) {
         reap();
+      } else if (info.ssi_signo == SIGCONT) {
+        continued();
       } else {
         forward(static_cast<int>(info.ssi_signo));
       }
     }
+  }
+
+  // Stopped inside poll() (where the loop spends its time), so stopped about since it began.
+  // The job link notices the same absence by itself (own_absence.h).
+  void continued() {
+    const double stopped = std::chrono::duration<double>(Clock::now() - polled_at_).count();
+    if (stopped >= 1) say(fmt::format("this launcher was stopped for about {:.0f} s, and continued", stopped));
   }
 
   void reap() {
@@ -266,6 +328,7 @@ class Supervisor {
       if (!w.running) continue;
       w.stopped_by_us = true;
       signalGroup(w, signal);
+      if (signal != SIGKILL) signalGroup(w, SIGCONT);  // a stopped worker handles it now, not after the grace period
     }
     if (!stopping_) {
       stopping_ = true;

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "lib/common/error.h"
+#include "lib/common/process_state.h"
 #include "lib/launch/launch_env.h"
 
 extern char** environ;
@@ -67,7 +68,10 @@ void writeStderr(const char* s) { (void)!::write(2, s, ::strlen(s)); }
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  ::signal(SIGPIPE, SIG_DFL);  // an ignored disposition would survive exec
+  // An ignored disposition would survive exec: the signals the launcher forwards must reach the
+  // worker's default or its own handler, whatever the launcher inherited (SIGHUP under nohup
+  // stays ignored: signal_channel.h).
+  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGQUIT}) ::signal(s, SIG_DFL);
   if (cpus && ::sched_setaffinity(0, sizeof *cpus, cpus) != 0) {  // the worker still runs, unpinned
     writeStderr("accel: warning: enable_cpu_affinity: cannot pin this worker: ");
     writeStderr(::strerror(errno));
@@ -97,6 +101,12 @@ std::string WorkerProcess::describeExit() const {
     return fmt::format("was killed by signal SIG{} ({})", name ? name : "?", WTERMSIG(status));
   }
   return fmt::format("exited with code {}", exitCode());
+}
+
+std::string WorkerProcess::describeNow() const {
+  if (pid <= 0) return "not started";
+  if (!running) return describeExit();
+  return processState(pid).describe();
 }
 
 void spawnWorker(WorkerProcess& w, int restart_count) {

@@ -33,6 +33,8 @@ struct WorkerProcess {
   int exitCode() const;
   // "exited with code 3", "was killed by signal SIGKILL".
   std::string describeExit() const;
+  // What it is doing now, as the kernel says ("alive but stopped …"), or how it exited.
+  std::string describeNow() const;
 };
 
 // "rank 3", or the label of a process that runs several ranks (mpirun).

@@ -25,7 +25,7 @@ CallWatch::CallWatch(Store& store, int rank, int size, std::vector<int> names)
 std::string CallWatch::probe(const CollectiveCall& mine) {
   try {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!verdict_.empty()) return verdict_;
+    if (std::string known = knownVerdict(); !known.empty()) return known;
     const std::string at = fmt::format("at/{}", mine.seq), same = fmt::format("at/{}/{:016x}", mine.seq, mine.fingerprint());
     if (counted_seq_ != mine.seq) {  // first look at this call: count in (same call first, then all)
       counted_seq_ = mine.seq;
@@ -35,8 +35,8 @@ std::string CallWatch::probe(const CollectiveCall& mine) {
     }
     const int64_t all = store_->add(at, 0);  // read before `same`: see the header
     if (all > store_->add(same, 0)) return compare(mine);
-    if (store_->check({kVerdict})) verdict_ = toString(store_->get(kVerdict));
-    return verdict_;
+    if (store_->check({kVerdict})) setVerdict(toString(store_->get(kVerdict)));
+    return knownVerdict();
   } catch (const std::exception&) {
     return "";
   }
@@ -68,19 +68,53 @@ std::string CallWatch::compare(const CollectiveCall& mine) {
 }
 
 std::string CallWatch::publishVerdict(const std::vector<std::optional<CollectiveCall>>& calls) {
-  verdict_ = mismatchText(calls, names_);
-  store_->set(kVerdict, toBytes(verdict_));
+  const std::string v = mismatchText(calls, names_);
+  setVerdict(v);
+  store_->set(kVerdict, toBytes(v));
+  return v;
+}
+
+void CallWatch::setVerdict(const std::string& v) {
+  std::lock_guard<std::mutex> lock(verdict_mutex_);
+  verdict_ = v;
+}
+
+std::string CallWatch::knownVerdict() {
+  std::lock_guard<std::mutex> lock(verdict_mutex_);
   return verdict_;
 }
 
 std::string CallWatch::verdict() {
+  if (std::string known = knownVerdict(); !known.empty()) return known;
   try {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (verdict_.empty() && store_->check({kVerdict})) verdict_ = toString(store_->get(kVerdict));
-    return verdict_;
+    auto quick = store_->quickHandle(kLookBack);
+    if (quick->check({kVerdict})) setVerdict(toString(quick->get(kVerdict)));
   } catch (const std::exception&) {
-    return "";
+    // Not known: the store does not answer.
   }
+  return knownVerdict();
+}
+
+// Each waiting rank published its call once it had waited a second (probe()): the ranks whose
+// call is not at `seq` never got there.
+Findings CallWatch::lookBack(uint64_t seq) {
+  Findings f;
+  if ((f.verdict = knownVerdict()).empty()) {
+    try {
+      auto quick = store_->quickHandle(kLookBack);
+      if (quick->check({kVerdict})) return {toString(quick->get(kVerdict)), {}};
+      for (int r = 0; r < size_; ++r) {
+        if (r == rank_) continue;
+        std::optional<CollectiveCall> c;
+        if (quick->check({callKey(r)})) c = CollectiveCall::decode(toString(quick->get(callKey(r))));
+        if (!c || c->seq != seq) f.clues.absent.push_back(names_.empty() ? r : names_[static_cast<size_t>(r)]);
+      }
+    } catch (const std::exception&) {
+      f.clues = FailureClues{};
+      f.clues.store_silent = true;
+    }
+  }
+  return f;
 }
 
 std::string CallWatch::exchange(const std::string& place, const CollectiveCall& mine, std::chrono::milliseconds patience) {

@@ -16,6 +16,9 @@
 // memory compares fingerprints in every step): each publishes its call for that step and reads
 // the others', so the message lists every rank's call.
 //
+// After a failure (verdict(), lookBack()) it asks through a quick handle of the store
+// (store.h), never waiting longer than kLookBack (failure_clues.h).
+//
 // Thread-safe. Store errors (rank 0, which hosts the store, gone) make it say nothing: the
 // operation then fails on its own.
 #pragma once
@@ -27,6 +30,7 @@
 #include <vector>
 
 #include "runtime/comm/collective_call.h"
+#include "runtime/comm/failure_clues.h"
 #include "runtime/store/prefix_store.h"
 
 namespace accel {
@@ -40,8 +44,13 @@ class CallWatch {
   // `mine` has waited a while (call it again while it still waits). Returns the verdict when
   // ranks' calls differ (this rank's finding or another's), else "".
   std::string probe(const CollectiveCall& mine);
-  // A verdict some rank of the group published, or "".
+  // A verdict some rank of the group published, or "" (asked within kLookBack).
   std::string verdict();
+  // A verdict this rank already knows, or "" (no store request).
+  std::string knownVerdict();
+  // After operation `seq` failed: the verdict, else the ranks not seen waiting in it (those
+  // whose published call is not at `seq`), or that the store did not answer.
+  Findings lookBack(uint64_t seq);
   // Every rank noticed at `place` that calls differ: publishes `mine` there, reads the others'
   // (waiting at most `patience` for each), publishes and returns the message.
   std::string exchange(const std::string& place, const CollectiveCall& mine, std::chrono::milliseconds patience);
@@ -53,9 +62,12 @@ class CallWatch {
   std::unique_ptr<PrefixStore> store_;
   int rank_, size_;
   std::vector<int> names_;
-  std::mutex mutex_;          // guards what follows
+  std::mutex mutex_;          // serialises probe, compare and exchange
   uint64_t counted_seq_ = 0;  // the sequence number this rank last counted itself in at
+  std::mutex verdict_mutex_;  // guards verdict_ alone: read after a failure without waiting
   std::string verdict_;       // once known
+
+  void setVerdict(const std::string& v);
 };
 
 }  // namespace accel

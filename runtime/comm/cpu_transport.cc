@@ -85,7 +85,7 @@ std::unique_ptr<Backend> makeCpuBackend(Store& store, int rank, int size, const 
     o.log(fmt::format("{} ranks, {}: {} within a host (the first host's transport), Gloo between hosts' leaders",
                       size, layout.describe(), transport));
   }
-  return std::make_unique<HierarchicalBackend>(rank, layout, std::move(local), std::move(leaders), o.gloo.diagnose,
+  return std::make_unique<HierarchicalBackend>(rank, layout, std::move(local), std::move(leaders),
                                                [verdict] { return verdict->verdict(); });
 }
 

@@ -153,8 +153,11 @@ GlooBackend::GlooBackend(Store& store, int rank, int size, GlooOptions options)
   }
   sockets_ = glooSockets(*context_);
   watch_ = std::make_unique<CallWatch>(store, rank_, size_, options_.names);
-  queue_ = std::make_unique<OpQueue>(groupFailureText(rank_, size_, options_.diagnose, [this] { return watch_->verdict(); }),
-                                     OpQueue::Watch{watch_.get(), [this] { abortRunning(); }});
+  const int name = options_.names.empty() ? rank_ : options_.names[static_cast<size_t>(rank_)];
+  queue_ = std::make_unique<OpQueue>(
+      groupFailureText(name, size_, options_.diagnose,
+                       [this](const CollectiveCall& call, const std::exception&) { return watch_->lookBack(call.seq); }),
+      OpQueue::Watch{watch_.get(), [this] { abortRunning(); }});
 }
 
 GlooBackend::~GlooBackend() {

@@ -24,8 +24,8 @@ struct GlooOptions {
   std::string hostname = "127.0.0.1";  // the address other ranks reach this one at
   std::string iface;                   // or a network interface (GLOO_SOCKET_IFNAME)
   std::chrono::milliseconds timeout = defaults::kGlooTimeout;  // per collective
-  // After a failure: a sentence naming what is known about the cause (e.g. a departed rank).
-  std::function<std::string()> diagnose;
+  // After a failure: what else is known of the ranks that did not arrive (failure_clues.h).
+  Diagnose diagnose;
   std::vector<int> names;  // how messages call each member (default: its rank in this group)
 };
 

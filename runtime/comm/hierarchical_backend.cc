@@ -22,10 +22,12 @@ Tensor bufferView(std::vector<uint8_t>& buf, DataType t) { return {buf.data(), b
 }  // namespace
 
 HierarchicalBackend::HierarchicalBackend(int rank, HostLayout layout, std::unique_ptr<Backend> local,
-                                         std::unique_ptr<Backend> leaders, std::function<std::string()> diagnose,
-                                         std::function<std::string()> verdict)
+                                         std::unique_ptr<Backend> leaders, std::function<std::string()> verdict)
     : rank_(rank), layout_(std::move(layout)), local_(std::move(local)), leaders_(std::move(leaders)) {
-  queue_ = std::make_unique<OpQueue>(groupFailureText(rank_, size(), std::move(diagnose), std::move(verdict)));
+  queue_ = std::make_unique<OpQueue>(groupFailureText(rank_, size(), {},
+                                                      [verdict = std::move(verdict)](const CollectiveCall&, const std::exception&) {
+                                                        return Findings{verdict(), {}};
+                                                      }));
 }
 
 HierarchicalBackend::~HierarchicalBackend() = default;

@@ -22,9 +22,10 @@ class HierarchicalBackend : public Backend {
  public:
   // `local`: this host's ranks, in the layout's order; `leaders`: the hosts' leaders in host
   // order, on leaders only (null elsewhere). `verdict`: whether the leaders found that hosts
-  // called different collectives (their CallWatch's), for every rank's message.
+  // called different collectives (their CallWatch's), for every rank's message. The parts'
+  // own errors say what they found of the ranks they waited for.
   HierarchicalBackend(int rank, HostLayout layout, std::unique_ptr<Backend> local, std::unique_ptr<Backend> leaders,
-                      std::function<std::string()> diagnose, std::function<std::string()> verdict);
+                      std::function<std::string()> verdict);
   ~HierarchicalBackend() override;
 
   int rank() const override { return rank_; }

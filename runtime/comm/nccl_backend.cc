@@ -141,7 +141,7 @@ class NcclBackend::Impl {
     abort_reason_ = reason;
     aborted_ = true;
     ncclCommAbort(comm_);
-    std::string cause = options_.diagnose ? options_.diagnose() : "";
+    std::string cause = options_.diagnose ? options_.diagnose(FailureClues{}) : "";
     for (auto& p : pending_) {
       p.work->complete(fmt::format("{} failed on rank {} of {}: {}{}", p.work->description(), rank_, size_, reason,
                                    cause.empty() ? "" : "; " + cause));

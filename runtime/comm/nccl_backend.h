@@ -12,13 +12,14 @@
 
 #include "lib/common/defaults.h"
 #include "runtime/comm/backend.h"
+#include "runtime/comm/failure_clues.h"
 #include "runtime/store/store.h"
 
 namespace accel {
 
 struct NcclOptions {
   std::chrono::milliseconds timeout = defaults::kNcclTimeout;
-  std::function<std::string()> diagnose;
+  Diagnose diagnose;  // after a failure (failure_clues.h); NCCL cannot tell which rank is missing
 };
 
 class NcclBackend : public Backend {

@@ -85,7 +85,7 @@ void OpQueue::execute(Task& task) {
     task.run(task.call);
     task.work->complete();
   } catch (const std::exception& e) {
-    broken_ = failure_text_(task.work->description(), e.what());
+    broken_ = failure_text_(task.work->description(), task.call, e);
     task.work->complete(broken_);
   }
 }
@@ -105,13 +105,13 @@ void OpQueue::watchLoop() {
   }
 }
 
-OpQueue::FailureText groupFailureText(int rank, int size, std::function<std::string()> diagnose,
-                                      std::function<std::string()> verdict) {
-  return [rank, size, diagnose = std::move(diagnose), verdict = std::move(verdict)](const std::string& description,
-                                                                                    const std::string& what) {
-    if (std::string v = verdict ? verdict() : ""; !v.empty()) return fmt::format("{} failed on rank {} of {}: {}", description, rank, size, v);
-    std::string cause = diagnose ? diagnose() : "";
-    return fmt::format("{} failed on rank {} of {}: {}{}", description, rank, size, what, cause.empty() ? "" : "; " + cause);
+OpQueue::FailureText groupFailureText(int rank, int size, Diagnose diagnose, Investigate investigate) {
+  return [rank, size, diagnose = std::move(diagnose), investigate = std::move(investigate)](
+             const std::string& description, const CollectiveCall& call, const std::exception& error) {
+    const Findings found = investigate ? investigate(call, error) : Findings{};
+    if (!found.verdict.empty()) return fmt::format("{} failed on rank {} of {}: {}", description, rank, size, found.verdict);
+    const std::string cause = diagnose ? diagnose(found.clues) : "";
+    return fmt::format("{} failed on rank {} of {}: {}{}", description, rank, size, error.what(), cause.empty() ? "" : "; " + cause);
   };
 }
 

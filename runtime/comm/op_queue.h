@@ -24,14 +24,16 @@
 
 #include "runtime/comm/call_watch.h"
 #include "runtime/comm/collective_call.h"
+#include "runtime/comm/failure_clues.h"
 #include "runtime/comm/work.h"
 
 namespace accel {
 
 class OpQueue {
  public:
-  // Makes the message of a failed operation from its description and the exception's text.
-  using FailureText = std::function<std::string(const std::string& description, const std::string& what)>;
+  // Makes the message of a failed operation from its description, its call and its exception.
+  using FailureText =
+      std::function<std::string(const std::string& description, const CollectiveCall& call, const std::exception& error)>;
   using Run = std::function<void(const CollectiveCall& call)>;  // `call` numbered
 
   struct Watch {
@@ -74,10 +76,13 @@ class OpQueue {
   std::thread watch_thread_;
 };
 
+// What a backend finds out about its failed operation (failure_clues.h).
+using Investigate = std::function<Findings(const CollectiveCall& call, const std::exception& error)>;
+
 // The failure text of every CPU backend: "<operation> failed on rank R of N: <what>; <cause>",
-// the cause from `diagnose` (e.g. which ranks have left the job), when it knows one. When
-// `verdict` knows that ranks called different collectives, that replaces what and cause.
-OpQueue::FailureText groupFailureText(int rank, int size, std::function<std::string()> diagnose,
-                                      std::function<std::string()> verdict = {});
+// the cause from `diagnose` given what `investigate` found (which ranks did not arrive and
+// what became of them), when it knows one. A verdict that ranks called different collectives
+// replaces what and cause.
+OpQueue::FailureText groupFailureText(int rank, int size, Diagnose diagnose, Investigate investigate = {});
 
 }  // namespace accel

@@ -2,14 +2,21 @@
 #include "runtime/comm/process_group.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include <fmt/format.h>
 
 namespace accel {
 
-ProcessGroup::ProcessGroup(Store& store, const std::string& prefix, int rank, int size, BackendFactory factory)
-    : base_(store), prefix_(prefix), store_(prefix, store), rank_(rank), size_(size), factory_(std::move(factory)) {
-  backend_ = factory_(store_, rank, size);
+ProcessGroup::ProcessGroup(Store& store, const std::string& prefix, int rank, int size, BackendFactory factory,
+                           std::vector<int> world_ranks)
+    : base_(store), prefix_(prefix), store_(prefix, store), rank_(rank), size_(size), factory_(std::move(factory)),
+      world_ranks_(std::move(world_ranks)) {
+  if (world_ranks_.empty()) {
+    world_ranks_.resize(static_cast<size_t>(size));
+    std::iota(world_ranks_.begin(), world_ranks_.end(), 0);
+  }
+  backend_ = factory_(store_, rank, size, world_ranks_);
 }
 
 std::unique_ptr<ProcessGroup> ProcessGroup::newGroup(std::vector<int> ranks) {
@@ -21,8 +28,10 @@ std::unique_ptr<ProcessGroup> ProcessGroup::newGroup(std::vector<int> ranks) {
   const std::string prefix = fmt::format("{}/group{}", prefix_, groups_made_++);
   auto me = std::find(ranks.begin(), ranks.end(), rank_);
   if (me == ranks.end()) return nullptr;
+  std::vector<int> world;
+  for (int r : ranks) world.push_back(world_ranks_[static_cast<size_t>(r)]);
   return std::make_unique<ProcessGroup>(base_, prefix, static_cast<int>(me - ranks.begin()),
-                                        static_cast<int>(ranks.size()), factory_);
+                                        static_cast<int>(ranks.size()), factory_, std::move(world));
 }
 
 }  // namespace accel

@@ -15,10 +15,14 @@ namespace accel {
 
 class ProcessGroup {
  public:
-  // Makes the backend for `size` ranks meeting through `store`.
-  using BackendFactory = std::function<std::unique_ptr<Backend>(Store& store, int rank, int size)>;
+  // Makes the backend for `size` ranks meeting through `store`; `world_ranks[r]` is the rank of
+  // the whole job that is this group's rank r (for messages about ranks).
+  using BackendFactory =
+      std::function<std::unique_ptr<Backend>(Store& store, int rank, int size, const std::vector<int>& world_ranks)>;
 
-  ProcessGroup(Store& store, const std::string& prefix, int rank, int size, BackendFactory factory);
+  // `world_ranks`: empty for the job's own group (rank r is world rank r).
+  ProcessGroup(Store& store, const std::string& prefix, int rank, int size, BackendFactory factory,
+               std::vector<int> world_ranks = {});
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -34,6 +38,7 @@ class ProcessGroup {
   PrefixStore store_;
   int rank_, size_;
   BackendFactory factory_;
+  std::vector<int> world_ranks_;
   std::unique_ptr<Backend> backend_;
   int groups_made_ = 0;
 };

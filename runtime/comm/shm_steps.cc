@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/defaults.h"
+#include "lib/common/process_state.h"
 #include "runtime/comm/work.h"
 
 namespace accel {
@@ -107,16 +109,22 @@ void ShmSteps::waitFor(int m, uint32_t step) {
     if (reached(m, step)) return;
     if (peer.abandoned.load()) fail(m, step, "gave up on its operation (its own part of it failed: see its error)");
     if (seg_.exited(m)) fail(m, step, "exited");
-    if (Clock::now() >= deadline) fail(m, step, fmt::format("did not arrive within {} ms", timeout_.count()));
+    if (Clock::now() >= deadline) {
+      // Its pidfd says whether it is still there; /proc, whether it can make progress.
+      const std::string state = seg_.exited(m) ? "it has exited" : "it is " + processState(seg_.pid(m)).describe();
+      fail(m, step, fmt::format("did not arrive within {:g} s: {}", defaults::seconds(timeout_), state));
+    }
   }
 }
 
-void ShmSteps::fail(int m, uint32_t step, const std::string& why) const {
+void ShmSteps::fail(int m, uint32_t step, const std::string& why) {
   const uint32_t at = seg_.member(m).step.load();
+  const int name = names_[static_cast<size_t>(m)];
+  last_missing_ = name;
   throw CommError(fmt::format("rank {} (pid {}, on this machine) {} while rank {} waited for it over shared memory "
-                              "(it is at step {} of this group, this rank at step {}{})",
-                              names_[static_cast<size_t>(m)], seg_.pid(m), why, names_[static_cast<size_t>(me_)], at,
-                              step, at + 1 < step ? ": it issued fewer collectives, or is stuck" : ""),
+                                 "(it is at step {} of this group, this rank at step {}{})",
+                                 name, seg_.pid(m), why, names_[static_cast<size_t>(me_)], at, step,
+                                 at + 1 < step ? ": it issued fewer collectives, or is stuck" : ""),
                   "a rank that exits or stops calling collectives leaves its peers waiting; see its own output");
 }
 

@@ -41,13 +41,16 @@ class ShmSteps {
   // naming it, instead of at the timeout.
   void abandon();
   // The parity of the areas written before the next sync() and read after it (shm_backend.cc).
+  // The rank (as names[] calls it) whose absence failed the last sync, with its state in the
+  // error; -1 when none did.
+  int lastMissing() const { return last_missing_; }
   int writeParity() const { return static_cast<int>((step_ + 1) & 1u); }
   int readParity() const { return static_cast<int>(step_ & 1u); }
 
  private:
   void waitFor(int m, uint32_t step);
   bool reached(int m, uint32_t step) const;
-  [[noreturn]] void fail(int m, uint32_t step, const std::string& why) const;
+  [[noreturn]] void fail(int m, uint32_t step, const std::string& why);
 
   ShmSegment& seg_;
   int me_;
@@ -56,6 +59,7 @@ class ShmSteps {
   uint32_t step_ = 0;
   uint64_t expected_ = 0;  // the fingerprint expect() set
   bool checking_ = false;  // the next sync() compares fingerprints
+  int last_missing_ = -1;
 };
 
 }  // namespace accel

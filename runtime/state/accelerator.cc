@@ -16,6 +16,7 @@
 #include "runtime/comm/checked_backend.h"
 #include "runtime/comm/cpu_transport.h"
 #include "runtime/state/cuda_devices.h"
+#include "runtime/state/rank_inquiry.h"
 #include "runtime/store/hash_store.h"
 #include "runtime/store/prefix_store.h"
 #include "runtime/store/tcp_store.h"
@@ -60,24 +61,15 @@ GlooOptions glooOptions(const DistributedEnv& env, std::chrono::milliseconds tim
   return o;
 }
 
-// After a collective failed: which ranks have left, as the store server saw their connections
-// close. Gloo notices a dead peer at once; the server may need a moment to see the same close.
-std::string departedRanks(Store& store) {
-  for (int attempt = 0; attempt < 20; ++attempt) {
-    try {
-      if (store.check({kDepartedRanksKey})) {
-        auto ranks = split(toString(store.get(kDepartedRanksKey)), ',');  // in the order they left
-        std::string first = fmt::format("rank {} left the job first (its store connection closed)", ranks.front());
-        if (ranks.size() == 1) return first;
-        return first + "; since then: rank" + (ranks.size() > 2 ? "s " : " ") +
-               join(std::vector<std::string>(ranks.begin() + 1, ranks.end()), ", ");
-      }
-    } catch (const std::exception&) {
-      return "the store is unreachable: rank 0, which hosts it, has probably exited";
+// The diagnose function of a group whose rank r is world rank world[r].
+Diagnose diagnoseFor(std::shared_ptr<RankInquiry> inquiry, std::vector<int> world) {
+  return [inquiry = std::move(inquiry), world = std::move(world)](const FailureClues& clues) {
+    FailureClues in_world = clues;
+    for (int& r : in_world.absent) {
+      if (r >= 0 && static_cast<size_t>(r) < world.size()) r = world[static_cast<size_t>(r)];
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  return "";
+    return inquiry->explain(in_world);
+  };
 }
 
 std::chrono::milliseconds collectiveTimeout(const std::optional<std::chrono::milliseconds>& given) {
@@ -116,9 +108,9 @@ Accelerator::Accelerator(AcceleratorOptions options)
     store_ = std::make_unique<TCPStore>(env_.master_addr, env_.master_port, so);
   }
   store_->setTimeout(timeout_);
+  inquiry_ = std::make_shared<RankInquiry>(*store_, env_.launcher_socket);
   CpuTransportOptions cpu;
   cpu.gloo = glooOptions(env_, timeout_);
-  cpu.gloo.diagnose = [this] { return departedRanks(*store_); };
   const char* shm = std::getenv(launch_env::kAccelShm);
   cpu.shm = !(shm && std::string(shm) == "0");
   const Debug debug = debugLevel();
@@ -127,8 +119,11 @@ Accelerator::Accelerator(AcceleratorOptions options)
     cpu.log = [rank = env_.rank](const std::string& line) { std::cerr << "accel-runtime: rank " << rank << ": group of " << line << std::endl; };
   }
   group_ = std::make_unique<ProcessGroup>(*store_, "accel/world", env_.rank, env_.world_size,
-                                          [cpu, detail = detail_](Store& s, int r, int n) {
-                                            return checkedWhenDetail(makeCpuBackend(s, r, n, cpu), s, r, n, cpu, detail);
+                                          [cpu, detail = detail_, inquiry = inquiry_](Store& s, int r, int n,
+                                                                                       const std::vector<int>& world) {
+                                            CpuTransportOptions o = cpu;
+                                            o.gloo.diagnose = diagnoseFor(inquiry, world);
+                                            return checkedWhenDetail(makeCpuBackend(s, r, n, o), s, r, n, cpu, detail);
                                           });
   if (detail_ && env_.rank == 0 && env_.world_size > 1) {
     std::cerr << "accel-runtime: rank 0: debug mode (ACCEL_DEBUG=DETAIL or --debug): every collective is checked against "
@@ -144,11 +139,12 @@ ProcessGroup& Accelerator::deviceProcessGroup() {
   if (!device_group_) {  // a CUDA device exists only in a build with NCCL (cuda_devices_none.cc)
     NcclOptions nccl;
     nccl.timeout = timeout_;
-    nccl.diagnose = [this] { return departedRanks(*store_); };
     const int device = device_.index;
     device_group_ = std::make_unique<ProcessGroup>(*store_, "accel/device", env_.rank, env_.world_size,
-        [nccl, device, cpu = cpu_, detail = detail_](Store& s, int r, int n) {
-          return checkedWhenDetail(std::make_unique<NcclBackend>(s, r, n, device, nccl), s, r, n, cpu, detail);
+        [nccl, device, cpu = cpu_, detail = detail_, inquiry = inquiry_](Store& s, int r, int n, const std::vector<int>& world) {
+          NcclOptions o = nccl;
+          o.diagnose = diagnoseFor(inquiry, world);
+          return checkedWhenDetail(std::make_unique<NcclBackend>(s, r, n, device, o), s, r, n, cpu, detail);
         });
   }
   return *device_group_;

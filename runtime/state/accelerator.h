@@ -20,6 +20,7 @@
 #include "runtime/comm/cpu_transport.h"
 #include "runtime/comm/process_group.h"
 #include "runtime/state/distributed_env.h"
+#include "runtime/state/rank_inquiry.h"
 
 namespace accel {
 
@@ -103,6 +104,7 @@ class Accelerator {
   DistributedEnv env_;
   Device device_;
   std::unique_ptr<Store> store_;
+  std::shared_ptr<RankInquiry> inquiry_;  // what the groups' failures say of missing ranks
   std::unique_ptr<ProcessGroup> group_;
   std::unique_ptr<ProcessGroup> device_group_;
   std::chrono::milliseconds timeout_;

@@ -55,6 +55,7 @@ DistributedEnv readDistributedEnv(const Getenv& get) {
   if (auto a = get(E::kMasterAddr); a && !a->empty()) d.master_addr = *a;
   d.master_port = number(get, {E::kMasterPort}).value_or(d.master_port);
   d.token = get(E::kStoreToken).value_or("");
+  d.launcher_socket = get(E::kLauncherSocket).value_or("");
   d.use_cpu = toLower(get(E::kUseCpu).value_or("false")) == "true";
   d.mixed_precision = get(E::kMixedPrecision).value_or("no");
   d.gradient_accumulation_steps = number(get, {E::kGradientAccumulationSteps}).value_or(1);

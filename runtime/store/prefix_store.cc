@@ -7,6 +7,15 @@ PrefixStore::PrefixStore(std::string prefix, Store& base) : prefix_(std::move(pr
   setTimeout(base.timeout());
 }
 
+PrefixStore::PrefixStore(std::string prefix, std::unique_ptr<Store> owned)
+    : owned_(std::move(owned)), prefix_(std::move(prefix)), base_(*owned_) {
+  setTimeout(base_.timeout());
+}
+
+std::unique_ptr<Store> PrefixStore::quickHandle(std::chrono::milliseconds limit) {
+  return std::unique_ptr<Store>(new PrefixStore(prefix_, base_.quickHandle(limit)));
+}
+
 std::unique_ptr<PrefixStore> PrefixStore::lasting(std::string prefix, Store& base) {
   Store* root = &base;
   while (auto* p = dynamic_cast<PrefixStore*>(root)) {

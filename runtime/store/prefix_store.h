@@ -26,8 +26,12 @@ class PrefixStore : public Store {
   bool deleteKey(const std::string& key) override;
   int64_t numKeys() override;  // of the whole base store (c10d semantics)
   Bytes compareSet(const std::string& key, const Bytes& expected, const Bytes& desired) override;
+  // The same namespace on the base's quick handle.
+  std::unique_ptr<Store> quickHandle(std::chrono::milliseconds limit) override;
 
  private:
+  PrefixStore(std::string prefix, std::unique_ptr<Store> owned);
+  std::unique_ptr<Store> owned_;  // the base, when this store owns it (a quick handle's)
   std::string joined(const std::string& key) const { return prefix_ + "/" + key; }
   std::vector<std::string> joined(const std::vector<std::string>& keys) const;
   std::string prefix_;

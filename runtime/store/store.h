@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,13 @@ class Store {
   // Atomically: when the key's value equals `expected` (or the key is missing and `expected` is
   // empty), store `desired`. Returns the value the key holds afterwards.
   virtual Bytes compareSet(const std::string& key, const Bytes& expected, const Bytes& desired) = 0;
+
+  // A second, independent handle on the same store whose calls give up within `limit`, for the
+  // questions asked after a failure: they must not wait behind another thread's stuck call, nor
+  // for a server whose process is stopped. Throws StoreTimeout or Error when the store does not
+  // answer within `limit`. In-process stores (which cannot stop answering) return a view of
+  // themselves.
+  virtual std::unique_ptr<Store> quickHandle(std::chrono::milliseconds limit);
 
   void setTimeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   std::chrono::milliseconds timeout() const { return timeout_; }

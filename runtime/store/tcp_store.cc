@@ -67,6 +67,28 @@ TCPStore::TCPStore(std::string host, int port, TCPStoreOptions options)
   }
 }
 
+std::unique_ptr<Store> TCPStore::quickHandle(milliseconds limit) {
+  {
+    std::lock_guard<std::mutex> lock(silence_mutex_);
+    if (silent_at_ && std::chrono::steady_clock::now() - *silent_at_ < kSilenceRemembered) {
+      throw StoreTimeout(fmt::format("store at {}:{} did not answer a moment ago", host_, port_));
+    }
+  }
+  TCPStoreOptions o;
+  o.rank = -1;
+  o.token = options_.token;
+  o.timeout = limit;
+  o.reply_grace = limit;
+  o.retry_connect = false;
+  try {
+    return std::make_unique<TCPStore>(host_, port_, o);
+  } catch (const StoreTimeout&) {
+    std::lock_guard<std::mutex> lock(silence_mutex_);
+    silent_at_ = std::chrono::steady_clock::now();
+    throw;
+  }
+}
+
 TCPStore::~TCPStore() {
   client_.reset();
   if (!server_ || server_->waitUntilClientsLeft(timeout())) return;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -23,6 +24,12 @@ struct TCPStoreOptions {
   std::string token;       // must match the server's
   std::chrono::milliseconds timeout = Store::kDefaultTimeout;
   bool wait_for_workers = true;  // with world_size > 0: block in the constructor until all joined
+  // How long past the server's own deadline a reply may take before the server counts as hung;
+  // 0: the timeout, at least 5 s.
+  std::chrono::milliseconds reply_grace{0};
+  // false: one connection attempt; a refused one throws Error at once (the server is gone),
+  // where a rendezvous retries until the timeout for a server that starts late.
+  bool retry_connect = true;
 };
 
 class TCPStore : public Store {
@@ -42,6 +49,11 @@ class TCPStore : public Store {
   bool deleteKey(const std::string& key) override;
   int64_t numKeys() override;
   Bytes compareSet(const std::string& key, const Bytes& expected, const Bytes& desired) override;
+  // An anonymous client of its own, every wait (connecting included) at most `limit`. Once the
+  // server failed to answer one, later ones within kSilenceRemembered fail at once: several
+  // questions after one failure do not each wait for a server already seen silent.
+  std::unique_ptr<Store> quickHandle(std::chrono::milliseconds limit) override;
+  static constexpr std::chrono::seconds kSilenceRemembered{10};
 
   const std::string& host() const { return host_; }
   int port() const { return port_; }  // the bound port (useful when 0 was asked for)
@@ -53,6 +65,8 @@ class TCPStore : public Store {
   TCPStoreOptions options_;
   std::unique_ptr<TCPStoreServer> server_;
   std::unique_ptr<Client> client_;
+  std::mutex silence_mutex_;
+  std::optional<std::chrono::steady_clock::time_point> silent_at_;  // a quick handle found no answer
 };
 
 }  // namespace accel

@@ -43,13 +43,17 @@ std::string seconds(milliseconds ms) {
 
 TCPStoreClient::TCPStoreClient(const std::string& host, int port, const TCPStoreOptions& options)
     : where_(proto::endpoint(host, port)),
-      grace_(std::clamp(options.timeout, kMinReplyGrace, kMaxReplyGrace)) {
+      grace_(options.reply_grace.count() > 0 ? std::min(options.reply_grace, kMaxReplyGrace)
+                                             : std::clamp(options.timeout, kMinReplyGrace, kMaxReplyGrace)) {
   const auto deadline = deadlineAfter(options.timeout);
   std::string error = "timed out";
   for (milliseconds backoff = kFirstRetry;; backoff = std::min(backoff * 2, kMaxRetry)) {
     fd_ = net::connectTcp(host, port, deadline, error);
     if (fd_ >= 0) break;
     const auto now = Clock::now();
+    if (!options.retry_connect && now < deadline) {
+      throw Error(fmt::format("store at {}: {} (did rank 0 exit?)", where_, error));
+    }
     if (now >= deadline) {
       throw StoreTimeout(fmt::format("rendezvous: cannot reach the store at {} after {} ({}); is "
                                      "rank 0 running?", where_, seconds(options.timeout), error),

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Several machines' launchers on one host (127.0.0.1): the job channel (lib/launch/job_link.h)
+// Several machines' launchers on one host (127.0.0.1): the job channel (lib/launch/job/job_link.h)
 // makes them one job. A failure anywhere stops every machine; restarts happen everywhere
 // together; a launcher that is killed or falls silent is named by the others; wrong command
 // lines are named at the join. Real `accel` processes, real sockets. The same across network

@@ -5,7 +5,11 @@
 //   and the replay driver as a failed test, with the message and the input's size on stderr.
 //   splitRecords(): an input cut at NUL bytes, how the targets that take several strings
 //   (options, environment entries, config text) read them.
+//   connectLoopback(): a client socket to a server the target runs on 127.0.0.1.
 #pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -46,6 +50,18 @@ inline std::vector<std::string> splitRecords(std::string_view input) {
     if (nul == std::string_view::npos) return out;
     start = nul + 1;
   }
+}
+
+// A connected, blocking TCP socket to 127.0.0.1:port; a refused connection fails the input.
+inline int connectLoopback(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  FUZZ_CHECK(fd >= 0, "socket()");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  FUZZ_CHECK(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0, "the server does not accept");
+  return fd;
 }
 
 }  // namespace accel::fuzz

@@ -192,17 +192,6 @@ struct Live {
   }
 };
 
-int connectTcp(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  FUZZ_CHECK(fd >= 0, "socket()");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  FUZZ_CHECK(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0, "the server does not accept");
-  return fd;
-}
-
 // The handshake reply, kAnswerWithin at most.
 void expectAccepted(int fd) {
   uint8_t reply[5];
@@ -233,7 +222,7 @@ void live(const uint8_t* data, size_t size) {
   if (!w.server || w.inputs >= kRebuildEvery / kLiveEvery) w.rebuild();
   ++w.inputs;
   const uint8_t mode = size > 0 ? data[0] : 0;
-  const int fd = connectTcp(w.server->port());
+  const int fd = fuzz::connectLoopback(w.server->port());
   if (mode & 1) {
     sendAll(fd, handshake(rankOf(mode)));
     expectAccepted(fd);

@@ -82,7 +82,9 @@ TEST_CASE("subgroups: new_group of some ranks reduces among them only", "[comm][
   std::vector<int> result(4, -1);
   for (int r = 0; r < 4; ++r) {
     threads.emplace_back([&, r] {
-      ProcessGroup world(store, "pg", r, 4, [](Store& s, int rank, int n) {
+      std::vector<std::vector<int>> seen;  // each group's world ranks, as its factory was told
+      ProcessGroup world(store, "pg", r, 4, [&seen](Store& s, int rank, int n, const std::vector<int>& world_ranks) {
+        seen.push_back(world_ranks);
         return std::make_unique<GlooBackend>(s, rank, n, GlooOptions{});
       });
       auto odd = world.newGroup({1, 3});
@@ -90,10 +92,13 @@ TEST_CASE("subgroups: new_group of some ranks reduces among them only", "[comm][
       if (odd) odd->backend().allReduce(cpuTensor(&value, 1), ReduceOp::Sum)->wait();
       result[static_cast<size_t>(r)] = value;
       world.backend().barrier()->wait();
+      const std::vector<std::vector<int>> want = odd ? std::vector<std::vector<int>>{{0, 1, 2, 3}, {1, 3}}
+                                                     : std::vector<std::vector<int>>{{0, 1, 2, 3}};
+      if (seen != want) result[static_cast<size_t>(r)] = -2;
     });
   }
   for (auto& t : threads) t.join();
-  CHECK(result == std::vector<int>{1, 6, 3, 6});
+  CHECK(result == std::vector<int>{1, 6, 3, 6});  // -2: a factory told the wrong world ranks
 }
 
 TEST_CASE("work: errors and misuse are reported, not hidden", "[comm][gloo][failure]") {

@@ -154,7 +154,7 @@ TEST_CASE("shared memory: subgroups, overlapping asynchronous operations, ACCEL_
     threads.emplace_back([&, r] {
       CpuTransportOptions o;
       o.host_id = "A";
-      ProcessGroup world(store, "pg", r, 4, [o](Store& s, int rank, int n) { return makeCpuBackend(s, rank, n, o); });
+      ProcessGroup world(store, "pg", r, 4, [o](Store& s, int rank, int n, const std::vector<int>&) { return makeCpuBackend(s, rank, n, o); });
       names[static_cast<size_t>(r)] = world.backend().name();
       auto odd = world.newGroup({1, 3});
       int value = r + 1;
@@ -175,7 +175,7 @@ TEST_CASE("shared memory: subgroups, overlapping asynchronous operations, ACCEL_
       async_ok[static_cast<size_t>(r)] = ok;
       CpuTransportOptions off = o;
       off.shm = false;
-      ProcessGroup plain(store, "off", r, 4, [off](Store& s, int rank, int n) { return makeCpuBackend(s, rank, n, off); });
+      ProcessGroup plain(store, "off", r, 4, [off](Store& s, int rank, int n, const std::vector<int>&) { return makeCpuBackend(s, rank, n, off); });
       off_names[static_cast<size_t>(r)] = plain.backend().name();
       world.backend().barrier()->wait();
     });

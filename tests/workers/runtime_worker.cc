@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -132,6 +133,26 @@ int reduceLoop(Accelerator& acc) {
     }
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;
+    return 3;
+  }
+}
+
+// All-reduces over and over; after the fifth, rank `frozen` stops itself (SIGSTOP) inside the
+// loop, the way a rank stopped from outside or hung in a debugger would. The others print
+// "error after T s: …" (T from the start of the collective they wait in) and exit 3.
+int freeze(Accelerator& acc, int frozen) {
+  std::vector<float> data(1000, 1.0f);
+  std::cout << "reducing" << std::endl;
+  auto start = std::chrono::steady_clock::now();
+  try {
+    for (int i = 0;; ++i) {
+      if (i == 5 && acc.processIndex() == frozen) ::raise(SIGSTOP);
+      start = std::chrono::steady_clock::now();
+      acc.reduce(data);
+    }
+  } catch (const std::exception& e) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cerr << "error after " << seconds << " s: " << e.what() << std::endl;
     return 3;
   }
 }
@@ -278,13 +299,14 @@ int main(int argc, char** argv) {
     if (mode == "helpers" && argc > 2) return helpers(acc, argv[2]);
     if (mode == "die" && argc > 2) return die(acc, std::atoi(argv[2]));
     if (mode == "reduce-loop") return reduceLoop(acc);
+    if (mode == "freeze" && argc > 2) return freeze(acc, std::atoi(argv[2]));
     if (mode == "mismatch" && argc > 2) return mismatch(acc, argv[2]);
     if (mode == "straggle" && argc > 2) return straggle(acc, std::atoi(argv[2]));
     if (mode == "save-loop" && argc > 2) return saveLoop(acc, argv[2]);
     if (mode == "barrier" && argc > 2) return barrierMark(acc, std::atoi(argv[2]));
     if (mode == "check" && argc > 2) return check(acc, argv[2]);
     if (mode == "nccl-stall" && argc > 2) return ncclStall(acc, std::atoi(argv[2]));
-    std::cerr << "usage: runtime_worker helpers FILE | die RANK | reduce-loop | mismatch extra|count|dtype | straggle S | barrier RANK | save-loop DIR | check DIR | nccl-stall S" << std::endl;
+    std::cerr << "usage: runtime_worker helpers FILE | die RANK | reduce-loop | freeze RANK | mismatch extra|count|dtype | straggle S | barrier RANK | save-loop DIR | check DIR | nccl-stall S" << std::endl;
     return 64;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The job link of a launch on one machine: no channel, the decisions are this machine's own.
+// The job link of a launch on one machine (SoloLink: no channel, the decisions are this
+// machine's own), and the choice of link.
+#include "lib/launch/job/job_link.h"
+
 #include <utility>
 
-#include "lib/launch/job_wire.h"
+#include "lib/launch/job/job_hub.h"
+#include "lib/launch/job/job_member.h"
+#include "lib/launch/job/job_round.h"
 
 namespace accel {
-
-std::unique_ptr<JobLink> makeHubLink(const LaunchPlan& plan);     // job_hub.cc
-std::unique_ptr<JobLink> makeMemberLink(const LaunchPlan& plan);  // job_member.cc
 
 namespace {
 
@@ -28,6 +30,11 @@ class SoloLink final : public JobLink {
     queued_.push_back(decideRound(round, max_restarts_, {succeeded, signal_, "", "", &ledger_}));
     ledger_.clear();
   }
+  // Every rank is this machine's: the supervisor answers questions about them itself.
+  void ask(long long id, int rank) override {
+    queued_.push_back(JobEvent::answer(id, "rank " + std::to_string(rank) + " is not one of this job's ranks"));
+  }
+  void tell(long long, const std::string&) override {}
 
  private:
   int max_restarts_;
@@ -40,7 +47,8 @@ class SoloLink final : public JobLink {
 
 std::unique_ptr<JobLink> makeJobLink(const LaunchPlan& plan) {
   if (plan.num_machines <= 1) return std::make_unique<SoloLink>(plan.max_restarts);
-  return plan.machine_rank == 0 ? makeHubLink(plan) : makeMemberLink(plan);
+  if (plan.machine_rank == 0) return std::make_unique<JobHub>(plan);
+  return makeMemberLink(plan);
 }
 
 }  // namespace accel

@@ -3,11 +3,12 @@
 // supervisor reports its workers' first failure, an interrupt and the end of each round; the
 // link answers with events: stop the workers now, start the next round (a restart), or end the
 // launch with an exit code and the reason. The decisions are the job's, made in one place:
-//   - one machine: SoloLink decides alone (solo_link.cc);
-//   - several machines: machine 0's launcher hosts the job channel (JobHub, job_hub.cc) and
-//     decides for every machine; the others join it (JobMember, job_member.cc). The wire is
-//     JSON lines over TCP on the job port (job_wire.h), with heartbeats both ways so that a
-//     machine that vanishes is named within the heartbeat timeout.
+//   - one machine: SoloLink decides alone (job_link.cc);
+//   - several machines: machine 0's launcher hosts the job channel (JobHub, job_hub.h) and
+//     decides for every machine; the others join it (JobMember, job_member.h). The wire is
+//     typed messages, one JSON line each, over TCP on the job port (job_messages.h), with
+//     heartbeats both ways so that a machine that vanishes is named within the heartbeat
+//     timeout. Only launchers that know the job's token get in (hub_door.h).
 // Single-threaded: the supervisor polls the link's descriptors beside its own.
 #pragma once
 
@@ -43,14 +44,18 @@ struct JobEvent {
     Stop,     // stop this machine's workers now (another machine failed, or the job ends)
     Restart,  // start round `round` (MASTER_PORT `port`; 0: unchanged)
     End,      // the launch is over: exit with `exit_code`
+    Ask,      // describe this machine's rank `rank` for question `id` (answer with tell())
+    Answer,   // question `id` (this machine's ask()) is answered: `message`
   };
   Kind kind = Kind::Stop;
   int round = 0;
   int port = 0;
+  long long id = 0;  // Ask, Answer
+  int rank = 0;      // Ask
   int exit_code = 0;
   std::optional<WorkerFailure> failure;  // End, Restart: the job's first failure of the round
   int signal = 0;                        // End: the job was interrupted by this signal
-  std::string message;                   // Stop: why; End: a lost machine or a refused join
+  std::string message;                   // Stop: why; End: a lost machine or a refused join; Answer
   std::string hint;
 
   static JobEvent stop(int round, std::string why) {
@@ -64,6 +69,20 @@ struct JobEvent {
     e.kind = Kind::Restart;
     e.round = round;
     e.port = port;
+    return e;
+  }
+  static JobEvent ask(long long id, int rank) {
+    JobEvent e;
+    e.kind = Kind::Ask;
+    e.id = id;
+    e.rank = rank;
+    return e;
+  }
+  static JobEvent answer(long long id, std::string text) {
+    JobEvent e;
+    e.kind = Kind::Answer;
+    e.id = id;
+    e.message = std::move(text);
     return e;
   }
   static JobEvent end(int exit_code, std::string message = {}, std::string hint = {}) {
@@ -100,6 +119,10 @@ class JobLink {
   virtual void interrupted(int signal) = 0;
   // Every worker of this machine has exited (all of them 0 when `succeeded`).
   virtual void roundEnded(int round, bool succeeded) = 0;
+  // Questions about another machine's ranks (rank_questions.h): ask() is answered by an Answer
+  // event with the same id; an Ask event is answered with tell(). Ids are the asker's own.
+  virtual void ask(long long id, int rank) = 0;
+  virtual void tell(long long id, const std::string& text) = 0;
 };
 
 // Chooses the link for `plan`: SoloLink on one machine, JobHub on machine 0 of several,

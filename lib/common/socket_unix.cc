@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// socket.h's Unix stream sockets.
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "lib/common/socket.h"
+#include "lib/common/strings.h"
+
+namespace accel::net {
+
+namespace {
+
+// The address of `name`, its length in `size`; false when the name does not fit.
+bool unixAddress(const std::string& name, sockaddr_un& addr, socklen_t& size) {
+  addr = {};
+  addr.sun_family = AF_UNIX;
+  if (name.empty() || name.size() >= sizeof addr.sun_path) return false;
+  std::memcpy(addr.sun_path, name.data(), name.size());
+  if (name[0] == '@') addr.sun_path[0] = '\0';
+  size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size() + (name[0] == '@' ? 0 : 1));
+  return true;
+}
+
+}  // namespace
+
+int listenUnix(const std::string& name, std::string& error) {
+  sockaddr_un addr;
+  socklen_t size = 0;
+  if (!unixAddress(name, addr, size)) return error = "the socket name is empty or too long", -1;
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return error = toLower(std::strerror(errno)), -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), size) != 0 || ::listen(fd, 64) != 0) {
+    error = toLower(std::strerror(errno));
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int connectUnix(const std::string& name, std::chrono::steady_clock::time_point deadline, std::string& error) {
+  sockaddr_un addr;
+  socklen_t size = 0;
+  if (!unixAddress(name, addr, size)) return error = "the socket name is empty or too long", -1;
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return error = toLower(std::strerror(errno)), -1;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), size) == 0) return fd;
+  if (errno == EAGAIN || errno == EINPROGRESS) {  // the listener's backlog is full: wait once
+    pollfd p{fd, POLLOUT, 0};
+    int soerr = 0;
+    socklen_t len = sizeof soerr;
+    if (::poll(&p, 1, remainingMs(deadline)) == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0) {
+      return fd;
+    }
+    errno = soerr ? soerr : ETIMEDOUT;
+  }
+  error = toLower(std::strerror(errno));
+  ::close(fd);
+  return -1;
+}
+
+}  // namespace accel::net

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/job/job_hub.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "lib/common/defaults.h"
+#include "lib/common/error.h"
+#include "lib/common/socket.h"
+#include "lib/common/strings.h"
+#include "lib/launch/output_router.h"
+#include "lib/launch/signal_channel.h"
+
+namespace accel {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kMaxRoutes = 256;
+constexpr auto kRouteLife = std::chrono::seconds(5);
+
+HubDoor::Note stderrNote() {
+  return [](const std::string& line) { writeFully(2, "accel: " + line + "\n"); };
+}
+
+}  // namespace
+
+JobHub::JobHub(const LaunchPlan& plan, HubDoor::Limits limits, HubDoor::Note note)
+    : plan_(plan), absence_(plan.heartbeat_timeout, "machine 0") {
+  std::string error;
+  int error_number = 0;
+  listen_fd_ = net::listenTcp("", plan.job_port, error, error_number);
+  if (listen_fd_ < 0) {
+    throw Error(fmt::format("machine 0 cannot listen on the job port {}: {}", plan.job_port, error),
+                "the job channel between the machines' launchers uses that port: free it, or pass "
+                "--job_port (the same on every machine)");
+  }
+  door_ = std::make_unique<HubDoor>(listen_fd_, plan.token, limits, note ? std::move(note) : stderrNote());
+}
+
+JobHub::~JobHub() {
+  door_.reset();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+}
+
+int JobHub::port() const { return net::boundPort(listen_fd_); }
+
+int JobHub::rendezvous(int signal_fd) {
+  const auto deadline = Clock::now() + defaults::fromSeconds(plan_.join_timeout);
+  while (static_cast<int>(members_.size()) < plan_.num_machines - 1) {
+    if (Clock::now() >= deadline) failJoin(missingMachines());
+    std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
+    addPollFds(fds);
+    int rc = ::poll(fds.data(), fds.size(), std::min(net::remainingMs(deadline), timeoutMs()));
+    if (rc < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
+    if (int signal = readInterrupt(signal_fd, fds[0].revents)) {
+      broadcast(job::End{128 + signal, signal, "", "", std::nullopt});
+      return 128 + signal;
+    }
+    for (auto& e : service(fds)) {
+      if (e.kind == JobEvent::Kind::End) failJoin(e.message, e.hint, e.exit_code);
+    }
+  }
+  broadcast(job::Start{job::kProtocolVersion, plan_.master_port});
+  started_ = true;
+  return 0;
+}
+
+void JobHub::addPollFds(std::vector<pollfd>& fds) const {
+  door_->addPollFds(fds);
+  for (const auto& [k, m] : members_) {
+    if (m.conn->open()) fds.push_back(m.conn->pollFd());
+  }
+}
+
+int JobHub::timeoutMs() const {
+  if (!queued_.empty()) return 0;
+  const int heartbeat = static_cast<int>(heartbeatInterval(plan_.heartbeat_timeout).count());
+  const int door = door_->timeoutMs();
+  return door < 0 ? heartbeat : std::min(heartbeat, door);
+}
+
+std::vector<JobEvent> JobHub::service(const std::vector<pollfd>& fds) {
+  absence_.tick();
+  letIn(fds);
+  for (auto& [machine, m] : members_) {
+    if (!m.conn->open()) continue;
+    for (const auto& p : fds) {
+      if (p.fd == m.conn->fd() && p.revents) readMember(machine, m, p.revents);
+    }
+    heartbeat(machine, m);
+  }
+  return std::exchange(queued_, {});
+}
+
+void JobHub::ask(long long id, int rank) { route(0, id, rank); }
+void JobHub::tell(long long id, const std::string& text) { answered(id, text); }
+
+// Sends the question on to the machine that runs `rank` (this one: an Ask event), remembering
+// who asked under a fresh id. A question unanswered for kRouteLife is forgotten: the asker has
+// its own, shorter patience.
+void JobHub::route(int asker, long long their_id, int rank) {
+  const auto now = Clock::now();
+  while (!routes_.empty() && (routes_.size() >= kMaxRoutes || now - routes_.begin()->second.since > kRouteLife)) {
+    routes_.erase(routes_.begin());
+  }
+  if (rank < 0 || rank >= plan_.world_size) {
+    return deliver(asker, their_id, fmt::format("rank {} is not in this job (ranks 0 to {})", rank, plan_.world_size - 1));
+  }
+  const int k = machineOfRank(plan_, rank);
+  auto it = members_.find(k);
+  if (k != 0 && (it == members_.end() || it->second.lost || !it->second.conn->open())) {
+    return deliver(asker, their_id, fmt::format("rank {} runs on machine {}, whose launcher machine 0 no longer hears", rank, k));
+  }
+  const long long id = next_route_++;
+  routes_[id] = {asker, their_id, now};
+  if (k == 0) return queued_.push_back(JobEvent::ask(id, rank));
+  it->second.conn->send(job::encode(job::Ask{id, rank}));
+}
+
+void JobHub::deliver(int asker, long long their_id, const std::string& text) {
+  if (asker == 0) return queued_.push_back(JobEvent::answer(their_id, text));
+  auto it = members_.find(asker);
+  if (it != members_.end() && it->second.conn->open()) it->second.conn->send(job::encode(job::Tell{their_id, text}));
+}
+
+void JobHub::answered(long long id, const std::string& text) {
+  auto it = routes_.find(id);
+  if (it == routes_.end()) return;  // forgotten: the asker gave up long ago
+  const Route r = it->second;
+  routes_.erase(it);
+  deliver(r.asker, r.their_id, text);
+}
+
+void JobHub::workerFailed(const WorkerFailure& failure, bool replaces) { onFailure(failure, replaces); }
+void JobHub::interrupted(int signal) { onInterrupt(signal, 0); }
+void JobHub::roundEnded(int, bool succeeded) {
+  self_ended_ = true;
+  self_ok_ = succeeded;
+  decideIfEnded();
+}
+
+double JobHub::roundSeconds() const { return std::chrono::duration<double>(Clock::now() - round_started_).count(); }
+
+void JobHub::broadcast(const job::Message& message) {
+  const std::string line = job::encode(message);
+  for (auto& [k, m] : members_) m.conn->send(line);
+}
+
+void JobHub::failJoin(const std::string& message, const std::string& hint, int code) {
+  broadcast(job::End{code, 0, message, hint, std::nullopt});
+  for (auto& [k, m] : members_) m.conn->service(POLLOUT);
+  if (code == 2) throw UsageError(message, hint);
+  throw Error(message, hint);
+}
+
+std::string JobHub::missingMachines() const {
+  std::vector<std::string> missing, joined;
+  for (int k = 1; k < plan_.num_machines; ++k) {
+    auto it = members_.find(k);
+    if (it == members_.end()) {
+      missing.push_back(std::to_string(k));
+    } else {
+      joined.push_back(fmt::format("{} on {} ({})", k, it->second.host, it->second.address));
+    }
+  }
+  return fmt::format("machine{} {} of {} did not join within {:g} s (joined: machine 0 on {}{}{}); check that "
+                     "`accel launch` runs there with --num_machines {} --main_process_ip {} --main_process_port {}",
+                     missing.size() > 1 ? "s" : "", join(missing, ", "), plan_.num_machines, plan_.join_timeout,
+                     plan_.host, joined.empty() ? "" : ", machine ", join(joined, ", machine "), plan_.num_machines,
+                     plan_.master_addr, plan_.main_process_port);
+}
+
+void JobHub::letIn(const std::vector<pollfd>& fds) {
+  std::vector<HubDoor::Entrant> entrants;
+  std::vector<HubDoor::OtherVersion> others;
+  door_->service(fds, entrants, others);
+  for (auto& o : others) refuseVersion(std::move(o));
+  for (auto& e : entrants) admit(std::move(e));
+}
+
+// A launcher of this job that runs another accel: no machine can train with it. Before the
+// start the whole job ends (exit 2), as for any disagreement at the join; after it, only that
+// launcher is turned away.
+void JobHub::refuseVersion(HubDoor::OtherVersion o) {
+  const std::string message = fmt::format(
+      "a launcher on {} ({}) speaks the job protocol of version {}, machine 0 ({}) speaks version {}", o.hello.host,
+      net::peerAddress(o.conn->fd()), o.hello.version, plan_.host, job::kProtocolVersion);
+  const std::string hint = "install the same accel on every machine (`accel --version` there and here)";
+  o.conn->send(job::encode(job::Refuse{job::kProtocolVersion, message, hint}));
+  o.conn->service(POLLOUT);
+  if (!started_) failJoin(message, hint, 2);
+}
+
+// A launcher that asks to join: the same job (machine count, world size), a machine rank that
+// is free. Two launchers with the same rank, or a different shape, end the whole job: the
+// command lines disagree and no machine can train.
+void JobHub::admit(HubDoor::Entrant e) {
+  const job::Join& join = e.join;
+  const int k = join.machine;
+  const std::string address = net::peerAddress(e.conn->fd());
+  const std::string who = fmt::format("machine {} ({}, {})", k, join.host, address);
+  std::string problem, hint = "run the same accel launch command on every machine; only --machine_rank differs";
+  if (started_) {
+    problem = fmt::format("{} tried to join after the job started", who);
+  } else if (join.machines != plan_.num_machines || join.world != plan_.world_size) {
+    problem = fmt::format("{} has --num_machines {} and --num_processes {}, machine 0 ({}) has {} and {}", who,
+                          join.machines, join.world, plan_.host, plan_.num_machines, plan_.world_size);
+  } else if (k == 0) {
+    problem = fmt::format("{} and this launcher ({}) both have machine_rank 0", who, plan_.host);
+    hint = fmt::format("give each machine its own --machine_rank, 0 to {}", plan_.num_machines - 1);
+  } else if (auto it = members_.find(k); it != members_.end()) {
+    problem = fmt::format("machine_rank {} is claimed twice: by {} ({}, pid {}) and by {} ({}, pid {})", k,
+                          it->second.host, it->second.address, it->second.pid, join.host, address, join.pid);
+    hint = fmt::format("give each machine its own --machine_rank, 0 to {}", plan_.num_machines - 1);
+  }
+  if (!problem.empty()) {
+    e.conn->send(job::encode(job::Refuse{job::kProtocolVersion, problem, hint}));
+    if (started_) return;
+    failJoin(problem, hint, 2);
+  }
+  members_.emplace(k, Member{std::move(e.conn), join.host, address, join.pid});
+}
+
+// A line a launcher of this job sent: one that cannot be read means that launcher is broken,
+// and it is lost as if it had vanished, naming what was wrong.
+void JobHub::readMember(int machine, Member& m, short revents) {
+  const auto lines = m.conn->service(revents);
+  if (m.lost) return;  // back after it was counted as lost: nothing it says counts now
+  for (const auto& line : lines) {
+    std::string error;
+    auto message = job::decode(line, error);
+    if (!message) {
+      m.conn->close();
+      return onLost(machine, m, "its launcher sent a message machine 0 cannot read: " + error);
+    }
+    onMessage(machine, m, *message);
+    if (m.lost) return;
+  }
+}
+
+void JobHub::onMessage(int machine, Member& m, const job::Message& message) {
+  if (auto* f = std::get_if<job::Failed>(&message)) {
+    onFailure(f->failure, f->replaces);
+  } else if (auto* i = std::get_if<job::Interrupted>(&message)) {
+    onInterrupt(i->signal, machine);
+  } else if (auto* e = std::get_if<job::Ended>(&message); e && e->round == round_) {
+    m.ended = true;
+    m.ok = e->ok;
+    decideIfEnded();
+  } else if (auto* a = std::get_if<job::Ask>(&message)) {
+    route(machine, a->id, a->rank);
+  } else if (auto* t = std::get_if<job::Tell>(&message)) {
+    answered(t->id, t->text);
+  } else if (!std::holds_alternative<job::Heartbeat>(message) && !std::holds_alternative<job::Ended>(message)) {
+    m.conn->close();
+    onLost(machine, m, fmt::format("its launcher sent a '{}', which only machine 0 sends", job::kindName(message)));
+  }
+}
+
+// A member silent for the heartbeat timeout is lost; its connection stays open, so that the
+// verdict still reaches it should it come back.
+void JobHub::heartbeat(int machine, Member& m) {
+  if (finished_ || m.lost) return;  // the verdict is out: members close their connections as they exit
+  if (!m.conn->open()) return onLost(machine, m, "its launcher's connection closed (" + m.conn->error() + ")");
+  const auto timeout = defaults::fromSeconds(plan_.heartbeat_timeout);
+  if (Clock::now() - m.conn->lastSent() >= heartbeatInterval(plan_.heartbeat_timeout)) {
+    m.conn->send(job::encode(job::Heartbeat{}));
+  }
+  if (absence_.silence(*m.conn) < timeout) return;
+  readMember(machine, m, POLLIN);  // what arrived while this launcher was away counts first
+  if (m.lost || !m.conn->open() || absence_.silence(*m.conn) < timeout) return;
+  onLost(machine, m, fmt::format("no word from its launcher for {:g} s", plan_.heartbeat_timeout));
+}
+
+void JobHub::onLost(int machine, Member& m, const std::string& why) {
+  m.lost = true;
+  if (!started_) {
+    queued_.push_back(JobEvent::end(1, fmt::format("machine {} ({}, {}) left before the job started: {}", machine, m.host,
+                                                   m.address, why)));
+    return;
+  }
+  if (lost_.empty() && ledger_.empty() && !signal_) {
+    lost_ = fmt::format("machine {} ({}, {}) was lost: {}", machine, m.host, m.address, why);
+    lost_hint_ = absence_.hint();
+    if (lost_hint_.empty()) {
+      lost_hint_ = "its launcher was killed, or its host or network went down; its workers were not seen to fail";
+    }
+  } else if (lost_.empty()) {
+    lost_ = fmt::format("machine {} ({}, {}) was lost while the job stopped: {}", machine, m.host, m.address, why);
+  }
+  stopAll(lost_);
+  decideIfEnded();
+}
+
+void JobHub::onFailure(const WorkerFailure& failure, bool replaces) {
+  ledger_.add(failure, replaces, roundSeconds());
+  if (!replaces) stopAll(fmt::format("{} {}", describeWorker(failure), failure.exit_text));
+}
+
+void JobHub::onInterrupt(int signal, int machine) {
+  if (!signal_) signal_ = signal;
+  const char* name = ::sigabbrev_np(signal);
+  stopAll(fmt::format("SIG{} on machine {}", name ? name : std::to_string(signal).c_str(), machine));
+}
+
+// Tells every machine, this one too, to stop its workers (once a round).
+void JobHub::stopAll(const std::string& why) {
+  if (stopping_) return;
+  stopping_ = true;
+  broadcast(job::Stop{round_, why});
+  queued_.push_back(JobEvent::stop(round_, why));
+}
+
+void JobHub::decideIfEnded() {
+  if (!self_ended_) return;
+  bool all_ok = self_ok_;
+  for (const auto& [k, m] : members_) {
+    if (!m.ended && !m.lost) return;
+    all_ok = all_ok && m.ok && !m.lost;
+  }
+  JobEvent e = decideRound(round_, plan_.max_restarts, {all_ok, signal_, lost_, lost_hint_, &ledger_});
+  if (e.kind == JobEvent::Kind::Restart && (e.port = net::probePort(0)) < 0) {  // a fresh store port
+    auto first = e.failure;
+    e = JobEvent::end(1, fmt::format("machine 0 ({}) found no free TCP port for round {}'s store", plan_.host, e.round),
+                      "free some ports on machine 0 (see `ss -tan`), then launch again");
+    e.failure = first;
+  }
+  if (e.kind == JobEvent::Kind::Restart) {
+    broadcast(job::Restart{e.round, e.port, e.failure});
+    round_ = e.round;
+    stopping_ = self_ended_ = false;
+    for (auto& [k, m] : members_) m.ended = false;
+    ledger_.clear();
+    round_started_ = Clock::now();
+  } else {
+    broadcast(job::End{e.exit_code, e.signal, e.message, e.hint, e.failure});
+    finished_ = true;
+  }
+  queued_.push_back(std::move(e));
+}
+
+}  // namespace accel

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// Machine 0's side of the job channel (job_link.h): waits until every machine's launcher joined,
+// then decides for the whole job. The first failure, interrupt or lost machine anywhere makes it
+// tell every machine to stop its workers; once every machine's round ended it sends the verdict:
+// the next round (fresh MASTER_PORT) or the end, with the exit code and the failure to name.
+// Connections come in through the door (hub_door.h), which lets only this job's launchers join;
+// after that every line is decoded (job_messages.h) before it is used, and a launcher whose line
+// cannot be read counts as lost, naming what was wrong.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/launch/job/hub_door.h"
+#include "lib/launch/job/job_link.h"
+#include "lib/launch/job/job_round.h"
+#include "lib/launch/job/own_absence.h"
+
+namespace accel {
+
+class JobHub final : public JobLink {
+ public:
+  // Listens on plan.job_port (0: a free port, see port()); throws Error when it cannot.
+  // `note` takes the door's one-line notes (default: the launcher's stderr).
+  explicit JobHub(const LaunchPlan& plan, HubDoor::Limits limits = {}, HubDoor::Note note = {});
+  ~JobHub() override;
+
+  int port() const;
+  int rendezvous(int signal_fd) override;
+  void addPollFds(std::vector<pollfd>& fds) const override;
+  int timeoutMs() const override;
+  std::vector<JobEvent> service(const std::vector<pollfd>& fds) override;
+  void workerFailed(const WorkerFailure& failure, bool replaces) override;
+  void interrupted(int signal) override;
+  void roundEnded(int round, bool succeeded) override;
+  void ask(long long id, int rank) override;
+  void tell(long long id, const std::string& text) override;
+
+ private:
+  struct Member {
+    std::unique_ptr<LineConnection> conn;
+    std::string host, address;
+    int pid = 0;
+    bool ended = false, ok = false, lost = false;
+  };
+
+  void broadcast(const job::Message& message);
+  [[noreturn]] void failJoin(const std::string& message, const std::string& hint = "", int code = 1);
+  std::string missingMachines() const;
+  void letIn(const std::vector<pollfd>& fds);
+  void admit(HubDoor::Entrant entrant);
+  void refuseVersion(HubDoor::OtherVersion other);
+  void readMember(int machine, Member& m, short revents);
+  void onMessage(int machine, Member& m, const job::Message& message);
+  void heartbeat(int machine, Member& m);
+  void onLost(int machine, Member& m, const std::string& why);
+  void onFailure(const WorkerFailure& failure, bool replaces);
+  void onInterrupt(int signal, int machine);
+  void stopAll(const std::string& why);
+  void decideIfEnded();
+  double roundSeconds() const;
+  // Questions about ranks (rank_questions.h), routed here: asker 0 is this launcher.
+  void route(int asker, long long their_id, int rank);
+  void deliver(int asker, long long their_id, const std::string& text);
+  void answered(long long id, const std::string& text);
+
+  const LaunchPlan& plan_;
+  int listen_fd_ = -1;
+  std::unique_ptr<HubDoor> door_;
+  bool started_ = false;
+  std::map<int, Member> members_;  // machine rank 1.. -> its launcher
+  int round_ = 0;
+  bool stopping_ = false, self_ended_ = false, self_ok_ = false;
+  bool finished_ = false;  // the end was sent
+  FailureLedger ledger_;
+  int signal_ = 0;
+  std::string lost_, lost_hint_;
+  OwnAbsence absence_;
+  std::vector<JobEvent> queued_;
+  std::chrono::steady_clock::time_point round_started_ = std::chrono::steady_clock::now();
+  struct Route {
+    int asker;
+    long long their_id;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::map<long long, Route> routes_;  // questions on their way, by the id machine 0 gave them
+  long long next_route_ = 1;
+};
+
+}  // namespace accel

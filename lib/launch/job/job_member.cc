@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/job/job_member.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "lib/common/defaults.h"
+#include "lib/common/error.h"
+#include "lib/common/socket.h"
+#include "lib/launch/job/job_messages.h"
+#include "lib/launch/job/line_connection.h"
+#include "lib/launch/job/own_absence.h"
+#include "lib/launch/signal_channel.h"
+
+namespace accel {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class JobMember final : public JobLink {
+ public:
+  explicit JobMember(const LaunchPlan& plan)
+      : plan_(plan), absence_(plan.heartbeat_timeout, fmt::format("machine {}", plan.machine_rank)) {}
+
+  int rendezvous(int signal_fd) override {
+    const auto deadline = Clock::now() + defaults::fromSeconds(plan_.join_timeout);
+    if (int signal = connect(signal_fd, deadline)) return signal;
+    send(job::Join{job::kProtocolVersion, plan_.machine_rank, plan_.host, ::getpid(), plan_.num_machines,
+                   plan_.world_size, plan_.token});
+    for (;;) {  // machine 0 answers once every machine joined; its heartbeats say it is alive
+      std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
+      addPollFds(fds);
+      int rc = ::poll(fds.data(), fds.size(), timeoutMs());
+      if (rc < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
+      if (int signal = readInterrupt(signal_fd, fds[0].revents)) return 128 + signal;
+      for (auto& e : service(fds)) {
+        if (e.kind != JobEvent::Kind::End) continue;
+        if (e.signal) return 128 + e.signal;
+        if (e.exit_code == 2) throw UsageError(e.message, e.hint);
+        throw Error(e.message, e.hint);
+      }
+      if (first_port_) return 0;
+    }
+  }
+
+  int firstPort() const override { return first_port_; }
+
+  void addPollFds(std::vector<pollfd>& fds) const override {
+    if (hub_ && hub_->open()) fds.push_back(hub_->pollFd());
+  }
+
+  int timeoutMs() const override {
+    if (!queued_.empty()) return 0;
+    return static_cast<int>(heartbeatInterval(plan_.heartbeat_timeout).count());
+  }
+
+  std::vector<JobEvent> service(const std::vector<pollfd>& fds) override {
+    absence_.tick();
+    if (!hub_ || ended_) return std::exchange(queued_, {});
+    for (const auto& p : fds) {
+      if (hub_->open() && p.fd == hub_->fd() && p.revents) read(p.revents);
+    }
+    if (!ended_) heartbeat();
+    return std::exchange(queued_, {});
+  }
+
+  void workerFailed(const WorkerFailure& failure, bool replaces) override { send(job::Failed{failure, replaces}); }
+  void interrupted(int signal) override { send(job::Interrupted{signal}); }
+  void roundEnded(int round, bool succeeded) override { send(job::Ended{round, succeeded}); }
+  void ask(long long id, int rank) override {
+    if (ended_ || !hub_ || !hub_->open()) {
+      return queued_.push_back(JobEvent::answer(id, fmt::format("this launcher no longer hears machine 0 ({})", hubAddress())));
+    }
+    send(job::Ask{id, rank});
+  }
+  void tell(long long id, const std::string& text) override { send(job::Tell{id, text}); }
+
+ private:
+  const LaunchPlan& plan_;
+  std::unique_ptr<LineConnection> hub_;
+  int first_port_ = 0;
+  bool ended_ = false;
+  OwnAbsence absence_;
+  std::vector<JobEvent> queued_;
+
+  std::string hubAddress() const { return fmt::format("{}:{}", plan_.master_addr, plan_.job_port); }
+
+  void send(const job::Message& message) {
+    if (hub_) hub_->send(job::encode(message));
+  }
+
+  // Machine 0's launcher may start after this one: retried until the join deadline.
+  int connect(int signal_fd, Clock::time_point deadline) {
+    std::string error;
+    for (;;) {
+      auto attempt = std::min(deadline, Clock::now() + std::chrono::seconds(5));
+      int fd = net::connectTcp(plan_.master_addr, plan_.job_port, attempt, error);
+      if (fd >= 0) {
+        hub_ = std::make_unique<LineConnection>(fd);
+        return 0;
+      }
+      if (Clock::now() >= deadline) break;
+      pollfd p{signal_fd, POLLIN, 0};
+      ::poll(&p, 1, std::min(200, net::remainingMs(deadline)));
+      if (int signal = readInterrupt(signal_fd, p.revents)) return 128 + signal;
+    }
+    const net::Route route = net::routeTowards(plan_.master_addr);
+    throw Error(fmt::format("machine {} ({}{}) could not reach machine 0's launcher at {} within {:g} s: {}",
+                            plan_.machine_rank, plan_.host,
+                            route.address.empty() ? ", no route to it"
+                                                  : ", " + route.address + (route.interface.empty() ? "" : " on " + route.interface),
+                            hubAddress(), plan_.join_timeout, error),
+                fmt::format("check that --main_process_ip {} is machine 0's address as this machine sees it, that "
+                            "`accel launch` runs there with --main_process_port {}, and that a firewall lets TCP ports "
+                            "{} (the store) and {} (the launchers' job channel, --job_port) through",
+                            plan_.master_addr, plan_.main_process_port, plan_.main_process_port, plan_.job_port));
+  }
+
+  void heartbeat() {
+    const auto timeout = defaults::fromSeconds(plan_.heartbeat_timeout);
+    if (!hub_->open()) return lost("its launcher's connection closed (" + hub_->error() + ")");
+    if (Clock::now() - hub_->lastSent() >= heartbeatInterval(plan_.heartbeat_timeout)) send(job::Heartbeat{});
+    if (absence_.silence(*hub_) < timeout) return;
+    read(POLLIN);  // what arrived while this launcher was away counts first
+    if (ended_ || !hub_->open() || absence_.silence(*hub_) < timeout) return;
+    lost(fmt::format("no word from its launcher for {:g} s", plan_.heartbeat_timeout));
+  }
+
+  void read(short revents) {
+    for (const auto& line : hub_->service(revents)) {
+      if (const int v = job::versionOf(line); v > 0 && v != job::kProtocolVersion) return otherVersion(v);
+      std::string error;
+      auto message = job::decode(line, error);
+      if (!message) return lost("it sent a line this launcher cannot read: " + error);
+      onMessage(*message);
+      if (ended_) return;
+    }
+  }
+
+  void otherVersion(int version) {
+    end(JobEvent::end(2, fmt::format("machine 0's launcher ({}) speaks the job protocol of version {}, this one ({}) "
+                                     "speaks version {}", hubAddress(), version, plan_.host, job::kProtocolVersion),
+                      "install the same accel on every machine (`accel --version` there and here)"));
+  }
+
+  void lost(const std::string& why) {
+    end(JobEvent::end(1, fmt::format("machine 0 ({}) was lost: {}", hubAddress(), why),
+                      "machine 0's launcher was killed, or its host or network went down; this machine's workers "
+                      "were stopped"));
+  }
+
+  void end(JobEvent e) {
+    ended_ = true;
+    hub_->close();
+    if (const std::string own = absence_.hint(); !own.empty() && e.exit_code == 1 && !e.failure) e.hint = own;
+    queued_.push_back(std::move(e));
+  }
+
+  void onMessage(const job::Message& m) {
+    if (auto* s = std::get_if<job::Start>(&m)) {
+      first_port_ = s->port;
+    } else if (auto* stop = std::get_if<job::Stop>(&m)) {
+      queued_.push_back(JobEvent::stop(stop->round, stop->why));
+    } else if (auto* restart = std::get_if<job::Restart>(&m)) {
+      JobEvent e = JobEvent::restart(restart->round, restart->port);
+      e.failure = restart->failure;
+      queued_.push_back(std::move(e));
+    } else if (auto* refuse = std::get_if<job::Refuse>(&m)) {
+      end(JobEvent::end(2, refuse->message, refuse->hint));
+    } else if (auto* e = std::get_if<job::End>(&m)) {
+      JobEvent event = JobEvent::end(e->code, e->message, e->hint);
+      event.signal = e->signal;
+      event.failure = e->failure;
+      end(std::move(event));
+    } else if (auto* a = std::get_if<job::Ask>(&m)) {
+      queued_.push_back(JobEvent::ask(a->id, a->rank));
+    } else if (auto* t = std::get_if<job::Tell>(&m)) {
+      queued_.push_back(JobEvent::answer(t->id, t->text));
+    } else if (!std::holds_alternative<job::Heartbeat>(m)) {
+      lost(fmt::format("it sent a '{}', which only other machines send", job::kindName(m)));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<JobLink> makeMemberLink(const LaunchPlan& plan) { return std::make_unique<JobMember>(plan); }
+
+}  // namespace accel

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+// The side of the job channel on machines 1..N-1 (job_link.h): joins machine 0's launcher,
+// reports this machine's failures, interrupts and round ends, and follows machine 0's orders.
+// When machine 0 goes silent for the heartbeat timeout, its connection closes, or it sends a
+// line this launcher cannot read, the job is over for this machine: its workers are stopped and
+// the launch ends naming machine 0. A machine 0 of another protocol version ends it with exit 2,
+// naming both versions.
+#pragma once
+
+#include <memory>
+
+#include "lib/launch/job/job_link.h"
+
+namespace accel {
+
+std::unique_ptr<JobLink> makeMemberLink(const LaunchPlan& plan);
+
+}  // namespace accel

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/job/job_messages.h"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace accel::job {
+
+namespace {
+
+using nlohmann::json;
+
+struct Bad {
+  std::string what;
+};
+
+constexpr long long kMaxRound = 1000000;
+constexpr long long kMaxMachines = 1 << 20;  // the store's largest world (launch_plan.cc)
+constexpr long long kMaxPid = std::numeric_limits<int>::max();
+constexpr long long kMaxId = 1LL << 53;  // exact in every JSON reader
+
+// ---- writing: every string within its bound ----
+
+std::string clamp(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t cut = max - 3;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  return s.substr(0, cut) + "...";
+}
+
+json clampLines(const std::vector<std::string>& lines) {
+  json out = json::array();
+  const size_t from = lines.size() > kMaxLines ? lines.size() - kMaxLines : 0;  // the last ones say most
+  for (size_t i = from; i < lines.size(); ++i) out.push_back(clamp(lines[i], kMaxLineText));
+  return out;
+}
+
+json failureJson(const WorkerFailure& f) {
+  return {{"machine", f.machine}, {"host", clamp(f.host, kMaxText)}, {"rank", f.rank}, {"who", clamp(f.who, kMaxText)},
+          {"pid", f.pid}, {"code", f.exit_code}, {"exit", clamp(f.exit_text, kMaxText)},
+          {"seconds", std::isfinite(f.seconds) ? f.seconds : 0.0}, {"killed_from_outside", f.killed_from_outside},
+          {"tail", clampLines(f.stderr_tail)}, {"raised", clamp(f.raised, kMaxText)},
+          {"traceback", clampLines(f.traceback)}};
+}
+
+json optionalFailure(const std::optional<WorkerFailure>& f) { return f ? failureJson(*f) : json(); }
+
+json toJson(const Join& m) {
+  return {{"t", "join"}, {"v", m.version}, {"machine", m.machine}, {"host", clamp(m.host, kMaxText)}, {"pid", m.pid},
+          {"machines", m.machines}, {"world", m.world}, {"token", clamp(m.token, kMaxText)}};
+}
+json toJson(const Start& m) { return {{"t", "start"}, {"v", m.version}, {"port", m.port}}; }
+json toJson(const Refuse& m) {
+  return {{"t", "refuse"}, {"v", m.version}, {"message", clamp(m.message, kMaxText)}, {"hint", clamp(m.hint, kMaxText)}};
+}
+json toJson(const Stop& m) { return {{"t", "stop"}, {"round", m.round}, {"why", clamp(m.why, kMaxText)}}; }
+json toJson(const Restart& m) {
+  return {{"t", "restart"}, {"round", m.round}, {"port", m.port}, {"failure", optionalFailure(m.failure)}};
+}
+json toJson(const End& m) {
+  return {{"t", "end"}, {"code", m.code}, {"signal", m.signal}, {"message", clamp(m.message, kMaxText)},
+          {"hint", clamp(m.hint, kMaxText)}, {"failure", optionalFailure(m.failure)}};
+}
+json toJson(const Failed& m) { return {{"t", "failed"}, {"failure", failureJson(m.failure)}, {"replaces", m.replaces}}; }
+json toJson(const Interrupted& m) { return {{"t", "interrupted"}, {"signal", m.signal}}; }
+json toJson(const Ended& m) { return {{"t", "ended"}, {"round", m.round}, {"ok", m.ok}}; }
+json toJson(const Heartbeat&) { return {{"t", "hb"}}; }
+json toJson(const Ask& m) { return {{"t", "ask"}, {"id", m.id}, {"rank", m.rank}}; }
+json toJson(const Tell& m) { return {{"t", "tell"}, {"id", m.id}, {"text", clamp(m.text, kMaxText)}}; }
+
+// ---- reading: each field once, typed and in range; whatever is left over is unknown ----
+
+class Fields {
+ public:
+  Fields(const json& j, std::string where) : j_(j), where_(std::move(where)) {}
+
+  long long integer(const char* key, long long lo, long long hi) {
+    const json& v = need(key);
+    if (!v.is_number_integer()) bad(key, fmt::format("{} is not an integer", v.type_name()));
+    const long long n = v.is_number_unsigned() && v.get<unsigned long long>() > static_cast<unsigned long long>(hi)
+                            ? hi + 1
+                            : v.get<long long>();
+    if (n < lo || n > hi) bad(key, fmt::format("{} is not in {}..{}", v.dump(), lo, hi));
+    return n;
+  }
+  int small(const char* key, long long lo, long long hi) { return static_cast<int>(integer(key, lo, hi)); }
+  double seconds(const char* key) {
+    const json& v = need(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) bad(key, "not a number of seconds");
+    return v.get<double>();
+  }
+  bool flag(const char* key) {
+    const json& v = need(key);
+    if (!v.is_boolean()) bad(key, fmt::format("{} is not true or false", v.type_name()));
+    return v.get<bool>();
+  }
+  std::string text(const char* key) {
+    const json& v = need(key);
+    if (!v.is_string()) bad(key, fmt::format("{} is not a string", v.type_name()));
+    if (v.get_ref<const std::string&>().size() > kMaxText) bad(key, fmt::format("longer than {} bytes", kMaxText));
+    return v.get<std::string>();
+  }
+  std::vector<std::string> lines(const char* key) {
+    const json& v = need(key);
+    if (!v.is_array() || v.size() > kMaxLines) bad(key, fmt::format("not a list of at most {} lines", kMaxLines));
+    std::vector<std::string> out;
+    for (const auto& line : v) {
+      if (!line.is_string() || line.get_ref<const std::string&>().size() > kMaxLineText) {
+        bad(key, fmt::format("an entry is not a string of at most {} bytes", kMaxLineText));
+      }
+      out.push_back(line.get<std::string>());
+    }
+    return out;
+  }
+  const json& object(const char* key, bool nullable) {
+    const json& v = need(key);
+    if (!v.is_object() && !(nullable && v.is_null())) bad(key, fmt::format("{} is not an object", v.type_name()));
+    return v;
+  }
+  // Every field was read: one more is unknown to this version.
+  void done() const {
+    for (const auto& [key, value] : j_.items()) {
+      if (key != "t" && !read_.contains(key)) throw Bad{fmt::format("{}unknown field '{}'", where_, key)};
+    }
+  }
+
+ private:
+  const json& need(const char* key) {
+    auto it = j_.find(key);
+    if (it == j_.end()) throw Bad{fmt::format("{}field '{}' is missing", where_, key)};
+    read_[key] = true;
+    return *it;
+  }
+  [[noreturn]] void bad(const char* key, const std::string& why) const { throw Bad{fmt::format("{}field '{}': {}", where_, key, why)}; }
+
+  const json& j_;
+  std::string where_;
+  json read_ = json::object();
+};
+
+WorkerFailure readFailure(const json& j) {
+  Fields f(j, "failure: ");
+  WorkerFailure w;
+  w.machine = f.small("machine", 0, kMaxMachines);
+  w.host = f.text("host");
+  w.rank = f.small("rank", -1, kMaxMachines * 4096);
+  w.who = f.text("who");
+  w.pid = f.small("pid", 0, kMaxPid);
+  w.exit_code = f.small("code", 0, 255);
+  w.exit_text = f.text("exit");
+  w.seconds = f.seconds("seconds");
+  w.killed_from_outside = f.flag("killed_from_outside");
+  w.stderr_tail = f.lines("tail");
+  w.raised = f.text("raised");
+  w.traceback = f.lines("traceback");
+  f.done();
+  return w;
+}
+
+std::optional<WorkerFailure> readOptionalFailure(Fields& f) {
+  const json& j = f.object("failure", true);
+  if (j.is_null()) return std::nullopt;
+  return readFailure(j);
+}
+
+int version(Fields& f) { return f.small("v", 1, 1 << 30); }
+
+Message read(Fields& f, const std::string& t) {
+  if (t == "join") {
+    Join m{version(f), f.small("machine", 0, kMaxMachines), f.text("host"), f.small("pid", 0, kMaxPid),
+           f.small("machines", 1, kMaxMachines), f.integer("world", 1, kMaxMachines * 4096), f.text("token")};
+    return m;
+  }
+  if (t == "start") return Start{version(f), f.small("port", 1, 65535)};
+  if (t == "refuse") return Refuse{version(f), f.text("message"), f.text("hint")};
+  if (t == "stop") return Stop{f.small("round", 0, kMaxRound), f.text("why")};
+  if (t == "restart") return Restart{f.small("round", 1, kMaxRound), f.small("port", 0, 65535), readOptionalFailure(f)};
+  if (t == "end") return End{f.small("code", 0, 255), f.small("signal", 0, 64), f.text("message"), f.text("hint"), readOptionalFailure(f)};
+  if (t == "failed") return Failed{readFailure(f.object("failure", false)), f.flag("replaces")};
+  if (t == "interrupted") return Interrupted{f.small("signal", 1, 64)};
+  if (t == "ended") return Ended{f.small("round", 0, kMaxRound), f.flag("ok")};
+  if (t == "hb") return Heartbeat{};
+  if (t == "ask") return Ask{f.integer("id", 0, kMaxId), f.small("rank", 0, kMaxMachines * 4096)};
+  if (t == "tell") return Tell{f.integer("id", 0, kMaxId), f.text("text")};
+  throw Bad{fmt::format("unknown message kind '{}'", t.substr(0, 40))};
+}
+
+// The line as a JSON object, bounded in size and nesting before anything else is looked at.
+json parseBounded(std::string_view line) {
+  if (line.size() > kMaxLine) throw Bad{fmt::format("a line of {} bytes (at most {})", line.size(), kMaxLine)};
+  auto depth_limit = [](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxDepth) throw Bad{fmt::format("nested deeper than {} levels", kMaxDepth)};
+    return true;
+  };
+  json j;
+  try {
+    j = json::parse(line.begin(), line.end(), depth_limit);
+  } catch (const json::parse_error& e) {
+    throw Bad{fmt::format("not JSON (at byte {})", e.byte)};
+  } catch (const json::exception&) {
+    throw Bad{"not JSON"};
+  }
+  if (!j.is_object()) throw Bad{fmt::format("a JSON {}, not an object", j.type_name())};
+  return j;
+}
+
+std::string kindOf(const json& j) {
+  auto it = j.find("t");
+  if (it == j.end() || !it->is_string()) throw Bad{"field 't' (the message's kind) is missing or not a string"};
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+std::string encode(const Message& message) {
+  return std::visit([](const auto& m) { return toJson(m); }, message).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<Message> decode(std::string_view line, std::string& error) {
+  try {
+    const json j = parseBounded(line);
+    const std::string t = kindOf(j);
+    Fields fields(j, "");
+    Message m = read(fields, t);
+    fields.done();
+    return m;
+  } catch (const Bad& e) {
+    error = e.what;
+    return std::nullopt;
+  }
+}
+
+namespace {
+
+int versionField(const json& j) {
+  auto v = j.find("v");
+  if (v == j.end()) return 1;
+  if (!v->is_number_integer() || v->get<long long>() < 1 || v->get<long long>() > (1 << 30)) throw Bad{"field 'v' is not a version"};
+  return v->get<int>();
+}
+
+}  // namespace
+
+int versionOf(std::string_view line) {
+  try {
+    const json j = parseBounded(line);
+    const std::string t = kindOf(j);
+    return t == "join" || t == "start" || t == "refuse" ? versionField(j) : 0;
+  } catch (const Bad&) {
+    return 0;
+  }
+}
+
+std::optional<Hello> readHello(std::string_view line, std::string& error) {
+  try {
+    const json j = parseBounded(line);
+    if (kindOf(j) != "join") throw Bad{fmt::format("the first line is a '{}', not a join", kindOf(j).substr(0, 40))};
+    Hello h;
+    h.version = versionField(j);
+    auto token = j.find("token");
+    if (token == j.end() || !token->is_string()) throw Bad{"field 'token' is missing or not a string"};
+    h.token = token->get<std::string>();
+    auto host = j.find("host");
+    h.host = host != j.end() && host->is_string() ? clamp(host->get<std::string>(), 255) : "?";
+    return h;
+  } catch (const Bad& e) {
+    error = e.what;
+    return std::nullopt;
+  }
+}
+
+bool sameToken(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= static_cast<unsigned char>(x ^ y);
+  }
+  return diff == 0;
+}
+
+const char* kindName(const Message& message) {
+  static constexpr const char* kNames[] = {"join",  "start", "refuse", "stop", "restart", "end",
+                                           "failed", "interrupted", "ended", "hb", "ask", "tell"};
+  static_assert(std::size(kNames) == std::variant_size_v<Message>);
+  return kNames[message.index()];
+}
+
+}  // namespace accel::job

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+// The job channel's messages (job_link.h), typed, and their one codec. On the wire each message
+// is one JSON object on one line: "t" names its kind, the other fields are the struct's.
+//
+//   member -> hub: join (the first line of every connection), failed, interrupted, ended
+//   hub -> member: start, refuse, stop, restart, end
+//   both ways:     hb (a heartbeat; any line counts as one), ask and tell (a question about a
+//                  rank and its answer, routed by machine 0: rank_questions.h)
+//
+// decode() trusts nothing: the line's length and nesting are bounded before it is parsed, then
+// every field is checked for its type and range, missing and unknown fields are refused, and
+// the error names the field. encode() clamps what a launcher reports (a worker's stderr tail, a
+// traceback) to the same limits, so a message of ours always decodes.
+//
+// Versions: kProtocolVersion changes whenever a message changes. join and refuse keep their
+// "t", "v" and "token" fields in every version (readHello), so two launchers of different
+// versions can still tell each other so, naming both; nothing else is read before the versions
+// agree.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "lib/launch/job/job_link.h"
+
+namespace accel::job {
+
+inline constexpr int kProtocolVersion = 2;  // 1: the unversioned channel of accel before it
+
+// Bounds on what one line may hold: a reader refuses more, a writer clamps to them.
+inline constexpr size_t kMaxLine = 256 * 1024;
+inline constexpr size_t kMaxText = 4096;       // one string field
+inline constexpr size_t kMaxLines = 64;        // a list of lines (stderr tail, traceback)
+inline constexpr size_t kMaxLineText = 1024;   // one line of such a list
+inline constexpr int kMaxDepth = 4;            // objects and arrays nested in a message
+
+struct Join {
+  int version = kProtocolVersion;
+  int machine = 0;
+  std::string host;
+  int pid = 0;
+  int machines = 0;
+  long long world = 0;
+  std::string token;
+};
+struct Start {
+  int version = kProtocolVersion;
+  int port = 0;
+};
+struct Refuse {
+  int version = kProtocolVersion;
+  std::string message, hint;
+};
+struct Stop {
+  int round = 0;
+  std::string why;
+};
+struct Restart {
+  int round = 0;
+  int port = 0;
+  std::optional<WorkerFailure> failure;
+};
+struct End {
+  int code = 0;
+  int signal = 0;
+  std::string message, hint;
+  std::optional<WorkerFailure> failure;
+};
+struct Failed {
+  WorkerFailure failure;
+  bool replaces = false;
+};
+struct Interrupted {
+  int signal = 0;
+};
+struct Ended {
+  int round = 0;
+  bool ok = false;
+};
+struct Heartbeat {};
+// What became of `rank`? Asked on behalf of a worker; `id` is the asker's, echoed in the tell.
+struct Ask {
+  long long id = 0;
+  int rank = 0;
+};
+struct Tell {
+  long long id = 0;
+  std::string text;
+};
+
+using Message = std::variant<Join, Start, Refuse, Stop, Restart, End, Failed, Interrupted, Ended, Heartbeat, Ask, Tell>;
+
+// One line, without its newline.
+std::string encode(const Message& message);
+
+// The message on `line`, or nullopt with `error` saying what is wrong ("field 'round': -1 is
+// not in 0..1000000").
+std::optional<Message> decode(std::string_view line, std::string& error);
+
+// What every version's first line says: a join with its protocol version (1 when absent) and
+// the job's token. nullopt with `error` when the line is no join at all.
+struct Hello {
+  int version = 1;
+  std::string token;
+  std::string host;  // as the peer gave it, "?" when unreadable (for messages only)
+};
+std::optional<Hello> readHello(std::string_view line, std::string& error);
+
+// The protocol version a handshake line of any version says it speaks: join, start and refuse
+// carry their "v" (1 when absent: the unversioned channel). 0 for any other line.
+int versionOf(std::string_view line);
+
+// Equal tokens, in time that does not depend on where they differ.
+bool sameToken(std::string_view a, std::string_view b);
+
+// The message's "t", for notes ("join", "hb", …).
+const char* kindName(const Message& message);
+
+}  // namespace accel::job

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/job/job_round.h"
+
+#include <fmt/format.h>
+
+#include "lib/common/strings.h"
+
+namespace accel {
+
+std::string describeWorker(const WorkerFailure& f) {
+  return fmt::format("{} on machine {} ({})", f.who, f.machine, f.host);
+}
+
+void FailureLedger::add(const WorkerFailure& f, bool replaces, double at_seconds) {
+  if (replaces) {
+    for (auto& r : reports_) {
+      if (r.failure.machine == f.machine) return void(r.failure = f);
+    }
+  }
+  reports_.push_back({f, at_seconds});
+}
+
+const WorkerFailure& FailureLedger::first() const {
+  const Report* first = &reports_.front();
+  if (startsWith(first->failure.exit_text, "exited")) {
+    for (const auto& r : reports_) {
+      if (r.failure.killed_from_outside && r.at - first->at < kKilledFirstWindow) return r.failure;
+    }
+  }
+  return first->failure;
+}
+
+JobEvent decideRound(int round, int max_restarts, const RoundOutcome& o) {
+  JobEvent e;
+  e.kind = JobEvent::Kind::End;
+  if (o.failures && !o.failures->empty()) e.failure = o.failures->first();
+  if (o.signal) {
+    e.signal = o.signal;
+    e.exit_code = 128 + o.signal;
+  } else if (!o.lost.empty()) {
+    e.exit_code = 1;
+    e.message = o.lost;
+    e.hint = o.lost_hint;
+  } else if (e.failure && round < max_restarts) {
+    e.kind = JobEvent::Kind::Restart;
+    e.round = round + 1;
+  } else if (e.failure) {
+    e.exit_code = e.failure->exit_code;
+  } else if (!o.all_succeeded) {
+    e.exit_code = 1;  // workers stopped for a reason that was not reported: never a silent 0
+    e.message = "the round ended with stopped workers and no failure reported";
+  }
+  return e;
+}
+
+}  // namespace accel

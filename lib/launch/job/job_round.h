@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the job decides at the end of a round, the same on one machine (SoloLink) and on machine
+// 0 of several (JobHub): which failure was the job's first (job_link.h's rule), and whether the
+// job restarts or ends, with which code. Pure logic.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lib/launch/job/job_link.h"
+
+namespace accel {
+
+// "rank 3 on machine 1 (gpu07)".
+std::string describeWorker(const WorkerFailure& f);
+
+// Failures reported in a round, in the order they arrived, and the job's first.
+class FailureLedger {
+ public:
+  void add(const WorkerFailure& f, bool replaces, double at_seconds);
+  bool empty() const { return reports_.empty(); }
+  const WorkerFailure& first() const;
+  void clear() { reports_.clear(); }
+
+ private:
+  struct Report {
+    WorkerFailure failure;
+    double at;
+  };
+  std::vector<Report> reports_;
+};
+
+// What the job does once every machine's round ended: End (0, the interrupt, a lost machine, or
+// the first failure when no restart is left or possible) or Restart (round + 1, port 0).
+struct RoundOutcome {
+  bool all_succeeded = false;
+  int signal = 0;               // an interrupt, anywhere
+  std::string lost, lost_hint;  // a machine that vanished, or a refused join (job cannot restart)
+  const FailureLedger* failures = nullptr;
+};
+JobEvent decideRound(int round, int max_restarts, const RoundOutcome& outcome);
+
+}  // namespace accel

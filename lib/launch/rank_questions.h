@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// Workers ask their launcher what became of a rank (runtime/state/rank_inquiry.h): after a
+// collective failed, a rank asks about the ranks it waited for, and the launcher answers from
+// what it sees (the worker's process state, or its exit) or, for another machine's rank, asks
+// that machine's launcher over the job channel (job_link.h: ask, tell).
+//
+// The launcher listens on an abstract Unix socket (no file is left behind; only processes in
+// its network namespace reach it), named in the workers' ACCEL_LAUNCHER_SOCKET. A question is
+// one line "rank R"; the answer is one line of text. The server trusts nothing: at most
+// kMaxConnections at once (a new one closes the oldest), a line of at most 64 bytes, and a
+// connection that has not been answered within kPatience is answered "no answer" and closed.
+// Single-threaded, polled by the supervisor.
+#pragma once
+
+#include <poll.h>
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/launch/job/line_connection.h"
+
+namespace accel {
+
+class RankQuestions {
+ public:
+  struct Question {
+    long long id;
+    int rank;
+  };
+
+  // Listens on "@accel-<tag>-<pid>"; throws Error when it cannot.
+  explicit RankQuestions(const std::string& tag);
+  ~RankQuestions();
+  RankQuestions(const RankQuestions&) = delete;
+  RankQuestions& operator=(const RankQuestions&) = delete;
+
+  // ACCEL_LAUNCHER_SOCKET's value: the name with '@' for the abstract namespace's leading NUL.
+  const std::string& name() const { return name_; }
+
+  void addPollFds(std::vector<pollfd>& fds) const;
+  int timeoutMs() const;  // until the oldest question's patience runs out; -1 when none waits
+  // After poll: accepts and reads; returns the new questions, each to be answered once.
+  std::vector<Question> service(const std::vector<pollfd>& fds);
+  void answer(long long id, const std::string& text);
+
+ private:
+  struct Asker {
+    std::unique_ptr<LineConnection> conn;
+    long long id = 0;  // 0 until it asked
+  };
+  void accept();
+
+  std::string name_;
+  int listen_fd_ = -1;
+  std::deque<Asker> askers_;  // oldest first
+  long long next_id_ = 1;
+};
+
+}  // namespace accel
