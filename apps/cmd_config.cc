@@ -64,6 +64,7 @@ std::vector<Shown> showRows(const Config& c) {
   for (const auto& spec : configSchema()) {
     const std::string path(spec.path);
     const bool nested = path.find('.') != std::string::npos;
+    if (!nested && !inSection(spec, c.sageMaker())) continue;
     if (spec.type == ValueType::Map) {
       // Keys a map accepts without a schema row (megatron_lm_*, parallelism_config_*).
       if (const json* map = c.find(path)) {
@@ -85,6 +86,20 @@ std::string displayValue(const json& v) {
 }
 
 }  // namespace
+
+void printWarnings(const std::vector<Diagnostic>& diagnostics) {
+  for (const auto& d : diagnostics) {
+    std::cerr << "accel: warning: " << formatDiagnostic(d) << "\n";
+    if (!d.hint.empty()) std::cerr << "accel: hint: " << d.hint << "\n";
+  }
+}
+
+void printFindings(const LoadResult& loaded) {
+  printWarnings(loaded.warnings);
+  std::vector<Diagnostic> problems = loaded.problems;
+  for (auto& d : problems) d.message += " (Accelerate reads the file, but no launch can use this value: accel launch refuses it)";
+  printWarnings(problems);
+}
 
 int runConfigWizard(const ConfigFileOption& file) {
   const std::string path = targetPath(file);
@@ -111,7 +126,7 @@ int runConfigDefault(const ConfigFileOption& file, const std::string& mixed_prec
   const int gpus = static_cast<int>(probe.devices.size());
   json values = json::object();
   for (const auto& spec : configSchema()) {  // every top-level key Accelerate writes here
-    if (spec.path.find('.') == std::string_view::npos && !spec.file_default.empty()) {
+    if (spec.path.find('.') == std::string_view::npos && !spec.file_default.empty() && inSection(spec, false)) {
       values[std::string(spec.path)] = fileDefault(spec);
     }
   }
@@ -138,28 +153,25 @@ int runConfigUpdate(const ConfigFileOption& file) {
   LoadResult loaded = loadConfigFile(path);
   Config& c = loaded.config;
   for (const auto& spec : configSchema()) {  // fill what Accelerate's dataclass would
-    if (spec.path.find('.') == std::string_view::npos && !spec.file_default.empty() &&
-        !c.find(spec.path)) {
-      c.set(spec.path, fileDefault(spec));
+    if (spec.path.find('.') == std::string_view::npos && inSection(spec, c.sageMaker()) && !c.find(spec.path)) {
+      if (json d = fileDefault(spec, c.sageMaker()); !d.is_null()) c.set(spec.path, d);
     }
   }
-  if (c.resolved("distributed_type") == "NO" && !c.find("num_processes")) c.set("num_processes", 1);
+  if (c.resolved("distributed_type") == "NO" && !c.find("num_processes") && !c.sageMaker()) c.set("num_processes", 1);
   saveConfig(c.values, path);
   printNotes(loaded.notes);
+  printFindings(loaded);
   std::cout << "Successfully updated the configuration file at " << path << ".\n";
   return 0;
 }
 
 int runConfigShow(const ConfigFileOption& file, bool as_json) {
   const std::string path = targetPath(file);
-  Config config;
-  std::vector<std::string> notes;
+  LoadResult loaded;
   const bool found = !file.path.empty() || fileExists(path);
-  if (found) {
-    LoadResult loaded = loadConfigFile(path);  // an explicit path that is missing fails here
-    config = std::move(loaded.config);
-    notes = std::move(loaded.notes);
-  }
+  if (found) loaded = loadConfigFile(path);  // an explicit path that is missing fails here
+  const Config& config = loaded.config;
+  const std::vector<std::string>& notes = loaded.notes;
   std::vector<Shown> rows = showRows(config);
   if (as_json) {
     json out = {{"config_file", found ? json(path) : json(nullptr)}, {"values", json::object()}};
@@ -170,6 +182,7 @@ int runConfigShow(const ConfigFileOption& file, bool as_json) {
     }
     std::cout << out.dump(2) << "\n";
     printNotes(notes);
+    printFindings(loaded);
     return 0;
   }
   std::cout << (found ? "config file: " + path
@@ -189,6 +202,7 @@ int runConfigShow(const ConfigFileOption& file, bool as_json) {
                              value_width, source);
   }
   printNotes(notes);
+  printFindings(loaded);
   return 0;
 }
 
@@ -198,7 +212,9 @@ int runConfigValidate(const std::vector<std::string>& files) {
     try {
       LoadResult loaded = loadConfigFile(path);
       printNotes(loaded.notes);
-      std::cout << path << ": ok\n";
+      printWarnings(loaded.warnings);
+      all.insert(all.end(), loaded.problems.begin(), loaded.problems.end());
+      if (loaded.problems.empty()) std::cout << path << ": ok\n";
     } catch (const ConfigError& e) {
       all.insert(all.end(), e.diagnostics().begin(), e.diagnostics().end());
     }

@@ -10,6 +10,7 @@
 #include "lib/common/atomic_file.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
+#include "lib/config/config_file.h"
 #include "lib/config/loader.h"
 #include "lib/config/schema.h"
 #include "lib/hardware/env_report.h"
@@ -35,9 +36,14 @@ ConfigSection loadSection(const ConfigFileOption& file) {
   s.found = fileExists(s.path);
   if (s.passed && !s.found) loadConfigFile(s.path);  // throws: a named file must exist
   if (s.found) {
-    LoadResult loaded = parseConfigText(readFile(s.path), s.path);
-    s.config = std::move(loaded.config);
-    s.errors = std::move(loaded.errors);
+    try {
+      LoadResult loaded = parseConfigText(readConfigText(s.path), s.path);
+      s.config = std::move(loaded.config);
+      s.errors = std::move(loaded.errors);
+      s.errors.insert(s.errors.end(), loaded.problems.begin(), loaded.problems.end());
+    } catch (const ConfigError& e) {  // a directory, too large: the report says so and goes on
+      s.errors = e.diagnostics();
+    }
   }
   return s;
 }

@@ -138,6 +138,18 @@ void checkNetwork(LaunchPlan& plan, const LaunchFacts& facts, bool dry_run) {
   if (!route.interface.empty()) setSocketInterface(plan, route.interface, route.address, facts.env);
 }
 
+// A file Accelerate reads but accel cannot launch from: values no launch can use, a SageMaker
+// job (Accelerate starts those through SageMaker's API).
+void refuseUnlaunchable(const LoadResult& loaded) {
+  if (!loaded.problems.empty()) throw ConfigError(loaded.problems);
+  if (loaded.config.sageMaker()) {
+    throw ConfigError({{loaded.config.where("compute_environment"),
+                        "compute_environment AMAZON_SAGEMAKER: accel does not launch SageMaker jobs",
+                        "launch it with `accelerate launch`, which starts it through SageMaker, or use "
+                        "compute_environment LOCAL_MACHINE to launch here"}});
+  }
+}
+
 }  // namespace
 
 int runLaunch(const LaunchOptions& o) {
@@ -147,6 +159,8 @@ int runLaunch(const LaunchOptions& o) {
   if (!o.config_file.empty() || (!o.cpu && looked_at_exists)) {
     LoadResult loaded = loadConfigFile(looked_at);  // a named file that is missing is an error
     for (const auto& note : loaded.notes) say("note: " + note);
+    printWarnings(loaded.warnings);
+    refuseUnlaunchable(loaded);
     config = std::move(loaded.config);
   }
   LaunchFacts facts = gatherFacts();

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "lib/common/error.h"
+#include "lib/config/loader.h"
 #include "lib/launch/launch_options.h"
 
 namespace accel {
@@ -22,5 +24,10 @@ int runConfigShow(const ConfigFileOption& file, bool as_json);
 int runConfigValidate(const std::vector<std::string>& files);
 int runEnv(const ConfigFileOption& file, bool as_json);
 int runLaunch(const LaunchOptions& options);
+
+// `accel: warning: where: what` and its hint, for each (main.cc).
+void printWarnings(const std::vector<Diagnostic>& diagnostics);
+// A loaded file's warnings, and its problems as warnings saying that a launch refuses them.
+void printFindings(const LoadResult& loaded);
 
 }  // namespace accel

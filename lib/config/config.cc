@@ -25,8 +25,17 @@ const nlohmann::json* Config::find(std::string_view dotted) const {
 
 nlohmann::json Config::resolved(std::string_view dotted) const {
   if (const nlohmann::json* value = find(dotted)) return *value;
-  if (const KeySpec* spec = findKey(dotted)) return fileDefault(*spec);
+  // Accelerate's process_config: one process when nothing is distributed.
+  if (dotted == "num_processes" && !sageMaker() && resolved("distributed_type") == "NO") return 1;
+  if (const KeySpec* spec = findKey(dotted); spec && (dotted.find('.') != dotted.npos || inSection(*spec, sageMaker()))) {
+    return fileDefault(*spec, sageMaker());
+  }
   return nullptr;
+}
+
+bool Config::sageMaker() const {
+  const nlohmann::json* env = find("compute_environment");
+  return env && *env == "AMAZON_SAGEMAKER";
 }
 
 void Config::set(std::string_view dotted, nlohmann::json value) {

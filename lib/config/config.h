@@ -24,8 +24,10 @@ struct Config {
 
   // The value at a dotted path ("fsdp_config.fsdp_version"), or nullptr when absent.
   const nlohmann::json* find(std::string_view dotted) const;
-  // The value, else the schema's file default, else null.
+  // The value, else the schema's file default (for this file's config class), else null.
   nlohmann::json resolved(std::string_view dotted) const;
+  // compute_environment is AMAZON_SAGEMAKER: Accelerate reads the file as a SageMakerConfig.
+  bool sageMaker() const;
   // Sets a value, creating parent maps.
   void set(std::string_view dotted, nlohmann::json value);
   void erase(std::string_view dotted);

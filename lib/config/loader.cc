@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-// YAML and JSON both go through yaml-cpp (JSON is YAML), which gives line:column marks for
-// every node. Scalars are then typed by the schema; free-form values the way PyYAML types
-// them, so a file means the same thing to accel and to Accelerate.
+// YAML and JSON both go through yaml-cpp (JSON is YAML, after its own syntax check), which
+// gives line:column marks for every node. Values are then typed by the schema, free-form ones
+// the way PyYAML types them (yaml_values.h), so a file means the same to accel and Accelerate.
 #include "lib/config/loader.h"
 
-#include <cmath>
-#include <set>
+#include <algorithm>
+#include <map>
+#include <memory>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "lib/common/atomic_file.h"
 #include "lib/common/strings.h"
+#include "lib/config/config_file.h"
+#include "lib/config/json_syntax.h"
 #include "lib/config/readable_text.h"
 #include "lib/config/schema.h"
 #include "lib/config/validate.h"
-#include "lib/config/yaml_scalar.h"
+#include "lib/config/yaml_values.h"
 
 namespace accel {
 
@@ -30,40 +32,21 @@ const std::map<std::string, std::string> kRenamedKeys = {
     {"fp8_config.optimization_level", "opt_level"},
 };
 
-bool isQuoted(const YAML::Node& node) {
-  return node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str";
-}
-
-// A scalar's text. yaml-cpp decodes the escapes \_ and \N to single bytes, not UTF-8.
-std::string scalarOf(const YAML::Node& node) { return repairYamlCppEscapes(node.Scalar()); }
-
-std::string kindOf(const YAML::Node& node) {
-  if (node.IsMap()) return "a map";
-  if (node.IsSequence()) return "a list";
-  return "'" + scalarOf(node) + "'";
-}
-
 class Loader {
  public:
-  explicit Loader(std::string path) : json_(isJsonPath(path)) {
-    result_.config.path = std::move(path);
-  }
+  explicit Loader(std::string path) : json_(isJsonPath(path)) { result_.config.path = std::move(path); }
 
   LoadResult run(const std::string& text) {
-    // Before yaml-cpp, which reads bytes PyYAML refuses (and the writer could not write back).
-    if (auto bad = findUnreadableText(text)) {
-      result_.errors.push_back({fmt::format("{}:{}:{}", result_.config.path, bad->line, bad->column), bad->message,
-                                "save the file as UTF-8 text; write special characters as escapes in a "
-                                "double-quoted string (\"\\t\", \"\\u00e9\")"});
-      return std::move(result_);
-    }
-    values_left_ = text.size() + 1024;
+    if (!readable(text)) return std::move(result_);
     YAML::Node root;
     try {
       root = YAML::Load(json_ ? combineJsonSurrogates(text) : text);
     } catch (const YAML::Exception& e) {
-      error(e.mark, "invalid YAML: " + e.msg,
-            "fix the syntax at that position (indent nested keys with spaces, not tabs)");
+      if (json_) {  // valid JSON that yaml-cpp cannot read (a lone surrogate escape)
+        error(e.mark, "cannot read this JSON value: " + e.msg, "write the character itself, or as a surrogate pair");
+      } else {
+        error(e.mark, "invalid YAML: " + e.msg, "fix the syntax at that position (indent nested keys with spaces, not tabs)");
+      }
       return std::move(result_);
     }
     if (!root.IsDefined() || root.IsNull()) {
@@ -75,31 +58,71 @@ class Loader {
       error(root.Mark(), "expected a map of keys at the top level, got " + kindOf(root));
       return std::move(result_);
     }
+    values_ = std::make_unique<ValueReader>(json_, text.size() + 1024);
+    sagemaker_ = isSageMaker(root);
     loadMap(root, "", result_.config.values);
-    normalise();
-    if (result_.errors.empty()) {
-      for (auto& d : checkConsistency(result_.config)) result_.errors.push_back(std::move(d));
-    }
+    finish();
     return std::move(result_);
   }
 
  private:
-  static constexpr int kMaxDepth = 256;  // Accelerate's files nest 3 levels
+  static constexpr size_t kMaxListed = 20;
   LoadResult result_;
-  const bool json_;  // a .json file: JSON number syntax applies to unquoted scalars
-  size_t values_left_ = 0;  // values untyped() may still build (see there)
-  bool too_big_ = false;
+  const bool json_;  // a .json file: JSON's syntax and numbers apply
+  bool sagemaker_ = false;
+  std::unique_ptr<ValueReader> values_;
+  size_t unlisted_ = 0;
   json legacy_fp16_;
   json legacy_dynamo_;
   YAML::Mark legacy_dynamo_mark_;
+
+  // What PyYAML or Python's json.load refuses, before yaml-cpp (which reads more).
+  bool readable(const std::string& text) {
+    if (auto bad = findUnreadableText(text)) {
+      result_.errors.push_back({fmt::format("{}:{}:{}", result_.config.path, bad->line, bad->column), bad->message,
+                                "save the file as UTF-8 text; write special characters as escapes in a "
+                                "double-quoted string (\"\\t\", \"\\u00e9\")"});
+      return false;
+    }
+    if (json_) {
+      if (auto bad = checkJsonSyntax(text)) {
+        result_.errors.push_back({fmt::format("{}:{}:{}", result_.config.path, bad->line, bad->column), bad->message, bad->hint});
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Accelerate picks the config class by compute_environment before it reads anything else.
+  static bool isSageMaker(const YAML::Node& root) {
+    for (const auto& item : root) {
+      if (item.first.IsScalar() && scalarOf(item.first) == "compute_environment" && item.second.IsScalar()) {
+        return scalarOf(item.second) == "AMAZON_SAGEMAKER";
+      }
+    }
+    return false;
+  }
 
   std::string at(const YAML::Mark& m) const {
     if (m.is_null() || m.line < 0) return result_.config.path;
     return fmt::format("{}:{}:{}", result_.config.path, m.line + 1, m.column + 1);
   }
 
+  // At most kMaxListed errors and problems are described; the rest are counted, so a file of
+  // thousands of wrong keys costs neither time (hints are edit distances) nor pages of output.
+  bool listing() const { return result_.errors.size() + result_.problems.size() < kMaxListed; }
+  void report(std::vector<Diagnostic>& to, const YAML::Mark& m, std::string message, std::string hint) {
+    if (!listing()) return void(++unlisted_);
+    to.push_back({at(m), std::move(message), std::move(hint)});
+  }
   void error(const YAML::Mark& m, std::string message, std::string hint = {}) {
-    result_.errors.push_back({at(m), std::move(message), std::move(hint)});
+    report(result_.errors, m, std::move(message), std::move(hint));
+  }
+  void problem(const YAML::Mark& m, std::string message, std::string hint = {}) {
+    report(result_.problems, m, std::move(message), std::move(hint));
+  }
+  void warning(const YAML::Mark& m, std::string message, std::string hint = {}) {
+    if (result_.warnings.size() < kMaxListed) result_.warnings.push_back({at(m), std::move(message), std::move(hint)});
   }
 
   void loadMap(const YAML::Node& map, const std::string& map_path, json& out) {
@@ -111,28 +134,41 @@ class Loader {
         error(key_node.Mark(), "a key must be a plain name, got " + kindOf(key_node));
         continue;
       }
-      std::string key = scalarOf(key_node);
-      std::string shown = map_path.empty() ? key : map_path + "." + key;
-      if (map_spec && !map_spec->add_prefix.empty() && !startsWith(key, map_spec->add_prefix)) {
-        std::string prefixed = std::string(map_spec->add_prefix) + key;
-        if (findKey(map_path + "." + prefixed)) {
-          result_.notes.push_back(fmt::format("renamed {} to {}.{}", shown, map_path, prefixed));
-          key = prefixed;
-        }
-      }
-      if (auto renamed = kRenamedKeys.find(shown); renamed != kRenamedKeys.end()) {
-        result_.notes.push_back(fmt::format(
-            "renamed {} to {}.{} (the name Accelerate's launcher reads)", shown, map_path,
-            renamed->second));
-        key = renamed->second;
-      }
-      if (auto [it, fresh] = seen.emplace(key, key_node.Mark()); !fresh) {
-        error(key_node.Mark(), fmt::format("duplicate key '{}' (first defined at line {})", key,
-                                           it->second.line + 1),
-              "keep one of the two lines");
-        continue;
+      const std::string key = keyName(map_path, map_spec, scalarOf(key_node));
+      if (auto [it, fresh] = seen.emplace(key, key_node.Mark()); !fresh) {  // PyYAML keeps the last
+        warning(key_node.Mark(), fmt::format("'{}' is given twice, at lines {} and {}: the last one counts, as in Accelerate",
+                                             key, it->second.line + 1, key_node.Mark().line + 1),
+                "keep one of the two lines");
+        forget(out, map_path.empty() ? key : map_path + "." + key, key);
+        it->second = key_node.Mark();
       }
       loadEntry(map_path, map_spec, key, key_node.Mark(), item.second, out);
+    }
+  }
+
+  // The name a key is stored under: renamed where Accelerate reads another spelling.
+  std::string keyName(const std::string& map_path, const KeySpec* map_spec, std::string key) {
+    const std::string shown = map_path.empty() ? key : map_path + "." + key;
+    if (map_spec && !map_spec->add_prefix.empty() && !startsWith(key, map_spec->add_prefix)) {
+      const std::string prefixed = std::string(map_spec->add_prefix) + key;
+      if (findKey(map_path + "." + prefixed)) {
+        result_.notes.push_back(fmt::format("renamed {} to {}.{}", shown, map_path, prefixed));
+        return prefixed;
+      }
+    }
+    if (auto renamed = kRenamedKeys.find(shown); renamed != kRenamedKeys.end()) {
+      result_.notes.push_back(fmt::format("renamed {} to {}.{} (the name Accelerate's launcher reads)", shown, map_path,
+                                          renamed->second));
+      return renamed->second;
+    }
+    return key;
+  }
+
+  // A key given again: what its first value left behind goes.
+  void forget(json& out, const std::string& dotted, const std::string& key) {
+    out.erase(key);
+    for (auto it = result_.config.marks.begin(); it != result_.config.marks.end();) {
+      it = it->first == dotted || startsWith(it->first, dotted + ".") ? result_.config.marks.erase(it) : std::next(it);
     }
   }
 
@@ -140,195 +176,83 @@ class Loader {
                  const YAML::Mark& key_mark, const YAML::Node& value, json& out) {
     const std::string dotted = map_path.empty() ? key : map_path + "." + key;
     if (map_path.empty() && key == "fp16") {  // legacy: fp16: true -> mixed_precision: fp16
-      legacy_fp16_ = untyped(value);
+      legacy_fp16_ = values_->untyped(value);
       return;
     }
     if (map_path.empty() && key == "dynamo_backend") {  // legacy top-level dynamo_backend
-      legacy_dynamo_ = untyped(value);
+      legacy_dynamo_ = values_->untyped(value);
       legacy_dynamo_mark_ = key_mark;
       return;
     }
     const KeySpec* spec = findKey(dotted);
-    if (!spec) {
-      if (map_spec && !map_spec->open_prefix.empty() && startsWith(key, map_spec->open_prefix)) {
-        out[key] = untyped(value);
-        result_.config.marks[dotted] = toMark(key_mark);
-        return;
-      }
-      unknownKey(map_path, key, key_mark);
-      return;
+    if (spec && map_path.empty() && !inSection(*spec, sagemaker_)) spec = nullptr;
+    if (!spec) return unknownKey(map_path, map_spec, key, key_mark, value, out);
+    ValueReader::Typed typed = values_->typed(*spec, value, dotted, sagemaker_);
+    if (!typed.note.empty()) result_.notes.push_back(typed.note);
+    if (!typed.value) {  // kept as Accelerate keeps it; refused where it would be used
+      if (spec->checked_on_load) return error(value.Mark(), typed.problem, typed.hint);
+      problem(value.Mark(), typed.problem, typed.hint);
+      typed.value = values_->untyped(value);
     }
-    std::optional<json> converted = convert(*spec, value, dotted);
-    if (!converted) return;
-    if (converted->is_null()) return;  // `key:` or `key: null` means "not set", as in Accelerate
-    if (spec->type == ValueType::Map) {
-      out[key] = json::object();
-      result_.config.marks[dotted] = toMark(key_mark);
-      loadMap(value, dotted, out[key]);
-      return;
-    }
-    out[key] = std::move(*converted);
+    if (typed.value->is_null()) return;  // `key:` or `key: null` means "not set", as in Accelerate
     result_.config.marks[dotted] = toMark(key_mark);
+    if (spec->type == ValueType::Map && value.IsMap()) {
+      out[key] = json::object();
+      return loadMap(value, dotted, out[key]);
+    }
+    out[key] = std::move(*typed.value);
   }
 
   static Mark toMark(const YAML::Mark& m) { return {m.line + 1, m.column + 1}; }
 
-  void unknownKey(const std::string& map_path, const std::string& key, const YAML::Mark& mark) {
-    std::vector<std::string> known = childKeys(map_path);
+  // Accelerate refuses a top-level key its config class lacks; inside a section it keeps any
+  // key (its launch reads the ones it knows): kept as written, with a warning unless the
+  // section takes such keys (megatron_lm_*, parallelism_config_*).
+  void unknownKey(const std::string& map_path, const KeySpec* map_spec, const std::string& key, const YAML::Mark& mark,
+                  const YAML::Node& value, json& out) {
+    if (map_path.empty()) {
+      if (!listing()) return void(++unlisted_);
+      return error(mark, fmt::format("unknown key '{}'{}", key, sagemaker_ ? " in a SageMaker config" : ""), unknownHint(map_path, key));
+    }
+    out[key] = values_->untyped(value);
+    result_.config.marks[map_path + "." + key] = toMark(mark);
+    if (map_spec && !map_spec->open_prefix.empty() && startsWith(key, map_spec->open_prefix)) return;
+    warning(mark, fmt::format("'{}' is not a key of {} that Accelerate 1.15 reads: kept, and ignored", key, map_path),
+            unknownHint(map_path, key));
+  }
+
+  std::string unknownHint(const std::string& map_path, const std::string& key) const {
+    std::vector<std::string> known = childKeys(map_path, sagemaker_);
     if (map_path.empty()) {
       known.push_back("fp16");
       known.push_back("dynamo_backend");
     }
-    std::string where = map_path.empty() ? "" : " in " + map_path;
-    std::string hint;
-    if (auto guess = didYouMean(key, known)) {
-      hint = fmt::format("did you mean '{}'?", *guess);
-    } else if (!map_path.empty()) {
-      hint = "known keys here: " + join(childKeys(map_path), ", ");
-    } else {
-      hint = "remove it; `accel config show` lists every key accel knows";
-    }
-    error(mark, fmt::format("unknown key '{}'{}", key, where), hint);
+    if (auto guess = didYouMean(key, known)) return fmt::format("did you mean '{}'?", *guess);
+    if (!map_path.empty()) return "known keys here: " + join(childKeys(map_path), ", ");
+    return "remove it; `accel config show` lists every key accel knows";
   }
 
-  // Converts a node by its schema type; nullopt after reporting an error, null for "unset".
-  std::optional<json> convert(const KeySpec& spec, const YAML::Node& node,
-                              const std::string& dotted) {
-    if (node.IsNull()) return json();
-    if (spec.type == ValueType::Map) {
-      if (node.IsMap()) return json::object();
-      return typeError(spec, node, dotted);
-    }
-    if (spec.type == ValueType::List) {
-      if (node.IsSequence()) return untyped(node);
-      return typeError(spec, node, dotted);
-    }
-    if (!node.IsScalar()) return typeError(spec, node, dotted);
-    const std::string text = scalarOf(node);
-    const bool quoted = isQuoted(node);
-    ResolvedScalar r = quoted ? ResolvedScalar{} : resolve(text);
-    switch (spec.type) {
-      case ValueType::Bool:
-        if (r.kind == ScalarKind::Bool) return json(r.boolean);
-        if (quoted && resolvePlainScalar(text).kind == ScalarKind::Bool) {
-          return typeError(spec, node, dotted,
-                           "remove the quotes: Accelerate reads any quoted text as true");
-        }
-        return typeError(spec, node, dotted);
-      case ValueType::Int:
-        if (r.kind != ScalarKind::Int) return typeError(spec, node, dotted, intHint(text));
-        return checkRange(spec, node, dotted, r.integer);
-      case ValueType::Float:
-        if (r.kind == ScalarKind::Int) return json(r.integer);
-        if (r.kind == ScalarKind::Float) return json(r.real);
-        return typeError(spec, node, dotted);
-      case ValueType::Enum:
-        return checkChoice(spec, node, dotted, text);
-      case ValueType::Scalar: {
-        json value = untyped(node);
-        if (value.is_string() && !spec.choices.empty()) return checkChoice(spec, node, dotted, text);
-        return value;
-      }
-      case ValueType::String:
-        if (r.kind == ScalarKind::Null) return json();
-        return json(text);  // `gpu_ids: 1`, `main_process_ip: 10.0.0.1`: the text is meant
-      default:
-        return typeError(spec, node, dotted);
-    }
-  }
-
-  static std::string intHint(const std::string& text) {
-    auto real = parseDouble(text);
-    // Only a whole number within long long's range has an integer spelling (casting a larger
-    // double to long long is undefined behaviour).
-    if (real && std::fabs(*real) < 9.2e18 && *real == std::trunc(*real)) {
-      return fmt::format("write it as a plain integer: {}", static_cast<long long>(*real));
-    }
-    return {};
-  }
-
-  std::optional<json> checkRange(const KeySpec& spec, const YAML::Node& node,
-                                 const std::string& dotted, long long value) {
-    // Accelerate's `config update` writes num_processes: -1 for "decide at launch".
-    if (dotted == "num_processes" && value == -1) {
-      result_.notes.push_back("num_processes: -1 (unset) dropped; launch decides the count");
-      return json();
-    }
-    if (value < spec.min || value > spec.max) {
-      error(node.Mark(), fmt::format("{} is {}, but it must be {}", dotted, value,
-                                     describeType(spec)));
-      return std::nullopt;
-    }
-    return json(value);
-  }
-
-  std::optional<json> checkChoice(const KeySpec& spec, const YAML::Node& node,
-                                  const std::string& dotted, const std::string& text) {
-    for (auto choice : spec.choices) {
-      if (choice == text || (spec.fold_case && toUpper(choice) == toUpper(text))) {
-        return json(std::string(choice));
-      }
-    }
-    std::vector<std::string> choices(spec.choices.begin(), spec.choices.end());
-    std::string hint = "allowed values: " + join(choices, ", ");
-    if (auto guess = didYouMean(text, choices)) hint = fmt::format("did you mean '{}'? ", *guess) + hint;
-    error(node.Mark(), fmt::format("'{}' is not a valid value for {}", text, dotted), hint);
-    return std::nullopt;
-  }
-
-  std::optional<json> typeError(const KeySpec& spec, const YAML::Node& node,
-                                const std::string& dotted, std::string hint = {}) {
-    error(node.Mark(), fmt::format("{} must be {}, got {}", dotted, describeType(spec),
-                                   kindOf(node)),
-          std::move(hint));
-    return std::nullopt;
-  }
-
-  // A value with no schema type, typed the way PyYAML's safe_load types it. YAML aliases can
-  // make a value contain itself, or expand exponentially ("billion laughs"): copying one out is
-  // bounded by depth and by a budget of values (an alias-free file never has more values than
-  // characters), reported once as an error instead of a stack overflow or an exhausted memory.
-  json untyped(const YAML::Node& node, int depth = 0) {
-    if (node.IsNull() || too_big_) return json();
-    if (depth > kMaxDepth || values_left_-- == 0) {
-      too_big_ = true;
-      error(node.Mark(), fmt::format("this value nests deeper than {} levels or expands to more values than the "
-                                     "file has characters (a YAML alias that contains itself, or aliases of aliases)",
-                                     kMaxDepth),
+  void finish() {
+    if (const auto& where = values_->overflow()) {
+      error(*where, fmt::format("this value nests deeper than {} levels or expands to more values than the file has "
+                                "characters (a YAML alias that contains itself, or aliases of aliases)",
+                                ValueReader::kMaxDepth),
             "write the values out instead of referring to them with aliases (*name)");
-      return json();
     }
-    if (node.IsSequence()) {
-      json list = json::array();
-      for (const auto& item : node) list.push_back(untyped(item, depth + 1));
-      return list;
+    normalise();
+    if (result_.errors.empty()) {
+      for (auto& d : checkConsistency(result_.config)) {
+        if (listing()) result_.problems.push_back(std::move(d));
+      }
     }
-    if (node.IsMap()) {
-      json map = json::object();
-      for (const auto& item : node) map[scalarOf(item.first)] = untyped(item.second, depth + 1);
-      return map;
-    }
-    if (isQuoted(node)) return scalarOf(node);
-    ResolvedScalar r = resolve(scalarOf(node));
-    switch (r.kind) {
-      case ScalarKind::Null: return json();
-      case ScalarKind::Bool: return r.boolean;
-      case ScalarKind::Int: return r.integer;
-      case ScalarKind::Float: return r.real;
-      default: return scalarOf(node);
+    if (unlisted_ > 0) {
+      (result_.errors.empty() ? result_.problems : result_.errors)
+          .push_back({result_.config.path, fmt::format("and {} more problem(s) not listed", unlisted_),
+                      "fix the ones above first; is this an Accelerate config file at all?"});
     }
   }
 
-  ResolvedScalar resolve(const std::string& text) const {
-    ResolvedScalar r = resolvePlainScalar(text);
-    if (json_ && r.kind == ScalarKind::String && isJsonNumber(text)) {
-      r.kind = ScalarKind::Float;  // "1e-05": what Python's json.dumps writes for small floats
-      r.real = std::strtod(text.c_str(), nullptr);  // like Python's float(): 1e999 is inf, not an error
-    }
-    return r;
-  }
-
-  // Accelerate's process_config, applied to what was read.
+  // Accelerate's process_config and its dataclasses' checks, applied to what was read.
   void normalise() {
     Config& c = result_.config;
     if (!legacy_fp16_.is_null()) {
@@ -339,27 +263,45 @@ class Loader {
         result_.notes.push_back("dropped legacy key fp16");
       }
     }
-    if (!legacy_dynamo_.is_null() && !c.find("dynamo_config")) {
-      std::string backend = toUpper(legacy_dynamo_.is_string() ? legacy_dynamo_.get<std::string>()
-                                                                : std::string("NO"));
-      const KeySpec& spec = keySpec("dynamo_config.dynamo_backend");
-      if (std::find(spec.choices.begin(), spec.choices.end(), backend) == spec.choices.end()) {
-        error(legacy_dynamo_mark_, fmt::format("'{}' is not a valid dynamo_backend", backend),
-              "allowed values: " + join({spec.choices.begin(), spec.choices.end()}, ", "));
-      } else if (backend != "NO") {
-        c.set("dynamo_config.dynamo_backend", backend);
+    if (!legacy_dynamo_.is_null() && !c.find("dynamo_config")) legacyDynamo();
+    if (!c.find("distributed_type")) {
+      if (result_.errors.empty()) {
+        error(YAML::Mark::null_mark(), "distributed_type is required",
+              "add `distributed_type: 'NO'` for one process, MULTI_GPU for several GPUs, or MULTI_CPU for CPU workers");
       }
-      result_.notes.push_back("converted legacy top-level dynamo_backend to dynamo_config");
+      return;
     }
-    if (!c.find("distributed_type") && result_.errors.empty()) {
-      error(YAML::Mark::null_mark(), "distributed_type is required",
-            "add `distributed_type: 'NO'` for one process, MULTI_GPU for several GPUs, or "
-            "MULTI_CPU for CPU workers");
+    if (sagemaker_) sageMakerRequirements();
+  }
+
+  void legacyDynamo() {
+    const std::string backend =
+        toUpper(legacy_dynamo_.is_string() ? legacy_dynamo_.get<std::string>() : std::string("NO"));
+    const KeySpec& spec = keySpec("dynamo_config.dynamo_backend");
+    if (std::find(spec.choices.begin(), spec.choices.end(), backend) == spec.choices.end()) {
+      problem(legacy_dynamo_mark_, fmt::format("'{}' is not a valid dynamo_backend", backend),
+              "allowed values: " + join({spec.choices.begin(), spec.choices.end()}, ", "));
+    } else if (backend != "NO") {
+      result_.config.set("dynamo_config.dynamo_backend", backend);
     }
-    if (c.resolved("compute_environment") == "AMAZON_SAGEMAKER") {
-      error(toYamlMark(c.marks["compute_environment"]),
-            "compute_environment AMAZON_SAGEMAKER is not supported by accel",
-            "use compute_environment: LOCAL_MACHINE (accel launches on this machine or cluster)");
+    result_.notes.push_back("converted legacy top-level dynamo_backend to dynamo_config");
+  }
+
+  // What Accelerate's SageMakerConfig requires, and what its loader adds: num_processes for
+  // distributed_type NO, a key SageMakerConfig lacks, so Accelerate 1.15 refuses such a file.
+  void sageMakerRequirements() {
+    const Config& c = result_.config;
+    for (const char* key : {"ec2_instance_type", "iam_role_name"}) {
+      if (!c.find(key)) {
+        error(YAML::Mark::null_mark(), fmt::format("a SageMaker config (compute_environment AMAZON_SAGEMAKER) needs {}", key),
+              "add it, as `accelerate config` asks for it");
+      }
+    }
+    if (c.resolved("distributed_type") == "NO") {
+      error(toYamlMark(c.marks.count("distributed_type") ? c.marks.at("distributed_type") : Mark{}),
+            "Accelerate 1.15 refuses a SageMaker config with distributed_type NO (its loader then adds num_processes, "
+            "which a SageMaker config cannot have)",
+            "use DATA_PARALLEL or MODEL_PARALLEL, or compute_environment LOCAL_MACHINE");
     }
   }
 
@@ -376,18 +318,14 @@ class Loader {
 
 }  // namespace
 
-LoadResult parseConfigText(const std::string& text, const std::string& path) {
-  return Loader(path).run(text);
-}
+LoadResult parseConfigText(const std::string& text, const std::string& path) { return Loader(path).run(text); }
 
 LoadResult loadConfigFile(const std::string& path) {
-  if (!fileExists(path)) {
-    throw ConfigError({{path, "config file does not exist",
-                        "check the path, or create one with `accel config` or "
-                        "`accel config default --config_file " + path + "`"}});
+  LoadResult result = parseConfigText(readConfigText(path), path);
+  if (!result.errors.empty()) {  // every problem of the file in one run
+    result.errors.insert(result.errors.end(), result.problems.begin(), result.problems.end());
+    throw ConfigError(result.errors);
   }
-  LoadResult result = parseConfigText(readFile(path), path);
-  if (!result.errors.empty()) throw ConfigError(result.errors);
   return result;
 }
 

@@ -25,26 +25,32 @@ std::vector<KeySpec> buildSchema() {
       // ---- top level, in the order of Accelerate's ClusterConfig fields ----
       {.path = "compute_environment", .type = T::Enum, .file_default = R"("LOCAL_MACHINE")",
        .choices = {"LOCAL_MACHINE", "AMAZON_SAGEMAKER"},
-       .help = "where the job runs; accel supports LOCAL_MACHINE"},
+       .help = "where the job runs; accel launches LOCAL_MACHINE (a SageMaker file is read and shown)",
+       .section = Section::Both, .checked_on_load = true},
       {.path = "distributed_type", .type = T::Enum,
        .choices = {"NO", "MULTI_CPU", "MULTI_GPU", "MULTI_XPU", "MULTI_HPU", "MULTI_NPU",
                    "MULTI_MLU", "MULTI_SDAA", "MULTI_MUSA", "MULTI_NEURON", "DEEPSPEED", "FSDP",
                    "XLA", "MEGATRON_LM"},
        .help = "how processes share the work (required)",
-       .prompt = "Which type of machine are you using?"},
+       .prompt = "Which type of machine are you using?",
+       .section = Section::Both, .checked_on_load = true,
+       .sagemaker_choices = {"NO", "DATA_PARALLEL", "MODEL_PARALLEL"}},
       {.path = "mixed_precision", .type = T::Enum, .choices = {"no", "fp16", "bf16", "fp8"},
        .help = "training precision; unset means no",
        .prompt = "Do you wish to use mixed precision?", .wizard_default = R"("no")",
-       .flag = "mixed_precision", .launch_default = R"("no")", .exports = "ACCELERATE_MIXED_PRECISION"},
+       .flag = "mixed_precision", .launch_default = R"("no")", .exports = "ACCELERATE_MIXED_PRECISION",
+       .section = Section::Both},
       {.path = "use_cpu", .type = T::Bool, .file_default = "false",
        .help = "run on CPU even when GPUs are present",
        .prompt = "Do you want to run your training on CPU only (even if a GPU / Apple Silicon / "
-                 "Ascend NPU device is available)? [yes/NO]:"},
+                 "Ascend NPU device is available)? [yes/NO]:",
+       .section = Section::Both},
       {.path = "debug", .type = T::Bool, .file_default = "false",
        .help = "Accelerate's debug mode (ACCELERATE_DEBUG_MODE): its operations check that ranks agree (slower)",
        .prompt = "Should distributed operations be checked while running for errors? This can "
                  "avoid timeout issues but will be slower. [yes/NO]: ",
-       .flag = "debug", .is_switch = true, .launch_default = "false", .exports = "ACCELERATE_DEBUG_MODE=true"},
+       .flag = "debug", .is_switch = true, .launch_default = "false", .exports = "ACCELERATE_DEBUG_MODE=true",
+       .section = Section::Both},
       {.path = "num_processes", .type = T::Int,
        .help = "total processes across all machines; unset means one per GPU at launch",
        .prompt = "How many {} should be used for distributed training? [1]:",
@@ -58,13 +64,15 @@ std::vector<KeySpec> buildSchema() {
        .prompt = "How many different machines will you use (use more than 1 for multi-node "
                  "training)? [1]: ",
        .min = 1,
-       .flag = "num_machines", .placement = true, .launch_default = "1"},
+       .flag = "num_machines", .placement = true, .launch_default = "1",
+       .section = Section::Both},
       {.path = "gpu_ids", .type = T::String,
        .help = "GPUs this machine uses: all, or ids such as 0,1",
        .prompt = "What {} (by id) should be used for training on this machine as a "
                  "comma-separated list? [all]:",
        .wizard_default = R"("all")",
-       .flag = "gpu_ids", .launch_default = R"("all")"},
+       .flag = "gpu_ids", .launch_default = R"("all")",
+       .section = Section::Both, .sagemaker_default = R"("all")"},
       {.path = "main_process_ip", .type = T::String,
        .help = "address of the machine that hosts rank 0 (multi-machine)",
        .prompt = "What is the IP address of the machine that will host the main process? ",
@@ -95,7 +103,8 @@ std::vector<KeySpec> buildSchema() {
        .help = "pin each local worker to its own contiguous share of the CPUs the launcher may use",
        .prompt = "Would you like to enable numa efficiency? (Currently only supported on NVIDIA "
                  "hardware). [yes/NO]: ",
-       .flag = "enable_cpu_affinity", .is_switch = true, .launch_default = "false", .exports = "ACCELERATE_CPU_AFFINITY=1"},
+       .flag = "enable_cpu_affinity", .is_switch = true, .launch_default = "false", .exports = "ACCELERATE_CPU_AFFINITY=1",
+       .section = Section::Both},
       {.path = "fp8_config", .type = T::Map, .help = "FP8 training settings"},
       {.path = "deepspeed_config", .type = T::Map, .help = "DeepSpeed settings"},
       {.path = "fsdp_config", .type = T::Map, .help = "FullyShardedDataParallel settings",
@@ -117,7 +126,7 @@ std::vector<KeySpec> buildSchema() {
       {.path = "tpu_vm", .type = T::List, .help = "TPU only"},
       {.path = "tpu_env", .type = T::List, .help = "TPU only"},
       {.path = "dynamo_config", .type = T::Map, .help = "torch.compile settings",
-       .add_prefix = "dynamo_"},
+       .add_prefix = "dynamo_", .section = Section::Both},
 
       // ---- mpirun_config ----
       {.path = "mpirun_config.mpirun_hostfile", .type = T::String,
@@ -161,7 +170,7 @@ std::vector<KeySpec> buildSchema() {
        .flag = "dynamo_use_regional_compilation", .is_switch = true, .launch_default = "false", .exports = "ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION",
        .export_when = ExportWhen::NotDeepSpeed},
   };
-  for (auto* section : {&schema_rows::deepSpeedAndFsdp, &schema_rows::megatronParallelismFp8}) {
+  for (auto* section : {&schema_rows::deepSpeedAndFsdp, &schema_rows::megatronParallelismFp8, &schema_rows::sageMaker}) {
     for (auto& row : (*section)()) rows.push_back(std::move(row));
   }
   return rows;
@@ -191,18 +200,30 @@ const KeySpec& keySpec(std::string_view path) {
   return *spec;
 }
 
-std::vector<std::string> childKeys(std::string_view map_path) {
+std::vector<std::string> childKeys(std::string_view map_path, bool sagemaker) {
   std::vector<std::string> keys;
   for (const auto& spec : configSchema()) {
     std::string_view path = spec.path;
     size_t dot = path.rfind('.');
     std::string_view parent = dot == path.npos ? std::string_view() : path.substr(0, dot);
-    if (parent == map_path) keys.emplace_back(path.substr(dot == path.npos ? 0 : dot + 1));
+    if (parent == map_path && (dot != path.npos || inSection(spec, sagemaker))) {
+      keys.emplace_back(path.substr(dot == path.npos ? 0 : dot + 1));
+    }
   }
   return keys;
 }
 
-nlohmann::json fileDefault(const KeySpec& spec) { return parseLiteral(spec.file_default); }
+bool inSection(const KeySpec& spec, bool sagemaker) {
+  return spec.section == Section::Both || (spec.section == Section::SageMaker) == sagemaker;
+}
+
+nlohmann::json fileDefault(const KeySpec& spec, bool sagemaker) {
+  return parseLiteral(sagemaker && !spec.sagemaker_default.empty() ? spec.sagemaker_default : spec.file_default);
+}
+
+const std::vector<std::string_view>& choicesOf(const KeySpec& spec, bool sagemaker) {
+  return sagemaker && !spec.sagemaker_choices.empty() ? spec.sagemaker_choices : spec.choices;
+}
 
 nlohmann::json launchDefault(const KeySpec& spec) { return parseLiteral(spec.launch_default); }
 
@@ -210,8 +231,9 @@ nlohmann::json wizardDefault(const KeySpec& spec) {
   return spec.wizard_default.empty() ? fileDefault(spec) : parseLiteral(spec.wizard_default);
 }
 
-std::string describeType(const KeySpec& spec) {
-  std::vector<std::string> choices(spec.choices.begin(), spec.choices.end());
+std::string describeType(const KeySpec& spec, bool sagemaker) {
+  const auto& listed = choicesOf(spec, sagemaker);
+  std::vector<std::string> choices(listed.begin(), listed.end());
   switch (spec.type) {
     case ValueType::Bool: return "true or false";
     case ValueType::Int:
@@ -227,6 +249,7 @@ std::string describeType(const KeySpec& spec) {
     case ValueType::Map: return "a map of keys";
     case ValueType::Scalar:
       return choices.empty() ? "a scalar" : "true, false or one of: " + join(choices, ", ");
+    case ValueType::Any: return "any value";
   }
   return "a value";
 }

@@ -23,6 +23,7 @@ enum class ValueType {
   List,    // sequence of scalars
   Map,     // nested map whose keys have their own rows ("fsdp_config.fsdp_version")
   Scalar,  // any scalar, typed as PyYAML would; strings restricted to `choices` when given
+  Any,     // any value, kept as PyYAML types it (a SageMaker estimator's additional_args)
 };
 
 // When a key's worker variable is exported (Accelerate exports paradigm settings only under their
@@ -34,6 +35,11 @@ enum class ExportWhen {
 
 // How the value is written: Python's str() (True/False for booleans), or str() lower/upper-cased.
 enum class ExportCase { AsIs, Lower, Upper };
+
+// Which of Accelerate's config classes has a top-level key: ClusterConfig (compute_environment
+// LOCAL_MACHINE, the default), SageMakerConfig (AMAZON_SAGEMAKER), or both (BaseConfig's and
+// the few both declare). Accelerate's loader refuses a key its class lacks.
+enum class Section { Cluster, SageMaker, Both };
 
 struct KeySpec {
   std::string_view path;  // "num_processes", or "fsdp_config.fsdp_version" for a nested key
@@ -64,6 +70,14 @@ struct KeySpec {
   // (megatron_lm_foo -> MEGATRON_LM_FOO), under this condition, as Accelerate's loop does.
   ExportWhen export_when = ExportWhen::Always;
   ExportCase export_case = ExportCase::AsIs;
+
+  // ---- which files have the key, and what Accelerate's loader itself checks ----
+  Section section = Section::Cluster;  // top-level rows; a nested key belongs to its map's class
+  // Accelerate's loader turns the value into an enum: a value outside `choices` refuses the file.
+  // Every other value it keeps as written (its dataclasses check no types).
+  bool checked_on_load = false;
+  std::vector<std::string_view> sagemaker_choices = {};  // `choices` in a SageMaker config
+  std::string_view sagemaker_default = {};                // file_default in a SageMaker config
 };
 
 // Every key, top-level and nested, in table order.
@@ -75,15 +89,23 @@ const KeySpec* findKey(std::string_view path);
 // The row for a dotted path; throws std::logic_error when it does not exist (a programming error).
 const KeySpec& keySpec(std::string_view path);
 
-// Names of the keys directly inside `map_path` ("" for the top level), in table order.
-std::vector<std::string> childKeys(std::string_view map_path);
+// Names of the keys directly inside `map_path` ("" for the top level: those of a ClusterConfig,
+// or of a SageMakerConfig when `sagemaker`), in table order.
+std::vector<std::string> childKeys(std::string_view map_path, bool sagemaker = false);
 
-// The parsed file_default (or wizard_default) of a row; null when it has none.
-nlohmann::json fileDefault(const KeySpec& spec);
+// Whether a SageMakerConfig (`sagemaker`) or a ClusterConfig has this top-level row.
+bool inSection(const KeySpec& spec, bool sagemaker);
+
+// The parsed file_default (or wizard_default) of a row, in a ClusterConfig or a SageMakerConfig;
+// null when it has none.
+nlohmann::json fileDefault(const KeySpec& spec, bool sagemaker = false);
 nlohmann::json wizardDefault(const KeySpec& spec);
 nlohmann::json launchDefault(const KeySpec& spec);
 
+// The choices of an Enum row in a ClusterConfig or a SageMakerConfig.
+const std::vector<std::string_view>& choicesOf(const KeySpec& spec, bool sagemaker);
+
 // "true or false", "an integer from 0 to 65535", "one of: no, fp16, bf16, fp8", …
-std::string describeType(const KeySpec& spec);
+std::string describeType(const KeySpec& spec, bool sagemaker = false);
 
 }  // namespace accel

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/config/writer.h"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "lib/common/atomic_file.h"
@@ -88,10 +90,45 @@ std::string toYaml(const json& values) {
   return out.empty() ? "{}\n" : out;
 }
 
+namespace {
+
+// nlohmann writes a non-finite float as null; Python's json.dumps as a word. Marked here as a
+// string nothing else can be (it starts with U+0001), then unquoted in the text.
+const char* kWordMark = "\x01";
+
+json markNonFinite(const json& v) {
+  if (v.is_number_float() && !std::isfinite(v.get<double>())) {
+    const double d = v.get<double>();
+    return std::string(kWordMark) + (std::isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
+  }
+  if (!v.is_structured()) return v;
+  json out = v.is_object() ? json::object() : json::array();
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (v.is_object()) {
+      out[it.key()] = markNonFinite(it.value());
+    } else {
+      out.push_back(markNonFinite(*it));
+    }
+  }
+  return out;
+}
+
+void unquoteWords(std::string& text) {
+  for (const char* word : {"NaN", "Infinity", "-Infinity"}) {
+    const std::string marked = std::string("\"\\u0001") + word + "\"";
+    for (size_t at; (at = text.find(marked)) != std::string::npos;) text.replace(at, marked.size(), word);
+  }
+}
+
+}  // namespace
+
 std::string toJson(const json& values) {
   // Text that is not UTF-8 (a value typed into the wizard, say) becomes U+FFFD instead of a
   // type_error out of dump(): the writer never throws.
-  return withoutDropped(values).dump(2, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace) + "\n";
+  std::string text =
+      markNonFinite(withoutDropped(values)).dump(2, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace) + "\n";
+  unquoteWords(text);
+  return text;
 }
 
 std::string serializeConfig(const json& values, const std::string& path) {

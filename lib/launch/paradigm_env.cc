@@ -25,6 +25,15 @@ std::string str(const nlohmann::json& v) {
   return v.dump();
 }
 
+// "(false, true, false)" -> [false, true, false]; the loader lets only such text through.
+nlohmann::json tupleItems(std::string text) {
+  text = trim(text);
+  if (text.size() >= 2 && text.front() == '(' && text.back() == ')') text = text.substr(1, text.size() - 2);
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& item : split(text, ',')) items.push_back(toLower(trim(item)) == "true");
+  return items;
+}
+
 void exportRow(const KeySpec& spec, const nlohmann::json& value, Env& env) {
   std::string_view exports = spec.exports;
   if (auto eq = exports.find('='); eq != std::string_view::npos) {  // "VAR=x": x when true
@@ -37,6 +46,9 @@ void exportRow(const KeySpec& spec, const nlohmann::json& value, Env& env) {
     return spec.export_case == ExportCase::Lower ? toLower(text)
            : spec.export_case == ExportCase::Upper ? toUpper(text) : text;
   };
+  if (names.size() > 1 && value.is_string()) {  // "(false, true, false)": the list as Accelerate's examples write it
+    return exportRow(spec, tupleItems(value.get<std::string>()), env);
+  }
   if (names.size() > 1 && value.is_array()) {  // a list spreads over its variables
     for (size_t i = 0; i < names.size() && i < value.size(); ++i) env.emplace_back(names[i], write(value[i]));
   } else {

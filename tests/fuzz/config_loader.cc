@@ -4,7 +4,8 @@
 // Input: the file's text. It is read as JSON (path "fuzz.json") when its first non-blank byte is
 // '{', else as YAML ("fuzz.yaml"), so the seeds are plain config files.
 // Properties:
-//   - parseConfigText never throws and never crashes; every error it reports says where and what;
+//   - parseConfigText never throws and never crashes; every error, problem and warning it
+//     reports says where and what;
 //   - a file that loads without errors is written back (as `accel config update` would) to text
 //     that loads again without errors and is written back to the same bytes: what accel writes
 //     is a fixed point (the top-level nulls and empty maps the writer drops are dropped once);
@@ -40,7 +41,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(fuzz::bytes(data, size));
   const std::string path = pathFor(text);
   const LoadResult first = load(text, path);
-  for (const auto& d : first.errors) {
+  std::vector<Diagnostic> all = first.errors;
+  all.insert(all.end(), first.problems.begin(), first.problems.end());
+  all.insert(all.end(), first.warnings.begin(), first.warnings.end());
+  for (const auto& d : all) {
     FUZZ_CHECK(!d.message.empty(), "a diagnostic without a message at " + d.where);
     FUZZ_CHECK(d.where.rfind(path, 0) == 0, "a diagnostic not placed in the file: " + formatDiagnostic(d));
   }

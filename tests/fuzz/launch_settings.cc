@@ -133,7 +133,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = in.config_text && startsWith(*in.config_text, "{") ? "c.json" : "c.yaml";
   if (in.config_text) {
     LoadResult loaded = parseConfigText(*in.config_text, path);
-    if (!loaded.errors.empty()) return 0;  // loadConfigFile throws ConfigError: launch stops there
+    // loadConfigFile throws ConfigError on errors, and `accel launch` refuses problems and
+    // SageMaker files: the launch stops there.
+    if (!loaded.errors.empty() || !loaded.problems.empty() || loaded.config.sageMaker()) return 0;
     config = std::move(loaded.config);
   }
   try {

@@ -36,21 +36,50 @@ def flatten(d, prefix=""):
     return out
 
 
+# Sections whose keys Accelerate's launch reads with a prefix added where missing (fsdp_config's
+# sharding_strategy is its --fsdp_sharding_strategy): accel stores them under that name.
+PREFIXED_SECTIONS = {"fsdp_config": "fsdp_", "dynamo_config": "dynamo_"}
+# Keys whose choices both tools accept in any case; accel stores the canonical spelling.
+ANY_CASE = {"dynamo_config.dynamo_backend", "fp8_config.backend"}
+
+
 def accelerate_values(path):
-    return flatten(load_config_from_file(path).to_dict())
+    """What Accelerate's loader holds, named as its launch reads it."""
+    values = load_config_from_file(path).to_dict()
+    for section, prefix in PREFIXED_SECTIONS.items():
+        if isinstance(values.get(section), dict):
+            values[section] = {k if k.startswith(prefix) else prefix + k: v for k, v in values[section].items()}
+    flat = flatten(values)
+    # Accelerate's "not set" for num_processes (its dataclass default); accel leaves it unset.
+    if flat.get("num_processes") == -1:
+        del flat["num_processes"]
+    return flat
+
+
+class Refused(Exception):
+    """accel refused the file (exit 2)."""
 
 
 def accel_values(path):
     """(the values accel read from the file, those and the defaults it fills in): Accelerate's
     dataclass fills its defaults too (debug: False, rdzv_backend: static) on an old file."""
     shown = subprocess.run([ACCEL, "config", "show", "--json", "--config_file", path],
-                           capture_output=True, text=True, check=True)
+                           capture_output=True, text=True)
+    if shown.returncode == 2:
+        raise Refused(shown.stderr.strip().splitlines()[0] if shown.stderr.strip() else "exit 2")
+    shown.check_returncode()
     values = {k: v for k, v in json.loads(shown.stdout)["values"].items() if v["value"] is not None}
-    from_file = {k: v["value"] for k, v in values.items() if v.get("source") == "file"}
-    return from_file, {k: v["value"] for k, v in values.items() if v.get("source") in ("file", "default")}
+    from_file = flatten({k: v["value"] for k, v in values.items() if v.get("source") == "file"})
+    return from_file, flatten({k: v["value"] for k, v in values.items() if v.get("source") in ("file", "default")})
 
 
-def same(a, b):
+def same(a, b, key=""):
+    """Accelerate's value a, accel's b. An unquoted NO or no is YAML 1.1's false: Accelerate keeps
+    the boolean (and launches as with 'NO' / 'no'), accel reads the word the user meant."""
+    if a is False and key in ("distributed_type", "mixed_precision") and b in ("NO", "no"):
+        return True
+    if key in ANY_CASE and isinstance(a, str) and isinstance(b, str):
+        return a.upper() == b.upper()
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b or str(a).lower() == str(b).lower()
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
@@ -58,8 +87,24 @@ def same(a, b):
     return a == b or str(a) == str(b)
 
 
+def outcome(read, path):
+    """The values, or the exception that refused the file."""
+    try:
+        return read(path), None
+    except Exception as e:  # noqa: BLE001 - any refusal is an outcome to compare
+        return None, e
+
+
 def compare(path):
-    theirs, (ours, ours_with_defaults) = accelerate_values(path), accel_values(path)
+    """(values compared, differences); a file both refuse has none, one refused by one side only
+    is a difference naming both outcomes."""
+    (theirs, their_error), (ours_pair, our_error) = outcome(accelerate_values, path), outcome(accel_values, path)
+    if their_error and our_error:
+        return 0, []
+    if their_error or our_error:
+        return 0, [f"Accelerate: {f'refuses it ({type(their_error).__name__}: {their_error})' if their_error else 'reads it'}"
+                   f"; accel: {f'refuses it ({our_error})' if our_error else 'reads it'}"]
+    ours, ours_with_defaults = ours_pair
     problems = []
     for key in sorted(set(theirs) | set(ours)):
         if key not in ours and key in ours_with_defaults:
@@ -68,7 +113,7 @@ def compare(path):
             problems.append(f"{key}: Accelerate {theirs[key]!r}, accel has no value")
         elif key not in theirs:
             problems.append(f"{key}: accel {ours[key]!r}, Accelerate has no value")
-        elif not same(theirs[key], ours[key]):
+        elif not same(theirs[key], ours[key], key):
             problems.append(f"{key}: Accelerate {theirs[key]!r}, accel {ours[key]!r}")
     return len(theirs), problems
 
@@ -121,7 +166,8 @@ def compare_updates(pairs):
 
 def main():
     files = sys.argv[1:] or sorted(glob.glob(os.path.join(ROOT, "config-templates", "*.yaml")) +
-                                   glob.glob(os.path.join(ROOT, "tests", "golden", "*.yaml")))
+                                   glob.glob(os.path.join(ROOT, "tests", "golden", "*.yaml")) +
+                                   glob.glob(os.path.join(ROOT, "tests", "peers", "corpus", "*")))
     tmp = tempfile.mkdtemp(prefix="accel-peers-")
     pairs = []
     if len(sys.argv) == 1:
@@ -134,13 +180,8 @@ def main():
     failed = 0
     for path in files:
         name = os.path.relpath(path, ROOT) if path.startswith(ROOT) else os.path.basename(path)
-        try:
-            count, problems = compare(path)
-        except Exception as e:  # a file one side rejects is a difference too
-            print(f"FAIL {name}: {type(e).__name__}: {e}")
-            failed += 1
-            continue
-        print(f"{'FAIL' if problems else 'ok  '} {name}: {count} values")
+        count, problems = compare(path)
+        print(f"{'FAIL' if problems else 'ok  '} {name}: {f'{count} values' if count else 'refused by both'}")
         for p in problems:
             print(f"       {p}")
         failed += bool(problems)

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// The signal dispositions a launcher inherits (lib/launch/signal_channel.h): a shell starts a
+// background command with SIGINT and SIGQUIT ignored, yet Ctrl-C's SIGINT sent to the launcher
+// still stops the job at once, the workers having started with the default disposition; nohup
+// ignores SIGHUP, and a hangup then neither stops the launcher nor reaches the workers. Real
+// launcher, real shells as workers.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <chrono>
+
+#include "tests/support/process.h"
+
+using namespace accel::test;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::string> launch(const std::vector<std::string>& wrapper, const std::vector<std::string>& worker) {
+  std::vector<std::string> argv = wrapper;
+  const std::vector<std::string> launcher = {accelBinary(), "launch", "--cpu", "--num_processes", "2", "--main_process_port",
+                                             "0", "--grace_period", "30", "--no_python"};
+  argv.insert(argv.end(), launcher.begin(), launcher.end());
+  argv.insert(argv.end(), worker.begin(), worker.end());
+  return argv;
+}
+
+std::vector<std::string> sh(const std::string& script) { return {"sh", "-c", script}; }
+
+// The signals a process ignores, from /proc (bit N-1 for signal N).
+unsigned long long ignoredSignals(const std::string& pid) {
+  const std::string status = slurp("/proc/" + pid + "/status");
+  const auto at = status.find("SigIgn:");
+  return at == std::string::npos ? ~0ULL : std::stoull(status.substr(at + 7, status.find('\n', at) - at - 7), nullptr, 16);
+}
+
+}  // namespace
+
+TEST_CASE("dispositions: SIGINT ignored on entry (a shell's &) is still acted on, and workers get it by default",
+          "[launch][signals][failure]") {
+  TempDir dir;
+  // `exec` keeps the ignore the shell set: the launcher starts as a background command would.
+  const std::string sig = GENERATE("INT", "QUIT");
+  BackgroundProcess launcher(launch({"sh", "-c", "trap '' " + sig + "; exec \"$@\"", "sh"}, {envWorker(), "--sleep", "60"}),
+                             hermeticEnv(dir));
+  REQUIRE(launcher.waitForOutput("pgid ", 2));
+  for (size_t at = 0; (at = launcher.output().find("] pid ", at)) != std::string::npos; ++at) {
+    const std::string pid = launcher.output().substr(at + 6, launcher.output().find('\n', at) - at - 6);
+    INFO("worker pid " << pid);
+    CHECK((ignoredSignals(pid) & ((1ULL << (SIGINT - 1)) | (1ULL << (SIGQUIT - 1)))) == 0);
+  }
+  const auto start = Clock::now();
+  launcher.signal(sig == "INT" ? SIGINT : SIGQUIT);
+  auto r = launcher.wait(60000);
+  const double took = std::chrono::duration<double>(Clock::now() - start).count();
+  INFO(sig << ": " << r.err);
+  CHECK(r.exit_code == 128 + (sig == "INT" ? SIGINT : SIGQUIT));
+  CHECK(took < 5);  // not the 30 s grace period: the workers did not ignore it
+  CHECK_FALSE(contains(r.err, "sending SIGKILL"));
+}
+
+TEST_CASE("dispositions: under nohup a hangup neither stops the launcher nor reaches the workers",
+          "[launch][signals][failure]") {
+  TempDir dir;
+  BackgroundProcess launcher(launch({"nohup"}, sh("echo started; sleep 2; echo done")), hermeticEnv(dir));
+  REQUIRE(launcher.waitForOutput("started", 2));
+  launcher.signal(SIGHUP);
+  auto r = launcher.wait(60000);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "[rank 0] done"));
+  CHECK(contains(r.out, "[rank 1] done"));
+  CHECK_FALSE(contains(r.err, "SIGHUP"));
+}
+
+TEST_CASE("dispositions: without nohup a hangup stops the job, forwarded to the workers", "[launch][signals][failure]") {
+  TempDir dir;
+  BackgroundProcess launcher(launch({}, sh("echo started; sleep 60")), hermeticEnv(dir));
+  REQUIRE(launcher.waitForOutput("started", 2));
+  launcher.signal(SIGHUP);
+  auto r = launcher.wait(60000);
+  INFO(r.err);
+  CHECK(r.exit_code == 128 + SIGHUP);
+  CHECK(contains(r.err, "received SIGHUP: forwarding it to every worker"));
+}
