@@ -72,22 +72,32 @@ std::string CollectiveCall::describe() const {
   return text;
 }
 
-std::string CollectiveCall::numbered() const { return fmt::format("#{} {}", seq, describe()); }
+std::string CollectiveCall::numbered() const { return fmt::format("#{} {}", shown ? shown : seq, describe()); }
+
+namespace {
+thread_local uint64_t tl_outer = 0;
+}  // namespace
+
+StepsOf::StepsOf(uint64_t outer) : previous_(tl_outer) { tl_outer = outer; }
+StepsOf::~StepsOf() { tl_outer = previous_; }
+uint64_t StepsOf::current() { return tl_outer; }
 
 std::array<int64_t, CollectiveCall::kWords> CollectiveCall::words() const {
   return {static_cast<int64_t>(seq), static_cast<int64_t>(kind), static_cast<int64_t>(dtype), static_cast<int64_t>(op), root,
-          static_cast<int64_t>(count)};
+          static_cast<int64_t>(count), static_cast<int64_t>(shown)};
 }
 
 std::optional<CollectiveCall> CollectiveCall::fromWords(const int64_t* w) {
   if (w[0] < 0 || w[1] < 0 || w[1] > static_cast<int64_t>(CallKind::Barrier) || w[2] < 0 ||
-      w[2] > static_cast<int64_t>(DataType::U8) || w[3] < 0 || w[3] > static_cast<int64_t>(ReduceOp::Product) || w[5] < 0) {
+      w[2] > static_cast<int64_t>(DataType::U8) || w[3] < 0 || w[3] > static_cast<int64_t>(ReduceOp::Product) || w[5] < 0 ||
+      w[6] < 0) {
     return std::nullopt;
   }
   CollectiveCall c = of(static_cast<CallKind>(w[1]), static_cast<DataType>(w[2]), static_cast<uint64_t>(w[5]));
   c.seq = static_cast<uint64_t>(w[0]);
   c.op = static_cast<ReduceOp>(w[3]);
   c.root = static_cast<int>(w[4]);
+  c.shown = static_cast<uint64_t>(w[6]);
   return c;
 }
 

@@ -21,6 +21,9 @@ enum class CallKind : uint8_t { AllReduce, Broadcast, AllGather, AllGatherV, Red
 
 struct CollectiveCall {
   uint64_t seq = 0;  // 1, 2, … in the order the group's operations were issued (OpQueue numbers them)
+  // The number messages give it when that is another: a step of a larger group's operation
+  // (hierarchical_backend.h) is shown with that operation's number, which the user's code made.
+  uint64_t shown = 0;
   CallKind kind = CallKind::Barrier;
   DataType dtype = DataType::U8;
   ReduceOp op = ReduceOp::Sum;  // reductions only
@@ -36,14 +39,28 @@ struct CollectiveCall {
   std::string describe() const;
   // "#12 all_reduce (f32 x 1000) sum": the same with its place in the sequence.
   std::string numbered() const;
-  // The fields as integers (seq, kind, dtype, op, root, count), for an all_gather, and back
-  // (nullopt when a value is out of range).
-  static constexpr size_t kWords = 6;
+  // The fields as integers (seq, kind, dtype, op, root, count, shown), for an all_gather, and
+  // back (nullopt when a value is out of range).
+  static constexpr size_t kWords = 7;
   std::array<int64_t, kWords> words() const;
   static std::optional<CollectiveCall> fromWords(const int64_t* words);
   // The same words as a line of text, for the store, and back (nullopt for anything else).
   std::string encode() const;
   static std::optional<CollectiveCall> decode(const std::string& text);
+};
+
+// While one lives on a thread, the calls numbered there (OpQueue::submit) are steps of the
+// larger group's operation `outer`, and messages show that number (CollectiveCall::shown).
+class StepsOf {
+ public:
+  explicit StepsOf(uint64_t outer);
+  ~StepsOf();
+  StepsOf(const StepsOf&) = delete;
+  StepsOf& operator=(const StepsOf&) = delete;
+  static uint64_t current();  // 0 outside any
+
+ private:
+  uint64_t previous_;
 };
 
 // The error text when ranks' calls differ: every rank's call (nullopt: unknown, it was not seen

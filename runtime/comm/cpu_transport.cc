@@ -26,7 +26,7 @@ void warnLine(const CpuTransportOptions& o, const std::string& line) {
 // The ranks of one host (`members`, group ranks) over shared memory, or Gloo when it cannot be
 // mapped there. `store` is theirs alone.
 std::unique_ptr<Backend> hostBackend(Store& store, int index, const std::vector<int>& members,
-                                     const CpuTransportOptions& o, std::string& transport) {
+                                     const CpuTransportOptions& o, std::string& transport, const std::string& part) {
   const int n = static_cast<int>(members.size());
   if (n > 1 && o.shm) {
     ShmOptions shm;
@@ -34,6 +34,7 @@ std::unique_ptr<Backend> hostBackend(Store& store, int index, const std::vector<
     shm.slot_bytes = o.shm_chunk_bytes ? o.shm_chunk_bytes : ShmOptions::slotBytesFor(n);
     shm.names = members;
     shm.diagnose = o.gloo.diagnose;
+    shm.part = part;
     std::string why_not;
     PrefixStore segment("shm", store);
     if (auto b = ShmBackend::create(segment, index, n, shm, why_not)) {
@@ -44,7 +45,10 @@ std::unique_ptr<Backend> hostBackend(Store& store, int index, const std::vector<
   }
   transport = "Gloo";
   PrefixStore gloo("gloo", store);
-  return std::make_unique<GlooBackend>(gloo, index, n, o.gloo);
+  GlooOptions options = o.gloo;
+  options.part = part;
+  if (!part.empty()) options.names = members;
+  return std::make_unique<GlooBackend>(gloo, index, n, options);
 }
 
 }  // namespace
@@ -64,7 +68,8 @@ std::unique_ptr<Backend> makeCpuBackend(Store& store, int rank, int size, const 
   const auto& members = layout.hosts[static_cast<size_t>(host)];
   PrefixStore mine(fmt::format("host{}", host), store);
   std::string transport;
-  auto local = hostBackend(mine, layout.localIndex(rank), members, o, transport);
+  const std::string part = layout.hosts.size() == 1 ? "" : fmt::format("its step within its machine (ranks {})", fmt::join(members, ","));
+  auto local = hostBackend(mine, layout.localIndex(rank), members, o, transport, part);
   if (layout.hosts.size() == 1) {
     if (o.log && rank == 0) o.log(fmt::format("{} ranks on one host: {}", size, transport));
     return local;
@@ -77,6 +82,7 @@ std::unique_ptr<Backend> makeCpuBackend(Store& store, int rank, int size, const 
   if (members.front() == rank) {
     GlooOptions gloo = o.gloo;
     gloo.names = leader_ranks;
+    gloo.part = fmt::format("its step between the machines' leaders (ranks {})", fmt::join(leader_ranks, ","));
     leaders = std::make_unique<GlooBackend>(between, host, hosts, gloo);
   }
   // Every rank reads the leaders' verdict: a non-leader's own error is only "its leader gave up".

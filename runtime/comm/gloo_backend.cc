@@ -156,7 +156,8 @@ GlooBackend::GlooBackend(Store& store, int rank, int size, GlooOptions options)
   const int name = options_.names.empty() ? rank_ : options_.names[static_cast<size_t>(rank_)];
   queue_ = std::make_unique<OpQueue>(
       groupFailureText(name, size_, options_.diagnose,
-                       [this](const CollectiveCall& call, const std::exception&) { return watch_->lookBack(call.seq); }),
+                       [this](const CollectiveCall& call, const std::exception&) { return watch_->lookBack(call.seq); },
+                       options_.part),
       OpQueue::Watch{watch_.get(), [this] { abortRunning(); }});
 }
 

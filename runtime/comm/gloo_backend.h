@@ -27,6 +27,7 @@ struct GlooOptions {
   // After a failure: what else is known of the ranks that did not arrive (failure_clues.h).
   Diagnose diagnose;
   std::vector<int> names;  // how messages call each member (default: its rank in this group)
+  std::string part;        // a step of a larger group (op_queue.h: groupFailureText), or ""
 };
 
 class GlooBackend : public Backend {

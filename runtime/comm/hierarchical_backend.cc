@@ -35,7 +35,8 @@ HierarchicalBackend::~HierarchicalBackend() = default;
 // A leader whose step between hosts failed gives up its host's step too, so the ranks of its
 // host waiting there fail now rather than at their timeout.
 WorkPtr HierarchicalBackend::submit(const CollectiveCall& call, std::function<void()> run) {
-  return queue_->submit(call, [this, run = std::move(run)](const CollectiveCall&) {
+  return queue_->submit(call, [this, run = std::move(run)](const CollectiveCall& numbered) {
+    const StepsOf steps(numbered.shown ? numbered.shown : numbered.seq);  // the parts' calls carry this number
     try {
       run();
     } catch (...) {

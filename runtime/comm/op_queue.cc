@@ -37,6 +37,7 @@ WorkPtr OpQueue::submit(CollectiveCall call, Run run, bool small) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     task.call.seq = ++submitted_;
+    task.call.shown = StepsOf::current();
     if (!small || running_ || !queue_.empty()) {
       queue_.push_back(std::move(task));
       wake_.notify_one();
@@ -105,13 +106,14 @@ void OpQueue::watchLoop() {
   }
 }
 
-OpQueue::FailureText groupFailureText(int rank, int size, Diagnose diagnose, Investigate investigate) {
-  return [rank, size, diagnose = std::move(diagnose), investigate = std::move(investigate)](
+OpQueue::FailureText groupFailureText(int rank, int size, Diagnose diagnose, Investigate investigate, std::string part) {
+  return [rank, size, diagnose = std::move(diagnose), investigate = std::move(investigate), part = std::move(part)](
              const std::string& description, const CollectiveCall& call, const std::exception& error) {
     const Findings found = investigate ? investigate(call, error) : Findings{};
-    if (!found.verdict.empty()) return fmt::format("{} failed on rank {} of {}: {}", description, rank, size, found.verdict);
+    const std::string head = part.empty() ? fmt::format("{} failed on rank {} of {}", description, rank, size) : part;
+    if (!found.verdict.empty()) return fmt::format("{}: {}", head, found.verdict);
     const std::string cause = diagnose ? diagnose(found.clues) : "";
-    return fmt::format("{} failed on rank {} of {}: {}{}", description, rank, size, error.what(), cause.empty() ? "" : "; " + cause);
+    return fmt::format("{}: {}{}", head, error.what(), cause.empty() ? "" : "; " + cause);
   };
 }
 

@@ -82,7 +82,10 @@ using Investigate = std::function<Findings(const CollectiveCall& call, const std
 // The failure text of every CPU backend: "<operation> failed on rank R of N: <what>; <cause>",
 // the cause from `diagnose` given what `investigate` found (which ranks did not arrive and
 // what became of them), when it knows one. A verdict that ranks called different collectives
-// replaces what and cause.
-OpQueue::FailureText groupFailureText(int rank, int size, Diagnose diagnose, Investigate investigate = {});
+// replaces what and cause. A backend that runs one step of a larger group's operations
+// (hierarchical_backend.h) names that `part` instead of its own operation, rank and size:
+// the larger group's message says those.
+OpQueue::FailureText groupFailureText(int rank, int size, Diagnose diagnose, Investigate investigate = {},
+                                      std::string part = {});
 
 }  // namespace accel

@@ -69,7 +69,8 @@ ShmBackend::ShmBackend(std::unique_ptr<ShmSegment> segment, std::unique_ptr<Call
                                                         Findings f{watch_->knownVerdict(), {}};
                                                         if (steps_.lastMissing() >= 0) f.clues.told = {steps_.lastMissing()};
                                                         return f;
-                                                      }));
+                                                      },
+                                                      options_.part));
 }
 
 ShmBackend::~ShmBackend() = default;

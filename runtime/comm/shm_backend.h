@@ -38,6 +38,7 @@ struct ShmOptions {
     return std::clamp<size_t>((8u << 20) / static_cast<size_t>(std::max(members, 1)), 256u << 10, 1u << 20);
   }
   std::vector<int> names;  // each member's rank as messages call it (default: its member index)
+  std::string part;        // a step of a larger group (op_queue.h: groupFailureText), or ""
   Diagnose diagnose;  // after a failure: what else is known of the ranks that did not arrive
 };
 

@@ -67,3 +67,32 @@ TEST_CASE("mismatched collectives under ACCEL_DEBUG=DETAIL: refused before they 
   const double limit = std::getenv("ACCEL_TEST_QUICK") ? 10.0 : 0.9;
   expectEveryRankNames("count", {{"ACCEL_SHM", shm}, {"ACCEL_DEBUG", "DETAIL"}}, limit, "checked before it ran (ACCEL_DEBUG=DETAIL)");
 }
+
+TEST_CASE("mismatched collectives across emulated machines: named with the group's own numbers", "[failure][comm]") {
+  // Ranks 0,1 on machine a, 2,3 on machine b (ACCEL_HOST_ID): shared memory inside each, Gloo
+  // between the leaders. Rank 3 deviates inside machine b's step: the message gives the call's
+  // number in the job's group (#4: three all_reduces came before it), names the step, and never
+  // the step's own group size ("rank 3 of 2").
+  TempDir dir;
+  const std::string port = std::to_string(accel::test::freeLoopbackPort());
+  std::vector<std::unique_ptr<BackgroundProcess>> ranks;
+  for (int r = 0; r < 4; ++r) {
+    std::map<std::string, std::string> env = {{"RANK", std::to_string(r)}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", std::to_string(r % 2)},
+                                              {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port},
+                                              {"ACCEL_STORE_TOKEN", "mismatch-test"}, {"GLOO_SOCKET_IFNAME", "lo"},
+                                              {"ACCEL_COLLECTIVE_TIMEOUT", "300"}, {"ACCEL_HOST_ID", r < 2 ? "a" : "b"}};
+    ranks.push_back(std::make_unique<BackgroundProcess>(std::vector<std::string>{accel::test::runtimeWorker(), "mismatch", "count"},
+                                                        accel::test::hermeticEnv(dir, env)));
+  }
+  for (int r = 0; r < 4; ++r) {
+    auto res = ranks[static_cast<size_t>(r)]->wait(60000);
+    INFO("rank " << r << ":\n" << res.err);
+    CHECK(res.exit_code == 3);
+    CHECK(res.err.find(" of 2") == std::string::npos);
+    if (r >= 2) {
+      CHECK(res.err.find("failed on rank " + std::to_string(r) + " of 4: its step within its machine (ranks 2,3): ranks "
+                         "called different collectives: rank 2 called #4 all_reduce (f32 x 1000) sum; rank 3 called #4 "
+                         "all_reduce (f32 x 1001) sum") != std::string::npos);
+    }
+  }
+}
