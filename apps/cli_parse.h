@@ -30,13 +30,13 @@ inline std::string flagSpellings(const std::string& name) {
   return dashes == name ? "--" + name : "--" + name + ",--" + dashes;
 }
 
-// Checks with accel's wording ("'x' is not a whole number"), where CLI11's own validators would
+// Checks with accel's wording ("'x' is not an integer", whyNotInteger), where CLI11's own validators would
 // print a range of 300 digits.
 inline CLI::Validator wholeNumberAtLeast(long long min) {
   return CLI::Validator(
       [min](std::string& text) -> std::string {
         auto n = parseInt(text);
-        if (!n) return "'" + text + "' is not a whole number";
+        if (!n) return whyNotInteger(text, min);
         return *n < min ? fmt::format("must be at least {} (got {})", min, *n) : "";
       },
       "");

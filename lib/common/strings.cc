@@ -101,6 +101,19 @@ std::optional<long long> parseInt(std::string_view text) {
   return value;
 }
 
+bool isIntegerText(std::string_view text) {
+  const std::string_view digits = text.substr(!text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0);
+  return !digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+std::string whyNotInteger(std::string_view text, long long min, long long max) {
+  const auto value = parseInt(text);
+  if (value && *value >= min && *value <= max) return "";
+  const std::string quoted = "'" + std::string(text) + "'";
+  if (!isIntegerText(text)) return quoted + " is not an integer";
+  return quoted + " is out of range: it must be from " + std::to_string(min) + " to " + std::to_string(max);
+}
+
 std::optional<double> parseDouble(std::string_view text) {
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
   if (text.empty()) return std::nullopt;

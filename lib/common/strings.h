@@ -2,6 +2,7 @@
 // Small string helpers shared by every layer. Pure functions; thread-safe.
 #pragma once
 
+#include <climits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,12 @@ std::optional<std::string> didYouMean(std::string_view word,
 
 // Parses a whole string as a base-10 integer (optional sign); nullopt on anything else.
 std::optional<long long> parseInt(std::string_view text);
+// An optional sign and decimal digits: an integer, whether or not long long holds it.
+bool isIntegerText(std::string_view text);
+// Why `text` is not an integer from `min` to `max`, for a message that names the value's source
+// first: "'4x' is not an integer", "'99999999999999999999' is out of range: it must be from 1 to
+// 9223372036854775807" (digits past long long are out of range too); "" when it is one.
+std::string whyNotInteger(std::string_view text, long long min = LLONG_MIN, long long max = LLONG_MAX);
 // Parses a whole string as a finite decimal floating-point number; nullopt on anything else.
 std::optional<double> parseDouble(std::string_view text);
 

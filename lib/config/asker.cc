@@ -29,12 +29,12 @@ long long Asker::integer(std::string_view prompt, std::optional<long long> defau
     if (answer.empty() && default_value) return *default_value;
     auto value = parseInt(answer);
     if (value && *value >= min && *value <= max) return *value;
-    if (value && *value < min) {
-      prompter_.say(fmt::format("Please enter an integer of at least {}.", min));
-    } else if (value) {
-      prompter_.say(fmt::format("Please enter an integer of at most {}.", max));
-    } else {
+    if (!isIntegerText(answer)) {
       prompter_.say(error);
+    } else if (value ? *value < min : answer[0] == '-') {  // no value: digits past long long
+      prompter_.say(fmt::format("Please enter an integer of at least {}.", min));
+    } else {
+      prompter_.say(fmt::format("Please enter an integer of at most {}.", max));
     }
   }
 }

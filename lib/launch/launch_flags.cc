@@ -54,9 +54,16 @@ const FlagIndex& flagIndex() {
                    guess ? "did you mean '" + *guess + "'?" : "run `accel launch --help` to list the options");
 }
 
-template <typename T>
-T convertOrFail(const std::string& flag, const std::string& text, std::optional<T> value, const char* what) {
-  if (!value) throw UsageError(fmt::format("--{}: '{}' is not {}", flag, text, what));
+long long integerOrFail(const LauncherFlag& row, const std::string& text) {
+  if (const std::string why = whyNotInteger(text, row.min, row.max); !why.empty()) {
+    throw UsageError(fmt::format("--{}: {}", row.name, why));
+  }
+  return *parseInt(text);
+}
+
+double numberOrFail(const std::string& flag, const std::string& text) {
+  auto value = parseDouble(text);
+  if (!value) throw UsageError(fmt::format("--{}: '{}' is not a number", flag, text));
   return *value;
 }
 
@@ -69,9 +76,9 @@ void apply(const LauncherFlag& row, const std::string& text, LaunchOptions& o) {
         if constexpr (std::is_same_v<Field, bool>) {
           o.*field = true;
         } else if constexpr (std::is_same_v<Field, std::optional<long long>>) {
-          o.*field = convertOrFail(flag, text, parseInt(text), "an integer");
+          o.*field = integerOrFail(row, text);
         } else if constexpr (std::is_same_v<Field, std::optional<double>>) {
-          o.*field = convertOrFail(flag, text, parseDouble(text), "a number");
+          o.*field = numberOrFail(flag, text);
         } else if constexpr (std::is_same_v<Field, std::vector<std::string>>) {
           (o.*field).push_back(text);
         } else {
@@ -174,8 +181,9 @@ nlohmann::json typedFlagValue(const std::string& key, const std::string& text) {
     }
     case ValueType::Int: {
       auto v = parseInt(text);
-      if (!v || *v < spec.min || *v > spec.max) return fail();
-      return *v;
+      // No value: not an integer, or digits past long long, which are out of range, not "not an integer".
+      if (!v) throw UsageError(fmt::format("{}: {}", flag, whyNotInteger(text, spec.min, spec.max)));
+      return *v >= spec.min && *v <= spec.max ? nlohmann::json(*v) : fail();
     }
     case ValueType::Float: {
       auto v = parseDouble(text);

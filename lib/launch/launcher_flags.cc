@@ -25,9 +25,10 @@ std::vector<LauncherFlag> build() {
       {"use_parallelism_config", "", &O::use_parallelism_config, kHardware,
        "with --use_fsdp and FSDP 2: export parallelism_config (PARALLELISM_CONFIG_*; on by itself when the config "
        "file has one)"},
-      {"num_cpu_threads_per_process", "", &O::num_cpu_threads_per_process, kLauncher,
-       "OMP_NUM_THREADS per worker (default: $OMP_NUM_THREADS, else physical cores / local workers)"},
-      {"max_restarts", "", &O::max_restarts, kLauncher, "restart the whole group up to N times after a failure"},
+      {.name = "num_cpu_threads_per_process", .field = &O::num_cpu_threads_per_process, .group = kLauncher,
+       .help = "OMP_NUM_THREADS per worker (default: $OMP_NUM_THREADS, else physical cores / local workers)", .min = 1},
+      {.name = "max_restarts", .field = &O::max_restarts, .group = kLauncher,
+       .help = "restart the whole group up to N times after a failure", .min = 0},
       {"monitor_interval", "", &O::monitor_interval, kLauncher, "torchrun's polling interval: accepted and ignored with a note (accel sees exits at once)"},
       {"grace_period", "", &O::grace_period, kLauncher, "seconds between SIGTERM and SIGKILL when stopping workers (default 10)"},
       {"tee", "t", &O::tee, kLauncher, "streams on the console: 3 both (default), 1 stdout, 2 stderr, 0 none; or LOCAL_RANK:N,…"},
@@ -39,9 +40,10 @@ std::vector<LauncherFlag> build() {
       {"rdzv_conf", "", &O::rdzv_conf, kLauncher,
        "torchrun's rendezvous settings, KEY=VALUE,…: join_timeout=SECONDS (how long machines wait for each other, "
        "default 600) is honoured; other keys are ignored with a note (the rendezvous is static)"},
-      {"job_port", "", &O::job_port, kLauncher,
-       "several machines: port of the launchers' job channel on machine 0 (default: $ACCEL_JOB_PORT, else "
-       "main_process_port + 1)"},
+      {.name = "job_port", .field = &O::job_port, .group = kLauncher,
+       .help = "several machines: port of the launchers' job channel on machine 0 (default: $ACCEL_JOB_PORT, else "
+               "main_process_port + 1)",
+       .min = 1, .max = 65535},
       {"heartbeat_timeout", "", &O::heartbeat_timeout, kLauncher,
        "several machines: seconds without word from a machine's launcher before it counts as lost and the job stops "
        "(default: $ACCEL_HEARTBEAT_TIMEOUT, else 30)"},

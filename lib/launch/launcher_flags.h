@@ -4,6 +4,7 @@
 // the field's type says how the flag parses (bool: a switch; a list: repeatable).
 #pragma once
 
+#include <climits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,11 +23,13 @@ using LaunchField = std::variant<bool LaunchOptions::*, std::string LaunchOption
 
 struct LauncherFlag {
   std::string_view name;        // underscore spelling, without "--"
-  std::string_view short_name;  // "t" for -t; empty for none
+  std::string_view short_name = {};  // "t" for -t; empty for none
   LaunchField field;            // what it fills; ignored when `unsupported` is set
   std::string_view group;
   std::string_view help;
   std::string_view unsupported = {};  // "TPU", "SageMaker": accepted only to say accel does not launch it
+  long long min = LLONG_MIN;           // an integer flag's range
+  long long max = LLONG_MAX;
 };
 
 // The group of the launcher's own settings, listed after the config-key flags in --help.

@@ -147,9 +147,10 @@ std::optional<long long> number(const std::map<std::string, std::string>& env, c
   // SLURM_GPUS_ON_NODE may look like "8" or "8(x2)"; the count comes first.
   std::string digits = it->second.substr(0, it->second.find_first_not_of("0123456789"));
   auto value = parseInt(digits);
-  if (!value) throw UsageError(fmt::format("{}='{}' is not a number", name, it->second));
-  // Node and GPU counts far past any cluster are damage; bounded, their products cannot overflow.
-  if (*value > kMaxSlurmCount) {
+  if (digits.empty()) throw UsageError(fmt::format("{}='{}' is not a number", name, it->second));
+  // Node and GPU counts far past any cluster (or past long long) are damage; bounded, their
+  // products cannot overflow.
+  if (!value || *value > kMaxSlurmCount) {
     throw UsageError(fmt::format("{}='{}' is out of range (at most {})", name, it->second, kMaxSlurmCount),
                      "check the job's SLURM_* variables, or unset SLURM_JOB_ID to launch without SLURM");
   }

@@ -140,15 +140,16 @@ TEST_CASE("wizard: dynamo with custom options and fp8 TE", "[wizard]") {
 TEST_CASE("wizard: bad answers are explained and asked again", "[wizard]") {
   TempDir dir;
   // menu: 7 is out of range, "gpu" is no choice's text; yes/no: "y" is rejected like
-  // Accelerate; processes: "four", then 1 (multi-GPU needs 2), then 4; gpu ids: "0,x", "0,1"
-  // (too few for 4 processes), then all
-  auto r = wizard(dir, "7\ngpu\n2\n\ny\n\n\n\n\n\nfour\n1\n4\n0,x\n0,1\n\n\n\n");
+  // Accelerate; processes: "four", a number past long long, then 1 (multi-GPU needs 2), then 4;
+  // gpu ids: "0,x", "0,1" (too few for 4 processes), then all
+  auto r = wizard(dir, "7\ngpu\n2\n\ny\n\n\n\n\n\nfour\n99999999999999999999\n1\n4\n0,x\n0,1\n\n\n\n");
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("'7' is not one of the choices") != std::string::npos);
   CHECK(r.out.find("'gpu' is not one of the choices") != std::string::npos);
   CHECK(r.out.find("Please enter yes or no.") != std::string::npos);
   CHECK(r.out.find("Please enter an integer.") != std::string::npos);
+  CHECK(r.out.find("Please enter an integer of at most 9223372036854775807.") != std::string::npos);
   CHECK(r.out.find("multi-GPU on one machine needs at least 2 processes") != std::string::npos);
   CHECK(r.out.find("is not `all` or a comma-separated list of GPU indices") != std::string::npos);
   CHECK(r.out.find("Please list at least 4 GPU ids") != std::string::npos);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "lib/common/error.h"
+#include "lib/common/strings.h"
 #include "lib/config/schema.h"
 #include "lib/launch/launch_env.h"
 #include "lib/launch/launch_flags.h"
@@ -110,6 +111,25 @@ TEST_CASE("launch flags: a bad command line names the word and the fix", "[launc
   CHECK_THROWS_WITH(workerEnv({"--fp8_margin", "x", "--cpu"}), "--fp8_margin: 'x' is not an integer");
   CHECK_THROWS_WITH(workerEnv({"--cpu", "--use_parallelism_config"}),
                     "--use_parallelism_config needs --use_fsdp with FSDP 2");
+}
+
+TEST_CASE("launch flags: digits past long long are out of range, with the range, not 'not an integer'", "[launch][flags]") {
+  const std::string huge = "99999999999999999999";
+  CHECK(usageError({"--max_restarts", huge, "p"}) ==
+        "--max_restarts: '" + huge + "' is out of range: it must be from 0 to 9223372036854775807 | ");
+  CHECK(usageError({"--job_port", huge, "p"}) == "--job_port: '" + huge + "' is out of range: it must be from 1 to 65535 | ");
+  CHECK(usageError({"--num_cpu_threads_per_process", "-" + huge, "p"}) ==
+        "--num_cpu_threads_per_process: '-" + huge + "' is out of range: it must be from 1 to 9223372036854775807 | ");
+  // Config-key flags, typed by the schema's range.
+  CHECK_THROWS_WITH(workerEnv({"--cpu", "--num_processes", huge}),
+                    "--num_processes: '" + huge + "' is out of range: it must be from 1 to 9223372036854775807");
+  CHECK_THROWS_WITH(workerEnv({"--cpu", "--main_process_port", huge}),
+                    "--main_process_port: '" + huge + "' is out of range: it must be from 0 to 65535");
+  CHECK_THROWS_WITH(workerEnv({"--cpu", "--fp8_margin", huge}),
+                    "--fp8_margin: '" + huge + "' is out of range: it must be from -9223372036854775808 to 9223372036854775807");
+  CHECK(whyNotInteger("12", 1, 65535).empty());
+  CHECK(whyNotInteger("1x", 1, 65535) == "'1x' is not an integer");
+  CHECK(whyNotInteger("+", 1, 65535) == "'+' is not an integer");
 }
 
 TEST_CASE("launch flags: Accelerate 1.15's newer flags export as Accelerate exports them", "[launch][flags]") {

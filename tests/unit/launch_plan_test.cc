@@ -73,6 +73,10 @@ TEST_CASE("slurm hostlists expand like scontrol show hostnames", "[slurm]") {
   CHECK(s->gpus_on_node == 8);
   CHECK_FALSE(s->in_step);
   CHECK_FALSE(detectSlurm({{"PATH", "/bin"}}));
+  // Digits past long long are a count out of range, not "not a number".
+  CHECK_THROWS_WITH(detectSlurm({{"SLURM_JOB_ID", "9"}, {"SLURM_NODEID", "0"}, {"SLURM_NNODES", "99999999999999999999"},
+                                 {"SLURM_JOB_NODELIST", "n1"}}),
+                    "SLURM_NNODES='99999999999999999999' is out of range (at most 1048576)");
 }
 
 TEST_CASE("plan: ranks, world and rendezvous for machine 1 of 2", "[plan]") {
