@@ -6,9 +6,9 @@
 // checkpoint loadable. The previous checkpoint is kept, older ones are removed, and so is what
 // a killed save left (its temporary directory or file, a directory it never committed): by the
 // next save, so a resumed run cleans up as soon as it saves; loading ignores it. Loading
-// refuses another world size, a missing part or a bad checksum, naming it. A directory belongs
-// to one job at a time (directory_lock.h). Collective: every rank of `group` calls, in the same
-// order. Blocking.
+// refuses another world size, a missing part, a bad checksum or a manifest cut short, naming
+// it. A directory belongs to one job at a time (directory_lock.h). Collective: every rank of
+// `group` calls, in the same order. Blocking.
 #pragma once
 
 #include <cstdint>

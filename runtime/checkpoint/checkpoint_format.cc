@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/checkpoint/checkpoint_format.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "lib/common/error.h"
+#include "lib/common/strings.h"
 
 namespace accel {
 
@@ -26,8 +28,58 @@ std::optional<T> parseWord(const std::string& text, int base = 10) {
   return value;
 }
 
+constexpr const char* kOlderCheckpoint =
+    "resume from an older checkpoint: the previous step-N directory beside it has its own manifest (write its name "
+    "into `latest`, or pass that directory)";
+
+std::string changedHint() { return fmt::format("it was changed after accel wrote it; {}", kOlderCheckpoint); }
+
 [[noreturn]] void damaged(const std::string& path, const std::string& what) {
-  throw Error(fmt::format("{}: a damaged {}", path, what), "the checkpoint is corrupt; resume from an earlier one");
+  throw DamagedManifest(fmt::format("{}: a damaged {}", path, what), changedHint());
+}
+
+[[noreturn]] void truncated(const std::string& path, const std::string& what) {
+  throw DamagedManifest(fmt::format("checkpoint manifest {} is truncated: {}", path, what),
+              fmt::format("a writer or a copy that stopped mid-way cut it short, or it was damaged since; {}", kOlderCheckpoint));
+}
+
+// A line of the file for a message: quoted, and shortened when long (a damaged file may hold anything).
+std::string quoted(const std::string& line) {
+  return "'" + (line.size() <= 40 ? line : line.substr(0, 40) + "...") + "'";
+}
+
+// formatManifest ends every line with a newline: text without one at the end was cut mid-line.
+void checkEnding(const std::string& text, const std::string& path) {
+  if (text.empty()) truncated(path, "it is empty (0 bytes)");
+  if (text.back() == '\n') return;
+  const size_t last = text.rfind('\n') + 1;  // 0 when there is no newline at all
+  truncated(path, fmt::format("it ends after {} bytes, in the middle of line {} ({})", text.size(),
+                              std::count(text.begin(), text.end(), '\n') + 1, quoted(text.substr(last))));
+}
+
+// The first line `m` lacks of those formatManifest writes (world_size, step, one part per rank,
+// in that order), and whether all lines after it are missing too: a file cut short, where a
+// line missing between others is damage. Empty when it lacks none.
+std::pair<std::string, bool> firstMissing(const Manifest& m, bool has_world, bool has_step) {
+  if (!has_world) return {"world_size line", !has_step && m.parts.empty()};
+  if (!has_step) return {"step line", m.parts.empty()};
+  int rank = 0;
+  while (rank < m.world && m.parts.count(rank)) ++rank;  // at most parts.size() + 1 rounds
+  if (rank == m.world) return {"", false};
+  const auto later = m.parts.upper_bound(rank);
+  const bool tail = later == m.parts.end() || later->first >= m.world;
+  const std::string ranks = !tail || rank == m.world - 1 ? fmt::format("rank {}", rank) : fmt::format("ranks {} to {}", rank, m.world - 1);
+  return {fmt::format("part line for {} (world_size {})", ranks, m.world), tail};
+}
+
+void checkComplete(const std::string& text, const Manifest& m, bool has_world, bool has_step, const std::string& path) {
+  const auto [missing, tail] = firstMissing(m, has_world, has_step);
+  if (missing.empty()) return;
+  if (!tail) throw DamagedManifest(fmt::format("checkpoint manifest {} is damaged: it has no {}", path, missing), changedHint());
+  const size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  const size_t last = text.rfind('\n', text.size() - 2) + 1;  // the start of the last line
+  truncated(path, fmt::format("it ends after line {} ({}) with no {}", lines, quoted(text.substr(last, text.size() - 1 - last)),
+                              missing));
 }
 
 }  // namespace
@@ -41,11 +93,17 @@ std::string formatManifest(const Manifest& m) {
 // Words, not lines. Each value is read as a whole word, so that "step 12abc" or an
 // out-of-range number is reported as damage instead of half-read or silently ending the parse.
 Manifest parseManifest(const std::string& text, const std::string& path) {
+  static const std::string kHead = "accel-checkpoint 1\n";
+  if (!startsWith(text, "accel-checkpoint") && !startsWith(kHead, text)) {
+    throw DamagedManifest(path + " is not an accel checkpoint manifest", changedHint());
+  }
+  checkEnding(text, path);
   Manifest m;
+  bool has_world = false, has_step = false;
   std::istringstream in(text);
   std::string word;
   in >> word;
-  if (word != "accel-checkpoint") throw Error(path + " is not an accel checkpoint manifest");
+  if (word != "accel-checkpoint") throw DamagedManifest(path + " is not an accel checkpoint manifest", changedHint());
   in >> word;
   if (word != "1") {
     throw Error(fmt::format("{} is checkpoint format version {}; this accel reads version 1", path, word),
@@ -59,12 +117,14 @@ Manifest parseManifest(const std::string& text, const std::string& path) {
   while (in >> word) {
     if (word == "world_size") {
       auto v = parseWord<int>(next("world_size"));
-      if (!v) damaged(path, "'world_size' line");
+      if (!v || *v <= 0) damaged(path, "'world_size' line");
       m.world = *v;
+      has_world = true;
     } else if (word == "step") {
       auto v = parseWord<int64_t>(next("step"));
       if (!v) damaged(path, "'step' line");
       m.step = *v;
+      has_step = true;
     } else if (word == "part") {
       const std::string rank_text = next("part");
       auto rank = parseWord<int>(rank_text);
@@ -74,7 +134,7 @@ Manifest parseManifest(const std::string& text, const std::string& path) {
       m.parts[*rank] = {*size, *crc};
     }  // other words are skipped, as this reader always has: a later writer may add lines
   }
-  if (m.world <= 0) throw Error(path + " has no world_size");
+  checkComplete(text, m, has_world, has_step, path);
   return m;
 }
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <string>
 
+#include "lib/common/error.h"
 #include "runtime/checkpoint/checkpoint.h"
 
 namespace accel {
@@ -31,9 +32,18 @@ struct Manifest {
   bool operator==(const Manifest&) const = default;
 };
 
+// A manifest that is not as formatManifest wrote it: cut short, or changed since. Its hint points
+// at the older checkpoint a save keeps.
+class DamagedManifest : public Error {
+ public:
+  using Error::Error;
+};
+
 std::string formatManifest(const Manifest& manifest);
-// `path` names the file in errors. Throws Error for another format version, a value that is not
-// a whole number in range, or no world_size; words it does not know are skipped.
+// `path` names the file in errors. Throws DamagedManifest for a file that is no manifest, a value
+// that is not a whole number in range, a file cut short ("is truncated": no newline at its end,
+// or lines missing after its last) and a line missing between others; Error for another format
+// version. Words it does not know are skipped.
 Manifest parseManifest(const std::string& text, const std::string& path);
 
 // A rank's part file in a checkpoint directory: "rank<R>.part".

@@ -4,6 +4,7 @@
 // the ranks: the directory's lock, rank 0's decision, every rank's finding.
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -63,6 +64,34 @@ std::string machineName() {
   return hostName();
 }
 
+// The newest checkpoint in DIR other than `name` (saves keep the previous one), or "".
+std::string olderCheckpoint(const std::string& dir, const std::string& name) {
+  std::string best;
+  long long best_step = -1;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string other = entry.path().filename().string();
+    if (!startsWith(other, "step-") || other == name || !fileExists(entry.path().string() + "/manifest")) continue;
+    const auto step = parseInt(other.substr(5, other.find('.') - 5));  // "step-3" or "step-3.1"
+    if (step && *step > best_step) {
+      best = other;
+      best_step = *step;
+    }
+  }
+  return best;
+}
+
+// Rank 0's manifest; when damaged, the hint names the older checkpoint to resume from instead.
+Manifest parseChosen(const std::string& dir, const Decision& d, const std::string& path) {
+  try {
+    return parseManifest(d.manifest_text, path);
+  } catch (const DamagedManifest& e) {
+    const std::string older = d.name == "." ? "" : olderCheckpoint(dir, d.name);
+    if (older.empty()) throw;
+    throw Error(e.what(), fmt::format("{}; here that is {}/{}", e.hint(), dir, older));
+  }
+}
+
 Decision decide(const std::string& dir, int world) {
   Decision d{"use", dir, "", "", "", ""};
   try {
@@ -71,7 +100,7 @@ Decision decide(const std::string& dir, int world) {
     const std::string path = where(dir, d.name) + "/manifest";
     if (!fileExists(path)) throw Error(fmt::format("{} names {}, which has no manifest", dir + "/latest", where(dir, d.name)));
     d.manifest_text = readFile(path);
-    const Manifest m = parseManifest(d.manifest_text, path);
+    const Manifest m = parseChosen(dir, d, path);
     if (m.world != world) {
       throw Error(fmt::format("checkpoint {} was saved by {} processes, but this run has {}", where(dir, d.name), m.world, world),
                   fmt::format("resume with --num_processes {}", m.world));

@@ -77,6 +77,44 @@ TEST_CASE("checkpoint: another world size, a corrupt part, a missing part are re
   CHECK_THAT(none[0], Catch::Contains("no checkpoint in"));
 }
 
+TEST_CASE("checkpoint: a manifest cut short is named as truncated, not as a missing part", "[checkpoint]") {
+  TempDir dir;
+  accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
+    for (int64_t step : {2, 3}) saveCheckpoint(g, dir.path(), sample(rank, step));
+  });
+  const std::string path = dir.file("step-3/manifest"), whole = accel::test::slurp(path);
+  auto load = [&] { return accel::test::onGlooRanks(2, [&](int, Backend& g) { loadCheckpoint(g, dir.path()); }); };
+  // Half its bytes: the cut falls inside a line.
+  dir.write("step-3/manifest", whole.substr(0, whole.size() / 2));
+  auto half = load();
+  CHECK(half[0] == half[1]);
+  CHECK_THAT(half[0], Catch::StartsWith("checkpoint manifest " + path + " is truncated: it ends after " +
+                                        std::to_string(whole.size() / 2) + " bytes, in the middle of line 4 ("));
+  CHECK_THAT(half[0], !Catch::Contains("is missing"));
+  // Cut after a whole line: rank 1's part line is gone.
+  const std::string without_last = whole.substr(0, whole.rfind('\n', whole.size() - 2) + 1);
+  dir.write("step-3/manifest", without_last);
+  std::string hint;
+  auto line = accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
+    try {
+      loadCheckpoint(g, dir.path());
+    } catch (const Error& e) {
+      if (rank == 0) hint = e.hint();
+      throw;
+    }
+  });
+  CHECK_THAT(line[0], Catch::StartsWith("checkpoint manifest " + path + " is truncated: it ends after line 4 ('part 0 ") &&
+                          Catch::EndsWith("with no part line for rank 1 (world_size 2)"));
+  // The hint says how it came to be and names the checkpoint before it, which saves keep.
+  CHECK_THAT(hint, Catch::StartsWith("a writer or a copy that stopped mid-way cut it short, or it was damaged since; "
+                                     "resume from an older checkpoint") &&
+                       Catch::EndsWith("here that is " + dir.path() + "/step-2"));
+  dir.write("latest", "step-2\n");  // as the hint says: the older one loads
+  std::vector<int64_t> steps(2, -1);
+  accel::test::onGlooRanks(2, [&](int rank, Backend& g) { steps[static_cast<size_t>(rank)] = loadCheckpoint(g, dir.path()).step; });
+  CHECK(steps == std::vector<int64_t>{2, 2});
+}
+
 TEST_CASE("checkpoint: a saver SIGKILLed at random points leaves the previous checkpoint intact", "[checkpoint][crash][failure]") {
   TempDir dir;
   std::mt19937 random(12345);
