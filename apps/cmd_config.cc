@@ -104,7 +104,7 @@ void printFindings(const LoadResult& loaded) {
 int runConfigWizard(const ConfigFileOption& file) {
   const std::string path = targetPath(file);
   auto prompter = makePrompter();
-  json values = runConfigWizard(*prompter);
+  json values = runConfigWizard(*prompter, static_cast<int>(probeGpus().devices.size()));
   Config check{path, values, {}};
   if (auto problems = checkConsistency(check); !problems.empty()) throw ConfigError(problems);
   saveConfig(values, path, /*create_parents=*/true);

@@ -53,7 +53,7 @@ std::vector<KeySpec> buildSchema() {
        .section = Section::Both},
       {.path = "num_processes", .type = T::Int,
        .help = "total processes across all machines; unset means one per GPU at launch",
-       .prompt = "How many {} should be used for distributed training? [1]:",
+       .prompt = "How many {} should be used for distributed training? [{}]:",
        .wizard_default = "1", .min = 1,
        .flag = "num_processes"},
       {.path = "machine_rank", .type = T::Int, .file_default = "0",

@@ -5,6 +5,8 @@
 // come, where Accelerate raises after the last question or writes a file that fails at launch.
 #include "lib/config/wizard.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "lib/config/schema.h"
@@ -58,15 +60,23 @@ std::string deviceWord(const WizardState& s) {
   return s.type == "MULTI_CPU" ? "processes" : "GPU(s)";
 }
 
+// The process count offered, one the checks below accept: one process per visible GPU on every
+// machine (at least 2 on one machine, which multi-GPU needs), one per machine for CPUs.
+long long defaultProcessCount(const WizardState& s, long long min) {
+  const long long per_machine = s.type == "MULTI_CPU" ? 1 : std::max(1, s.visible_gpus);
+  return std::max(min, per_machine * s.num_machines);
+}
+
 void askProcessCount(WizardState& s) {
   if (s.type == "NO") {
     s.config.set("num_processes", 1);
     return;
   }
   const long long min = s.type == "MULTI_GPU" && s.num_machines == 1 ? 2 : 1;
+  const long long fallback = defaultProcessCount(s, min);
+  const std::string prompt = fmt::format(fmt::runtime(keySpec("num_processes").prompt), deviceWord(s), fallback);
   while (true) {
-    long long n = s.ask.integer(promptFor("num_processes", deviceWord(s)), 1,
-                                "Please enter an integer.", 1);
+    long long n = s.ask.integer(prompt, fallback, "Please enter an integer.", 1);
     if (n < min) {
       s.ask.say("multi-GPU on one machine needs at least 2 processes; choose "
                 "`No distributed training` for a single GPU.");
@@ -132,10 +142,11 @@ void setFixedKeys(WizardState& s) {
 
 }  // namespace wizard
 
-nlohmann::json runConfigWizard(Prompter& prompter) {
+nlohmann::json runConfigWizard(Prompter& prompter, int visible_gpus) {
   using namespace wizard;
   Asker ask(prompter);
   WizardState s{ask, {}};
+  s.visible_gpus = visible_gpus;
   s.type = kMachineTypeValues[ask.menu(promptFor("distributed_type"), kMachineTypes, 0)];
   if (isMulti(s)) askMachines(s);
   if (s.type == "NO") {

@@ -11,7 +11,9 @@ namespace accel {
 
 // Asks every question through `prompter` and returns the config values (not yet written).
 // The answers are checked as they come (e.g. gpu_ids against the process count), so the result
-// always passes checkConsistency. Throws Interrupted on Ctrl-C and Error when input ends.
-nlohmann::json runConfigWizard(Prompter& prompter);
+// always passes checkConsistency; every default offered is one those checks accept (the process
+// count's comes from `visible_gpus`, this machine's). Throws Interrupted on Ctrl-C and Error
+// when input ends.
+nlohmann::json runConfigWizard(Prompter& prompter, int visible_gpus);
 
 }  // namespace accel

@@ -14,6 +14,7 @@ struct WizardState {
   Config config;                 // values answered so far
   std::string type = "NO";       // distributed_type as it evolves (MULTI_GPU -> FSDP, …)
   long long num_machines = 1;
+  int visible_gpus = 0;          // on this machine, for the process count's default
   bool use_cpu = false;
   bool dynamo = false;
   bool deepspeed_json = false;   // DeepSpeed configured by a JSON file: no precision question

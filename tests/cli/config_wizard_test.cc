@@ -156,6 +156,39 @@ TEST_CASE("wizard: bad answers are explained and asked again", "[wizard]") {
   CHECK(slurp(dir.file("out.yaml")).find("num_processes: 4\n") != std::string::npos);
 }
 
+TEST_CASE("wizard: Enter at the process count takes a default it accepts, one per visible GPU", "[wizard]") {
+  // Every answer after the first ones given is Enter, the process count's included.
+  auto enterAll = [](int gpus, const std::string& given, int enters) {
+    TempDir dir;
+    auto r = run({accelBinary(), "config", "--config_file", dir.file("out.yaml")}, given + std::string(enters, '\n'),
+                 accel::test::hermeticEnv(dir, {{"HOME", dir.path()}, {"CUDA_VISIBLE_DEVICES", ""},
+                                                {"ACCEL_NVML_LIBRARY", accel::test::fakeNvmlLibrary()},
+                                                {"FAKE_NVML_GPUS", std::to_string(gpus)}}));
+    if (r.exit_code == 0) r.out += slurp(dir.file("out.yaml"));
+    return r;
+  };
+  // multi-GPU on one machine: at least 2, which it needs; Enter for machines, debug, dynamo,
+  // DeepSpeed, FSDP, Megatron, processes, GPU ids, NUMA, precision
+  for (const auto& [gpus, offered] : std::vector<std::pair<int, std::string>>{{4, "4"}, {1, "2"}, {0, "2"}}) {
+    auto r = enterAll(gpus, "2\n", 10);
+    INFO(gpus << " GPU(s): " << r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("How many GPU(s) should be used for distributed training? [" + offered + "]:") != std::string::npos);
+    CHECK(r.out.find("needs at least 2 processes") == std::string::npos);
+    CHECK(r.out.find("\nnum_processes: " + offered + "\n") != std::string::npos);
+  }
+  // Two machines: the total, a multiple of the machine count (GPUs: 4 each; CPUs: 1 each).
+  auto gpus = enterAll(4, "2\n2\n0\n10.0.0.1\n29500\n", 10);
+  INFO(gpus.out << gpus.err);
+  REQUIRE(gpus.exit_code == 0);
+  CHECK(gpus.out.find("\nnum_processes: 8\n") != std::string::npos);
+  auto cpus = enterAll(4, "multi-CPU\n2\n0\n10.0.0.1\n29500\n", 6);
+  INFO(cpus.out << cpus.err);
+  REQUIRE(cpus.exit_code == 0);
+  CHECK(cpus.out.find("How many processes should be used for distributed training? [2]:") != std::string::npos);
+  CHECK(cpus.out.find("\nnum_processes: 2\n") != std::string::npos);
+}
+
 TEST_CASE("wizard: total processes must divide across machines", "[wizard]") {
   TempDir dir;
   auto r = wizard(dir, "2\n2\n1\nhost0\n29500\nno\nc10d\n\n\n\n\n\n3\n16\n\n\n\n");
