@@ -37,26 +37,6 @@ std::string stripBlanks(std::string_view text) {
   return b == std::string_view::npos ? "" : std::string(text.substr(b, e - b + 1));
 }
 
-// What a script's "#!" line runs, as the kernel reads it: the interpreter (up to the first blank)
-// and the rest of the line as its one argument. Nullopt when the file does not start with "#!".
-struct Shebang {
-  std::string line, interpreter, argument;
-};
-
-std::optional<Shebang> readShebang(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(256, '\0');  // the kernel reads no further (BINPRM_BUF_SIZE)
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  if (!startsWith(head, "#!")) return std::nullopt;
-  const size_t end = head.find('\n');
-  Shebang s{stripBlanks(head.substr(2, end == std::string::npos ? end : end - 2)), "", ""};
-  const size_t blank = s.line.find_first_of(" \t");
-  s.interpreter = s.line.substr(0, blank);
-  if (blank != std::string::npos) s.argument = stripBlanks(s.line.substr(blank));
-  return s;
-}
-
 // The program `#!/usr/bin/env [-S] [NAME=VALUE…] PROGRAM …` runs; empty when env's other
 // options make it uncertain.
 std::string envProgram(const std::string& argument) {
@@ -131,6 +111,20 @@ std::string pythonFor(const ProgramOptions& o) {
 }
 
 }  // namespace
+
+std::optional<Shebang> readShebang(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(256, '\0');  // the kernel reads no further (BINPRM_BUF_SIZE)
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  if (!startsWith(head, "#!")) return std::nullopt;
+  const size_t end = head.find('\n');
+  Shebang s{stripBlanks(head.substr(2, end == std::string::npos ? end : end - 2)), "", ""};
+  const size_t blank = s.line.find_first_of(" \t");
+  s.interpreter = s.line.substr(0, blank);
+  if (blank != std::string::npos) s.argument = stripBlanks(s.line.substr(blank));
+  return s;
+}
 
 std::string findExecutable(const std::string& name, const std::string& path_env) {
   if (name.find('/') != std::string::npos) return isExecutableFile(name) ? name : "";

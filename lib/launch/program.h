@@ -21,6 +21,16 @@ struct ProgramOptions {
 std::vector<std::string> resolveProgram(const std::vector<std::string>& command,
                                         const ProgramOptions& options);
 
+// What a script's "#!" line runs, as the kernel reads it (the file's first 256 bytes; blanks are
+// spaces and tabs, so a carriage return stays): the interpreter, up to the first blank, and the
+// rest of the line as its one argument.
+struct Shebang {
+  std::string line;  // after "#!", without its newline, blanks stripped at both ends
+  std::string interpreter, argument;
+};
+// Nullopt when `path` cannot be read or does not start with "#!".
+std::optional<Shebang> readShebang(const std::string& path);
+
 // The executable `name` resolves to: itself when it contains '/', else the first match on
 // `path_env`; empty when not found.
 std::string findExecutable(const std::string& name, const std::string& path_env);

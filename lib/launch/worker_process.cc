@@ -16,6 +16,7 @@
 #include "lib/common/error.h"
 #include "lib/common/process_state.h"
 #include "lib/launch/launch_env.h"
+#include "lib/launch/program.h"
 
 extern char** environ;
 
@@ -56,8 +57,10 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 // Runs in the child between fork and exec: async-signal-safe calls only.
 void writeStderr(const char* s) { (void)!::write(2, s, ::strlen(s)); }
 
+// `interpreter_note` is said after exec's reason when the program exists but exec found no
+// file: then what is missing is the interpreter its #! line names.
 [[noreturn]] void execChild(pid_t launcher, int out_w, int err_w, const cpu_set_t* cpus, char* const* argv,
-                            char* const* envp) {
+                            char* const* envp, const char* interpreter_note) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != launcher) _exit(1);  // the launcher died before prctl took effect
@@ -78,11 +81,12 @@ void writeStderr(const char* s) { (void)!::write(2, s, ::strlen(s)); }
     writeStderr("\n");
   }
   ::execve(argv[0], argv, envp);
-  const char* why = ::strerror(errno);
+  const int error = errno;
   writeStderr("accel: error: cannot execute ");
   writeStderr(argv[0]);
   writeStderr(": ");
-  writeStderr(why);
+  writeStderr(::strerror(error));
+  if (error == ENOENT && ::access(argv[0], F_OK) == 0) writeStderr(interpreter_note);
   writeStderr("\n");
   _exit(127);
 }
@@ -130,6 +134,9 @@ void spawnWorker(WorkerProcess& w, int restart_count) {
   cpu_set_t cpus;  // built before fork: the child may only make async-signal-safe calls
   CPU_ZERO(&cpus);
   for (int c : w.spec->cpus) CPU_SET(c, &cpus);
+  const auto shebang = readShebang(args[0]);  // launch checked it, but it may have gone since
+  const std::string interpreter_note =
+      shebang ? fmt::format(" (its interpreter {}, from its #! line, is missing)", shebang->interpreter) : "";
   const pid_t launcher = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
@@ -137,7 +144,8 @@ void spawnWorker(WorkerProcess& w, int restart_count) {
     for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
     throw e;
   }
-  if (pid == 0) execChild(launcher, out[1], err[1], w.spec->cpus.empty() ? nullptr : &cpus, argv.data(), envp.data());
+  if (pid == 0) execChild(launcher, out[1], err[1], w.spec->cpus.empty() ? nullptr : &cpus, argv.data(), envp.data(),
+                          interpreter_note.c_str());
   ::setpgid(pid, pid);  // also here, so the group exists before any signal is sent to it
   ::close(out[1]);
   ::close(err[1]);

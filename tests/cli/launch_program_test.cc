@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `accel launch` refuses, before any worker starts and with exit 2, what cannot run, naming the
 // real reason: a directory given as the program, a script whose #! interpreter does not exist
-// (by path or through /usr/bin/env), and a number too large for any integer flag.
+// (by path or through /usr/bin/env), and a number too large for any integer flag. An interpreter
+// that goes away after the check is named where the worker's exec fails.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -70,6 +71,18 @@ TEST_CASE("launch program: a #! interpreter that does not exist is named before 
   auto good = launch(dir, {script(dir, "good.sh", "#!/usr/bin/env sh" + body)});
   CHECK(good.exit_code == 0);
   CHECK(std::filesystem::exists(marker));
+}
+
+TEST_CASE("launch program: an interpreter gone by a restart is named in the worker's exec failure", "[launch][program][restart][failure]") {
+  TempDir dir;
+  const std::string shell = dir.file("sh");
+  std::filesystem::copy_file("/bin/sh", shell);
+  // The first round removes its own interpreter and fails; the restart's exec finds none.
+  auto r = launch(dir, {"--max_restarts", "1", script(dir, "train.sh", "#!" + shell + "\nrm -f " + shell + "\nexit 3\n")});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 127);
+  CHECK(contains(r.err, "[rank 0] accel: error: cannot execute " + dir.file("train.sh") +
+                            ": No such file or directory (its interpreter " + shell + ", from its #! line, is missing)\n"));
 }
 
 TEST_CASE("launch program: a number past any integer flag's range is out of range, not 'not an integer'", "[launch][flags]") {
