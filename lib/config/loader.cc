@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "lib/common/strings.h"
+#include "lib/config/accelerate_rules.h"
 #include "lib/config/config_file.h"
 #include "lib/config/json_syntax.h"
 #include "lib/config/readable_text.h"
@@ -72,9 +73,7 @@ class Loader {
   bool sagemaker_ = false;
   std::unique_ptr<ValueReader> values_;
   size_t unlisted_ = 0;
-  json legacy_fp16_;
-  json legacy_dynamo_;
-  YAML::Mark legacy_dynamo_mark_;
+  LegacyKeys legacy_;
 
   // What PyYAML or Python's json.load refuses, before yaml-cpp (which reads more).
   bool readable(const std::string& text) {
@@ -176,12 +175,12 @@ class Loader {
                  const YAML::Mark& key_mark, const YAML::Node& value, json& out) {
     const std::string dotted = map_path.empty() ? key : map_path + "." + key;
     if (map_path.empty() && key == "fp16") {  // legacy: fp16: true -> mixed_precision: fp16
-      legacy_fp16_ = values_->untyped(value);
+      legacy_.fp16 = values_->untyped(value);
       return;
     }
     if (map_path.empty() && key == "dynamo_backend") {  // legacy top-level dynamo_backend
-      legacy_dynamo_ = values_->untyped(value);
-      legacy_dynamo_mark_ = key_mark;
+      legacy_.dynamo_backend = values_->untyped(value);
+      legacy_.dynamo_mark = toMark(key_mark);
       return;
     }
     const KeySpec* spec = findKey(dotted);
@@ -239,7 +238,12 @@ class Loader {
                                 ValueReader::kMaxDepth),
             "write the values out instead of referring to them with aliases (*name)");
     }
-    normalise();
+    RuleFindings rules = applyAccelerateRules(result_.config, legacy_);
+    for (auto& d : rules.errors) {
+      if (result_.errors.empty() || d.message != "distributed_type is required") result_.errors.push_back(std::move(d));
+    }
+    for (auto& d : rules.problems) result_.problems.push_back(std::move(d));
+    for (auto& n : rules.notes) result_.notes.push_back(std::move(n));
     if (result_.errors.empty()) {
       for (auto& d : checkConsistency(result_.config)) {
         if (listing()) result_.problems.push_back(std::move(d));
@@ -250,69 +254,6 @@ class Loader {
           .push_back({result_.config.path, fmt::format("and {} more problem(s) not listed", unlisted_),
                       "fix the ones above first; is this an Accelerate config file at all?"});
     }
-  }
-
-  // Accelerate's process_config and its dataclasses' checks, applied to what was read.
-  void normalise() {
-    Config& c = result_.config;
-    if (!legacy_fp16_.is_null()) {
-      if (!c.find("mixed_precision") && legacy_fp16_ == true) {
-        c.set("mixed_precision", "fp16");
-        result_.notes.push_back("converted legacy `fp16: true` to `mixed_precision: fp16`");
-      } else {
-        result_.notes.push_back("dropped legacy key fp16");
-      }
-    }
-    if (!legacy_dynamo_.is_null() && !c.find("dynamo_config")) legacyDynamo();
-    if (!c.find("distributed_type")) {
-      if (result_.errors.empty()) {
-        error(YAML::Mark::null_mark(), "distributed_type is required",
-              "add `distributed_type: 'NO'` for one process, MULTI_GPU for several GPUs, or MULTI_CPU for CPU workers");
-      }
-      return;
-    }
-    if (sagemaker_) sageMakerRequirements();
-  }
-
-  void legacyDynamo() {
-    const std::string backend =
-        toUpper(legacy_dynamo_.is_string() ? legacy_dynamo_.get<std::string>() : std::string("NO"));
-    const KeySpec& spec = keySpec("dynamo_config.dynamo_backend");
-    if (std::find(spec.choices.begin(), spec.choices.end(), backend) == spec.choices.end()) {
-      problem(legacy_dynamo_mark_, fmt::format("'{}' is not a valid dynamo_backend", backend),
-              "allowed values: " + join({spec.choices.begin(), spec.choices.end()}, ", "));
-    } else if (backend != "NO") {
-      result_.config.set("dynamo_config.dynamo_backend", backend);
-    }
-    result_.notes.push_back("converted legacy top-level dynamo_backend to dynamo_config");
-  }
-
-  // What Accelerate's SageMakerConfig requires, and what its loader adds: num_processes for
-  // distributed_type NO, a key SageMakerConfig lacks, so Accelerate 1.15 refuses such a file.
-  void sageMakerRequirements() {
-    const Config& c = result_.config;
-    for (const char* key : {"ec2_instance_type", "iam_role_name"}) {
-      if (!c.find(key)) {
-        error(YAML::Mark::null_mark(), fmt::format("a SageMaker config (compute_environment AMAZON_SAGEMAKER) needs {}", key),
-              "add it, as `accelerate config` asks for it");
-      }
-    }
-    if (c.resolved("distributed_type") == "NO") {
-      error(toYamlMark(c.marks.count("distributed_type") ? c.marks.at("distributed_type") : Mark{}),
-            "Accelerate 1.15 refuses a SageMaker config with distributed_type NO (its loader then adds num_processes, "
-            "which a SageMaker config cannot have)",
-            "use DATA_PARALLEL or MODEL_PARALLEL, or compute_environment LOCAL_MACHINE");
-    }
-  }
-
-  static YAML::Mark toYamlMark(const Mark& m) {
-    YAML::Mark y = YAML::Mark::null_mark();
-    if (m.line > 0) {
-      y.line = m.line - 1;
-      y.column = m.column - 1;
-      y.pos = 0;
-    }
-    return y;
   }
 };
 

@@ -126,6 +126,9 @@ ValueReader::Typed ValueReader::scalar(const KeySpec& spec, const YAML::Node& no
       }
       return wrong();
     case ValueType::Int:
+      if (r.kind != ScalarKind::Int && !quoted && isIntegerText(text)) {  // digits past long long
+        return {std::nullopt, fmt::format("{}: {}", dotted, whyNotInteger(text, spec.min, spec.max)), {}, {}};
+      }
       if (r.kind != ScalarKind::Int) return wrong(intHint(text));
       return range(spec, dotted, r.integer);
     case ValueType::Float:

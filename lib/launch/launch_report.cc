@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "lib/common/strings.h"
+#include "lib/launch/error_file.h"
 #include "lib/launch/job/job_round.h"
 #include "lib/launch/output_router.h"
 
@@ -60,6 +61,39 @@ int LaunchReport::end(const JobEvent& e, const std::string& consequence, const s
     say(fmt::format("every worker finished, after {} restart(s)", round_));
   }
   return e.exit_code;
+}
+
+WorkerFailure failureOf(const WorkerProcess& w, const LaunchPlan& plan) {
+  WorkerFailure f;
+  f.machine = plan.machine_rank;
+  f.host = plan.host;
+  f.rank = w.spec->rank;
+  f.who = workerName(*w.spec);
+  f.pid = w.pid;
+  f.exit_code = w.exitCode();
+  f.exit_text = w.describeExit();
+  f.seconds = w.exited_at;
+  f.killed_from_outside = w.killedFromOutside();
+  f.stderr_tail.assign(w.err->lastLines().begin(), w.err->lastLines().end());
+  if (auto recorded = readErrorFile(w.error_file)) {
+    f.raised = recorded->message;
+    f.traceback = std::move(recorded->traceback);
+  }
+  return f;
+}
+
+std::vector<std::string> stoppedRanks(const std::vector<WorkerProcess>& workers, const WorkerProcess* except) {
+  std::vector<std::string> ranks;
+  for (const auto& w : workers) {
+    if (w.stopped_by_us && &w != except) ranks.push_back(std::to_string(w.spec->rank));
+  }
+  return ranks;
+}
+
+std::string consequenceLine(const WorkerProcess* consequence) {
+  if (!consequence) return "";
+  return fmt::format("rank {} {} just before (a SIGKILLed worker's connections close before its exit is seen)",
+                     consequence->spec->rank, consequence->describeExit());
 }
 
 }  // namespace accel

@@ -10,8 +10,18 @@
 #include <vector>
 
 #include "lib/launch/job/job_link.h"
+#include "lib/launch/worker_process.h"
 
 namespace accel {
+
+// A failed worker of this machine as every machine's summary names it: its exit, its last
+// stderr lines, and the exception its @record error file holds.
+WorkerFailure failureOf(const WorkerProcess& w, const LaunchPlan& plan);
+// The ranks this machine stopped, but `except`.
+std::vector<std::string> stoppedRanks(const std::vector<WorkerProcess>& workers, const WorkerProcess* except);
+// A line about the worker seen failing just before this machine's first failure (`consequence`,
+// a peer broken by a SIGKILLed worker), or "".
+std::string consequenceLine(const WorkerProcess* consequence);
 
 class LaunchReport {
  public:

@@ -21,9 +21,8 @@
 #include "lib/launch/adopted.h"
 #include "lib/launch/error_file.h"
 #include "lib/launch/job/job_link.h"
-#include "lib/launch/launch_env.h"
 #include "lib/launch/launch_report.h"
-#include "lib/launch/rank_questions.h"
+#include "lib/launch/rank_answers.h"
 #include "lib/launch/signal_channel.h"
 #include "lib/launch/worker_output.h"
 #include "lib/launch/worker_process.h"
@@ -48,16 +47,17 @@ class Supervisor {
       if (ec) throw Error("cannot create --log_dir " + plan_.log_dir + ": " + ec.message());
     }
     SignalChannel signals;
-    listenForQuestions();
-    adoptOrphanedDescendants();  // best effort: without it, leftovers are only what's in the groups
     link_ = makeJobLink(plan_);
+    answers_ = std::make_unique<RankAnswers>(workers_, *link_);
+    if (std::string warning = answers_->listen(plan_); !warning.empty()) say(warning);
+    adoptOrphanedDescendants();  // best effort: without it, leftovers are only what's in the groups
     if (int code = link_->rendezvous(signals.fd())) return code;
     if (int port = link_->firstPort(); port && port != plan_.master_port) setMasterPort(plan_, port);
     for (;;) {
       startAll(round_);
       JobEvent decision = loop(signals.fd());
-      if (decision.kind == JobEvent::Kind::End) return report_.end(decision, consequenceLine(), stoppedRanks(failed_));
-      report_.failure(decision.failure, consequenceLine(), stoppedRanks(failed_));
+      if (decision.kind == JobEvent::Kind::End) return report_.end(decision, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
+      report_.failure(decision.failure, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
       say(fmt::format("restarting all workers (restart {} of {})", decision.round, plan_.max_restarts));
       round_ = decision.round;
       report_.setRound(round_);
@@ -71,7 +71,7 @@ class Supervisor {
   LaunchPlan plan_;  // a copy: a restart of several machines moves MASTER_PORT
   LaunchReport report_;
   std::unique_ptr<JobLink> link_;
-  std::unique_ptr<RankQuestions> questions_;  // none where abstract Unix sockets are missing
+  std::unique_ptr<RankAnswers> answers_;
   int round_ = 0;
   std::vector<WorkerProcess> workers_;
   ErrorFiles error_files_;
@@ -156,10 +156,7 @@ class Supervisor {
       std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
       addPipeFds(workers_, fds);
       link_->addPollFds(fds);
-      if (questions_) {
-        questions_->addPollFds(fds);
-        timeout = soonest(timeout, questions_->timeoutMs());
-      }
+      answers_->addPollFds(fds, timeout);
       polled_at_ = Clock::now();
       int n = ::poll(fds.data(), fds.size(), timeout);
       if (n < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
@@ -168,9 +165,7 @@ class Supervisor {
       for (size_t i = 1; i < fds.size(); ++i) {
         if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) drainPipe(workers_, fds[i].fd);
       }
-      if (questions_) {
-        for (const auto& q : questions_->service(fds)) onQuestion(q);
-      }
+      answers_->service(fds);
       for (auto& event : link_->service(fds)) follow(event, decision);
       if (kill_at_ && anyRunning() && Clock::now() >= *kill_at_) {
         killSurvivors(fmt::format("still running after {:g} s", plan_.grace_period));
@@ -178,48 +173,10 @@ class Supervisor {
     }
   }
 
-  // Workers may ask what became of a rank (rank_questions.h); a launcher that cannot offer
-  // that (no abstract Unix sockets) says so and launches without.
-  void listenForQuestions() {
-    try {
-      questions_ = std::make_unique<RankQuestions>(fmt::format("m{}", plan_.machine_rank));
-    } catch (const Error& e) {
-      say(fmt::format("warning: {}; a worker whose collective fails cannot ask about its peers", e.what()));
-      return;
-    }
-    for (auto& spec : plan_.workers) spec.env.emplace_back(launch_env::kLauncherSocket, questions_->name());
-  }
-
-  void onQuestion(const RankQuestions::Question& q) {
-    if (const WorkerProcess* w = localWorker(q.rank)) return questions_->answer(q.id, describeRank(*w));
-    link_->ask(q.id, q.rank);
-  }
-
-  const WorkerProcess* localWorker(int rank) const {
-    for (const auto& w : workers_) {
-      if (w.spec && w.spec->label.empty() && w.spec->rank == rank) return &w;
-    }
-    return nullptr;
-  }
-
-  std::string describeRank(const WorkerProcess& w) const {
-    return fmt::format("rank {} (pid {}) on machine {} ({}): {}", w.spec->rank, w.pid, plan_.machine_rank, plan_.host,
-                       w.describeNow());
-  }
-
   // What the job says: stop (another machine failed), or what comes after this round; and the
   // questions about ranks that travel with it.
   void follow(JobEvent& event, std::optional<JobEvent>& decision) {
-    if (event.kind == JobEvent::Kind::Ask) {
-      const WorkerProcess* w = localWorker(event.rank);
-      return link_->tell(event.id, w ? describeRank(*w)
-                                      : fmt::format("rank {} is not a worker of machine {}'s launcher ({})", event.rank,
-                                                    plan_.machine_rank, plan_.host));
-    }
-    if (event.kind == JobEvent::Kind::Answer) {
-      if (questions_) questions_->answer(event.id, event.message);
-      return;
-    }
+    if (answers_->follow(event)) return;
     if (decision && decision->kind == JobEvent::Kind::End) return;  // the first end is the job's
     if (event.kind != JobEvent::Kind::Stop) decision = event;
     if (event.kind == JobEvent::Kind::Restart) return;
@@ -229,30 +186,11 @@ class Supervisor {
     stopOthers(SIGTERM);
   }
 
-  WorkerFailure failureOf(const WorkerProcess& w) const {
-    WorkerFailure f;
-    f.machine = plan_.machine_rank;
-    f.host = plan_.host;
-    f.rank = w.spec->rank;
-    f.who = workerName(*w.spec);
-    f.pid = w.pid;
-    f.exit_code = w.exitCode();
-    f.exit_text = w.describeExit();
-    f.seconds = w.exited_at;
-    f.killed_from_outside = killedFromOutside(w);
-    f.stderr_tail.assign(w.err->lastLines().begin(), w.err->lastLines().end());
-    if (auto recorded = readErrorFile(w.error_file)) {
-      f.raised = recorded->message;
-      f.traceback = std::move(recorded->traceback);
-    }
-    return f;
-  }
-
   // The round is over on this machine: the local verdict, now with the whole stderr tail.
   void reportRoundEnd() {
     bool succeeded = !interrupt_;
     for (const auto& w : workers_) succeeded = succeeded && WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0;
-    if (failed_) link_->workerFailed(failureOf(*failed_), true);
+    if (failed_) link_->workerFailed(failureOf(*failed_, plan_), true);
     link_->roundEnded(round_, succeeded);
   }
 
@@ -309,18 +247,14 @@ class Supervisor {
         if (!failed_ && !interrupt_ && !w.stopped_by_us) {
           failed_ = &w;
           stopOthers(SIGTERM);
-          link_->workerFailed(failureOf(w), false);
-        } else if (failed_ && !consequence_ && killedFromOutside(w) && WIFEXITED(failed_->status) &&
+          link_->workerFailed(failureOf(w, plan_), false);
+        } else if (failed_ && !consequence_ && w.killedFromOutside() && WIFEXITED(failed_->status) &&
                    w.exited_at - failed_->exited_at < kKilledFirstWindow) {
           consequence_ = failed_;
           failed_ = &w;
         }
       }
     }
-  }
-
-  static bool killedFromOutside(const WorkerProcess& w) {
-    return WIFSIGNALED(w.status) && WTERMSIG(w.status) == SIGKILL && !w.sigkilled_by_us;
   }
 
   void stopOthers(int signal) {
@@ -359,21 +293,6 @@ class Supervisor {
       }
     }
     kill_at_.reset();
-  }
-
-  std::vector<std::string> stoppedRanks(const WorkerProcess* except) const {
-    std::vector<std::string> ranks;
-    for (const auto& w : workers_) {
-      if (w.stopped_by_us && &w != except) ranks.push_back(std::to_string(w.spec->rank));
-    }
-    return ranks;
-  }
-
-  // A line about the worker seen failing just before this machine's first failure, or "".
-  std::string consequenceLine() const {
-    if (!consequence_) return "";
-    return fmt::format("rank {} {} just before (a SIGKILLed worker's connections close before its exit is seen)",
-                       consequence_->spec->rank, consequence_->describeExit());
   }
 };
 

@@ -107,6 +107,10 @@ std::string WorkerProcess::describeExit() const {
   return fmt::format("exited with code {}", exitCode());
 }
 
+bool WorkerProcess::killedFromOutside() const {
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !sigkilled_by_us;
+}
+
 std::string WorkerProcess::describeNow() const {
   if (pid <= 0) return "not started";
   if (!running) return describeExit();

@@ -35,6 +35,8 @@ struct WorkerProcess {
   std::string describeExit() const;
   // What it is doing now, as the kernel says ("alive but stopped …"), or how it exited.
   std::string describeNow() const;
+  // It died of a SIGKILL the launcher did not send (the OOM killer, `kill -9`).
+  bool killedFromOutside() const;
 };
 
 // "rank 3", or the label of a process that runs several ranks (mpirun).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/state/distributed_env.h"
 
+#include <climits>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -19,10 +20,12 @@ std::optional<int> number(const Getenv& get, std::initializer_list<const char*> 
   for (const char* name : names) {
     auto v = get(name);
     if (!v || v->empty()) continue;
-    auto n = parseInt(*v);
-    if (!n) throw Error(fmt::format("{}='{}' is not a number", name, *v), "check the launcher's environment");
+    // Ranks, sizes and ports are ints: a larger value is out of range, never narrowed.
+    if (std::string why = whyNotInteger(*v, 0, INT_MAX); !why.empty()) {
+      throw Error(fmt::format("{}={}", name, why), "check the launcher's environment");
+    }
     if (found) *found = name;
-    return static_cast<int>(*n);
+    return static_cast<int>(*parseInt(*v));
   }
   return std::nullopt;
 }

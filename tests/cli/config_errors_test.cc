@@ -105,6 +105,8 @@ TEST_CASE("config errors: wrong type", "[config][errors]") {
   expectUnusable("distributed_type: 'NO'\nuse_cpu: 'false'\n",
                  {"bad.yaml:2:10: use_cpu must be true or false",
                   "remove the quotes: Accelerate reads any quoted text as true"});
+  expectUnusable("distributed_type: MULTI_CPU\nnum_processes: 99999999999999999999\n",
+                 {"bad.yaml:2:16: num_processes: '99999999999999999999' is out of range: it must be from 1 to"});
   expectUnusable("distributed_type: 'NO'\nmain_process_port: 70000\n",
                  {"main_process_port is 70000, but it must be an integer from 0 to 65535"});
   expectUnusable("distributed_type: 'NO'\nfsdp_config:\n  fsdp_min_num_params: 1e8\n",

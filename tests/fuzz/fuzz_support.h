@@ -9,10 +9,13 @@
 #pragma once
 
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -60,7 +63,16 @@ inline int connectLoopback(int port) {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = htons(static_cast<uint16_t>(port));
-  FUZZ_CHECK(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0, "the server does not accept");
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return fd;
+  int error = errno;
+  if (error == EINTR) {  // libFuzzer's SIGALRM (its -timeout watchdog): the connection goes on
+    pollfd p{fd, POLLOUT, 0};
+    while (::poll(&p, 1, 30000) < 0 && errno == EINTR) {
+    }
+    socklen_t len = sizeof error;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0) error = errno;
+  }
+  FUZZ_CHECK(error == 0, std::string("the server does not accept: ") + std::strerror(error));
   return fd;
 }
 

@@ -101,7 +101,10 @@ TEST_CASE("distributed env: the launcher's variables, MPI's, and inconsistent on
   CHECK(pmi.rank == 1);
   CHECK(from({}).source == "single process");
   CHECK_THROWS_WITH(from({{"RANK", "4"}, {"WORLD_SIZE", "4"}}), Catch::Contains("rank 4 is outside a world of 4"));
-  CHECK_THROWS_WITH(from({{"RANK", "x"}, {"WORLD_SIZE", "4"}}), Catch::Contains("RANK='x' is not a number"));
+  CHECK_THROWS_WITH(from({{"RANK", "x"}, {"WORLD_SIZE", "4"}}), Catch::Contains("RANK='x' is not an integer"));
+  // Past an int: out of range, never narrowed to some other rank.
+  CHECK_THROWS_WITH(from({{"RANK", "4294967297"}, {"WORLD_SIZE", "4"}}),
+                    Catch::Contains("RANK='4294967297' is out of range: it must be from 0 to 2147483647"));
 }
 
 TEST_CASE("accelerator: a rank that dies mid-collective is named by the others", "[accelerator][failure]") {

@@ -23,8 +23,6 @@ namespace accel {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr size_t kMaxRoutes = 256;
-constexpr auto kRouteLife = std::chrono::seconds(5);
 
 HubDoor::Note stderrNote() {
   return [](const std::string& line) { writeFully(2, "accel: " + line + "\n"); };
@@ -55,7 +53,7 @@ int JobHub::port() const { return net::boundPort(listen_fd_); }
 int JobHub::rendezvous(int signal_fd) {
   const auto deadline = Clock::now() + defaults::fromSeconds(plan_.join_timeout);
   while (static_cast<int>(members_.size()) < plan_.num_machines - 1) {
-    if (Clock::now() >= deadline) failJoin(missingMachines());
+    if (Clock::now() >= deadline) failJoin(missingMachines(plan_, joined()));
     std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
     addPollFds(fds);
     int rc = ::poll(fds.data(), fds.size(), std::min(net::remainingMs(deadline), timeoutMs()));
@@ -104,13 +102,8 @@ void JobHub::ask(long long id, int rank) { route(0, id, rank); }
 void JobHub::tell(long long id, const std::string& text) { answered(id, text); }
 
 // Sends the question on to the machine that runs `rank` (this one: an Ask event), remembering
-// who asked under a fresh id. A question unanswered for kRouteLife is forgotten: the asker has
-// its own, shorter patience.
+// who asked.
 void JobHub::route(int asker, long long their_id, int rank) {
-  const auto now = Clock::now();
-  while (!routes_.empty() && (routes_.size() >= kMaxRoutes || now - routes_.begin()->second.since > kRouteLife)) {
-    routes_.erase(routes_.begin());
-  }
   if (rank < 0 || rank >= plan_.world_size) {
     return deliver(asker, their_id, fmt::format("rank {} is not in this job (ranks 0 to {})", rank, plan_.world_size - 1));
   }
@@ -119,8 +112,7 @@ void JobHub::route(int asker, long long their_id, int rank) {
   if (k != 0 && (it == members_.end() || it->second.lost || !it->second.conn->open())) {
     return deliver(asker, their_id, fmt::format("rank {} runs on machine {}, whose launcher machine 0 no longer hears", rank, k));
   }
-  const long long id = next_route_++;
-  routes_[id] = {asker, their_id, now};
+  const long long id = routes_.add(asker, their_id);
   if (k == 0) return queued_.push_back(JobEvent::ask(id, rank));
   it->second.conn->send(job::encode(job::Ask{id, rank}));
 }
@@ -132,11 +124,7 @@ void JobHub::deliver(int asker, long long their_id, const std::string& text) {
 }
 
 void JobHub::answered(long long id, const std::string& text) {
-  auto it = routes_.find(id);
-  if (it == routes_.end()) return;  // forgotten: the asker gave up long ago
-  const Route r = it->second;
-  routes_.erase(it);
-  deliver(r.asker, r.their_id, text);
+  if (auto r = routes_.take(id)) deliver(r->asker, r->their_id, text);  // else: the asker gave up long ago
 }
 
 void JobHub::workerFailed(const WorkerFailure& failure, bool replaces) { onFailure(failure, replaces); }
@@ -161,23 +149,6 @@ void JobHub::failJoin(const std::string& message, const std::string& hint, int c
   throw Error(message, hint);
 }
 
-std::string JobHub::missingMachines() const {
-  std::vector<std::string> missing, joined;
-  for (int k = 1; k < plan_.num_machines; ++k) {
-    auto it = members_.find(k);
-    if (it == members_.end()) {
-      missing.push_back(std::to_string(k));
-    } else {
-      joined.push_back(fmt::format("{} on {} ({})", k, it->second.host, it->second.address));
-    }
-  }
-  return fmt::format("machine{} {} of {} did not join within {:g} s (joined: machine 0 on {}{}{}); check that "
-                     "`accel launch` runs there with --num_machines {} --main_process_ip {} --main_process_port {}",
-                     missing.size() > 1 ? "s" : "", join(missing, ", "), plan_.num_machines, plan_.join_timeout,
-                     plan_.host, joined.empty() ? "" : ", machine ", join(joined, ", machine "), plan_.num_machines,
-                     plan_.master_addr, plan_.main_process_port);
-}
-
 void JobHub::letIn(const std::vector<pollfd>& fds) {
   std::vector<HubDoor::Entrant> entrants;
   std::vector<HubDoor::OtherVersion> others;
@@ -199,34 +170,21 @@ void JobHub::refuseVersion(HubDoor::OtherVersion o) {
   if (!started_) failJoin(message, hint, 2);
 }
 
-// A launcher that asks to join: the same job (machine count, world size), a machine rank that
-// is free. Two launchers with the same rank, or a different shape, end the whole job: the
-// command lines disagree and no machine can train.
 void JobHub::admit(HubDoor::Entrant e) {
-  const job::Join& join = e.join;
-  const int k = join.machine;
   const std::string address = net::peerAddress(e.conn->fd());
-  const std::string who = fmt::format("machine {} ({}, {})", k, join.host, address);
-  std::string problem, hint = "run the same accel launch command on every machine; only --machine_rank differs";
-  if (started_) {
-    problem = fmt::format("{} tried to join after the job started", who);
-  } else if (join.machines != plan_.num_machines || join.world != plan_.world_size) {
-    problem = fmt::format("{} has --num_machines {} and --num_processes {}, machine 0 ({}) has {} and {}", who,
-                          join.machines, join.world, plan_.host, plan_.num_machines, plan_.world_size);
-  } else if (k == 0) {
-    problem = fmt::format("{} and this launcher ({}) both have machine_rank 0", who, plan_.host);
-    hint = fmt::format("give each machine its own --machine_rank, 0 to {}", plan_.num_machines - 1);
-  } else if (auto it = members_.find(k); it != members_.end()) {
-    problem = fmt::format("machine_rank {} is claimed twice: by {} ({}, pid {}) and by {} ({}, pid {})", k,
-                          it->second.host, it->second.address, it->second.pid, join.host, address, join.pid);
-    hint = fmt::format("give each machine its own --machine_rank, 0 to {}", plan_.num_machines - 1);
+  if (auto refusal = refuseJoin(plan_, e.join, address, joined(), started_)) {
+    e.conn->send(job::encode(job::Refuse{job::kProtocolVersion, refusal->problem, refusal->hint}));
+    if (started_) return;  // only this launcher is turned away
+    failJoin(refusal->problem, refusal->hint, 2);
   }
-  if (!problem.empty()) {
-    e.conn->send(job::encode(job::Refuse{job::kProtocolVersion, problem, hint}));
-    if (started_) return;
-    failJoin(problem, hint, 2);
-  }
-  members_.emplace(k, Member{std::move(e.conn), join.host, address, join.pid});
+  members_.emplace(e.join.machine, Member{std::move(e.conn), {e.join.host, address, e.join.pid}});
+}
+
+FindJoined JobHub::joined() const {
+  return [this](int k) -> const Joined* {
+    auto it = members_.find(k);
+    return it == members_.end() ? nullptr : &it->second.who;
+  };
 }
 
 // A line a launcher of this job sent: one that cannot be read means that launcher is broken,
@@ -283,18 +241,18 @@ void JobHub::heartbeat(int machine, Member& m) {
 void JobHub::onLost(int machine, Member& m, const std::string& why) {
   m.lost = true;
   if (!started_) {
-    queued_.push_back(JobEvent::end(1, fmt::format("machine {} ({}, {}) left before the job started: {}", machine, m.host,
-                                                   m.address, why)));
+    queued_.push_back(JobEvent::end(1, fmt::format("machine {} ({}, {}) left before the job started: {}", machine, m.who.host,
+                                                   m.who.address, why)));
     return;
   }
   if (lost_.empty() && ledger_.empty() && !signal_) {
-    lost_ = fmt::format("machine {} ({}, {}) was lost: {}", machine, m.host, m.address, why);
+    lost_ = fmt::format("machine {} ({}, {}) was lost: {}", machine, m.who.host, m.who.address, why);
     lost_hint_ = absence_.hint();
     if (lost_hint_.empty()) {
       lost_hint_ = "its launcher was killed, or its host or network went down; its workers were not seen to fail";
     }
   } else if (lost_.empty()) {
-    lost_ = fmt::format("machine {} ({}, {}) was lost while the job stopped: {}", machine, m.host, m.address, why);
+    lost_ = fmt::format("machine {} ({}, {}) was lost while the job stopped: {}", machine, m.who.host, m.who.address, why);
   }
   stopAll(lost_);
   decideIfEnded();

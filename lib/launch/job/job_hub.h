@@ -15,8 +15,10 @@
 
 #include "lib/launch/job/hub_door.h"
 #include "lib/launch/job/job_link.h"
+#include "lib/launch/job/join_rules.h"
 #include "lib/launch/job/job_round.h"
 #include "lib/launch/job/own_absence.h"
+#include "lib/launch/job/question_routes.h"
 
 namespace accel {
 
@@ -41,14 +43,13 @@ class JobHub final : public JobLink {
  private:
   struct Member {
     std::unique_ptr<LineConnection> conn;
-    std::string host, address;
-    int pid = 0;
+    Joined who;
     bool ended = false, ok = false, lost = false;
   };
 
   void broadcast(const job::Message& message);
   [[noreturn]] void failJoin(const std::string& message, const std::string& hint = "", int code = 1);
-  std::string missingMachines() const;
+  FindJoined joined() const;
   void letIn(const std::vector<pollfd>& fds);
   void admit(HubDoor::Entrant entrant);
   void refuseVersion(HubDoor::OtherVersion other);
@@ -80,13 +81,7 @@ class JobHub final : public JobLink {
   OwnAbsence absence_;
   std::vector<JobEvent> queued_;
   std::chrono::steady_clock::time_point round_started_ = std::chrono::steady_clock::now();
-  struct Route {
-    int asker;
-    long long their_id;
-    std::chrono::steady_clock::time_point since;
-  };
-  std::map<long long, Route> routes_;  // questions on their way, by the id machine 0 gave them
-  long long next_route_ = 1;
+  QuestionRoutes routes_;  // questions on their way
 };
 
 }  // namespace accel
