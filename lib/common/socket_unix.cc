@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -48,19 +49,17 @@ int connectUnix(const std::string& name, std::chrono::steady_clock::time_point d
   if (!unixAddress(name, addr, size)) return error = "the socket name is empty or too long", -1;
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return error = toLower(std::strerror(errno)), -1;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), size) == 0) return fd;
-  if (errno == EAGAIN || errno == EINPROGRESS) {  // the listener's backlog is full: wait once
-    pollfd p{fd, POLLOUT, 0};
-    int soerr = 0;
-    socklen_t len = sizeof soerr;
-    if (::poll(&p, 1, remainingMs(deadline)) == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr == 0) {
-      return fd;
+  // A full backlog refuses a Unix connect outright (EAGAIN, nothing pending): tried again until
+  // the deadline.
+  while (::connect(fd, reinterpret_cast<sockaddr*>(&addr), size) != 0) {
+    if ((errno != EAGAIN && errno != EINTR) || remainingMs(deadline) == 0) {
+      error = toLower(std::strerror(errno));
+      ::close(fd);
+      return -1;
     }
-    errno = soerr ? soerr : ETIMEDOUT;
+    ::poll(nullptr, 0, std::min(5, remainingMs(deadline)));
   }
-  error = toLower(std::strerror(errno));
-  ::close(fd);
-  return -1;
+  return fd;
 }
 
 }  // namespace accel::net

@@ -24,8 +24,8 @@ namespace {
 std::string megabytes(double bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
 
 std::string tooLarge(const std::string& size) {
-  return fmt::format("the file is {}; accel reads config files up to {} MB (real ones are a few KB)", size,
-                     kMaxConfigBytes >> 20);
+  return fmt::format("the file is {}; accel reads config files up to {} (real ones are a few KB)", size,
+                     megabytes(static_cast<double>(kMaxConfigBytes)));
 }
 
 const char* kWrongFile = "is this the config file? `accel config` writes one, `accel config show` says which is used";

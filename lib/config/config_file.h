@@ -11,7 +11,7 @@
 
 namespace accel {
 
-inline constexpr size_t kMaxConfigBytes = 1 << 20;
+inline constexpr size_t kMaxConfigBytes = 1000 * 1000;  // 1 MB
 
 // The file's text. Throws ConfigError (exit 2) naming the path when it is missing, a directory,
 // unreadable or too large.

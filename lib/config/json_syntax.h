@@ -4,8 +4,9 @@
 // rest with the first problem's line and column. That is standard JSON (RFC 8259) plus what
 // Python adds: the words NaN, Infinity and -Infinity, duplicate keys (the last wins) and lone
 // surrogate escapes; minus what it refuses: a byte order mark, and nesting deeper than its
-// recursion limit (accel: kMaxJsonDepth, where yaml-cpp, which reads the values, stops too).
-// Pure; thread-safe.
+// recursion limit (accel: kMaxJsonDepth, where yaml-cpp, which reads the values, stops too;
+// Python 3.11 stops near 1000 levels). The syntax of a lone surrogate escape passes here, but
+// the loader refuses its value: yaml-cpp cannot hold it, nor can UTF-8 text. Pure; thread-safe.
 #pragma once
 
 #include <optional>

@@ -59,7 +59,7 @@ class Loader {
       error(root.Mark(), "expected a map of keys at the top level, got " + kindOf(root));
       return std::move(result_);
     }
-    values_ = std::make_unique<ValueReader>(json_, text.size() + 1024);
+    values_ = std::make_unique<ValueReader>(json_, text.size());
     sagemaker_ = isSageMaker(root);
     loadMap(root, "", result_.config.values);
     finish();
@@ -72,12 +72,12 @@ class Loader {
   const bool json_;  // a .json file: JSON's syntax and numbers apply
   bool sagemaker_ = false;
   std::unique_ptr<ValueReader> values_;
-  size_t unlisted_ = 0;
+  size_t unlisted_ = 0, unlisted_notes_ = 0;
   LegacyKeys legacy_;
 
   // What PyYAML or Python's json.load refuses, before yaml-cpp (which reads more).
   bool readable(const std::string& text) {
-    if (auto bad = findUnreadableText(text)) {
+    if (auto bad = findUnreadableText(text, json_)) {
       result_.errors.push_back({fmt::format("{}:{}:{}", result_.config.path, bad->line, bad->column), bad->message,
                                 "save the file as UTF-8 text; write special characters as escapes in a "
                                 "double-quoted string (\"\\t\", \"\\u00e9\")"});
@@ -95,8 +95,8 @@ class Loader {
   // Accelerate picks the config class by compute_environment before it reads anything else.
   static bool isSageMaker(const YAML::Node& root) {
     for (const auto& item : root) {
-      if (item.first.IsScalar() && scalarOf(item.first) == "compute_environment" && item.second.IsScalar()) {
-        return scalarOf(item.second) == "AMAZON_SAGEMAKER";
+      if (item.first.IsScalar() && item.first.Scalar() == "compute_environment" && item.second.IsScalar()) {
+        return item.second.Scalar() == "AMAZON_SAGEMAKER";
       }
     }
     return false;
@@ -120,6 +120,10 @@ class Loader {
   void problem(const YAML::Mark& m, std::string message, std::string hint = {}) {
     report(result_.problems, m, std::move(message), std::move(hint));
   }
+  void note(std::string text) {
+    if (result_.notes.size() < kMaxListed) return result_.notes.push_back(std::move(text));
+    ++unlisted_notes_;
+  }
   void warning(const YAML::Mark& m, std::string message, std::string hint = {}) {
     if (result_.warnings.size() < kMaxListed) result_.warnings.push_back({at(m), std::move(message), std::move(hint)});
   }
@@ -129,6 +133,7 @@ class Loader {
     std::map<std::string, YAML::Mark> seen;
     for (const auto& item : map) {
       const YAML::Node& key_node = item.first;
+      if (!values_->charge(key_node)) return;  // aliases as keys: the budget of copies counts them too
       if (!key_node.IsScalar()) {
         error(key_node.Mark(), "a key must be a plain name, got " + kindOf(key_node));
         continue;
@@ -151,12 +156,12 @@ class Loader {
     if (map_spec && !map_spec->add_prefix.empty() && !startsWith(key, map_spec->add_prefix)) {
       const std::string prefixed = std::string(map_spec->add_prefix) + key;
       if (findKey(map_path + "." + prefixed)) {
-        result_.notes.push_back(fmt::format("renamed {} to {}.{}", shown, map_path, prefixed));
+        note(fmt::format("renamed {} to {}.{}", shown, map_path, prefixed));
         return prefixed;
       }
     }
     if (auto renamed = kRenamedKeys.find(shown); renamed != kRenamedKeys.end()) {
-      result_.notes.push_back(fmt::format("renamed {} to {}.{} (the name Accelerate's launcher reads)", shown, map_path,
+      note(fmt::format("renamed {} to {}.{} (the name Accelerate's launcher reads)", shown, map_path,
                                           renamed->second));
       return renamed->second;
     }
@@ -166,9 +171,11 @@ class Loader {
   // A key given again: what its first value left behind goes.
   void forget(json& out, const std::string& dotted, const std::string& key) {
     out.erase(key);
-    for (auto it = result_.config.marks.begin(); it != result_.config.marks.end();) {
-      it = it->first == dotted || startsWith(it->first, dotted + ".") ? result_.config.marks.erase(it) : std::next(it);
-    }
+    auto& marks = result_.config.marks;
+    marks.erase(dotted);
+    const std::string inside = dotted + ".";  // its nested keys sort together, right after it
+    auto it = marks.lower_bound(inside);
+    while (it != marks.end() && startsWith(it->first, inside)) it = marks.erase(it);
   }
 
   void loadEntry(const std::string& map_path, const KeySpec* map_spec, const std::string& key,
@@ -187,7 +194,7 @@ class Loader {
     if (spec && map_path.empty() && !inSection(*spec, sagemaker_)) spec = nullptr;
     if (!spec) return unknownKey(map_path, map_spec, key, key_mark, value, out);
     ValueReader::Typed typed = values_->typed(*spec, value, dotted, sagemaker_);
-    if (!typed.note.empty()) result_.notes.push_back(typed.note);
+    if (!typed.note.empty()) note(typed.note);
     if (!typed.value) {  // kept as Accelerate keeps it; refused where it would be used
       if (spec->checked_on_load) return error(value.Mark(), typed.problem, typed.hint);
       problem(value.Mark(), typed.problem, typed.hint);
@@ -233,8 +240,9 @@ class Loader {
 
   void finish() {
     if (const auto& where = values_->overflow()) {
-      error(*where, fmt::format("this value nests deeper than {} levels or expands to more values than the file has "
-                                "characters (a YAML alias that contains itself, or aliases of aliases)",
+      error(*where, fmt::format("this value nests deeper than {} levels or, through YAML aliases, expands to more "
+                                "values than the file has characters (an alias that contains itself, aliases of "
+                                "aliases, or a long text repeated)",
                                 ValueReader::kMaxDepth),
             "write the values out instead of referring to them with aliases (*name)");
     }
@@ -243,7 +251,8 @@ class Loader {
       if (result_.errors.empty() || d.message != "distributed_type is required") result_.errors.push_back(std::move(d));
     }
     for (auto& d : rules.problems) result_.problems.push_back(std::move(d));
-    for (auto& n : rules.notes) result_.notes.push_back(std::move(n));
+    for (auto& n : rules.notes) note(std::move(n));
+    if (unlisted_notes_ > 0) result_.notes.push_back(fmt::format("and {} more such note(s)", unlisted_notes_));
     if (result_.errors.empty()) {
       for (auto& d : checkConsistency(result_.config)) {
         if (listing()) result_.problems.push_back(std::move(d));

@@ -3,27 +3,11 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/utf8.h"
+
 namespace accel {
 
 namespace {
-
-// Strict UTF-8 (no overlong forms, surrogates or code points past U+10FFFF); the code point and
-// its length in bytes, or length 0 when the bytes at `i` are not UTF-8.
-std::pair<unsigned, size_t> decode(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned c = byte(i);
-  if (c < 0x80) return {c, 1};
-  const size_t extra = c >= 0xF0 && c <= 0xF4 ? 3 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xC2 && c <= 0xDF ? 1 : 0;
-  if (extra == 0 || s.size() - i <= extra) return {c, 0};
-  unsigned cp = c & (0x3Fu >> extra);
-  for (size_t k = 1; k <= extra; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return {c, 0};
-    cp = (cp << 6) | (byte(i + k) & 0x3Fu);
-  }
-  static const unsigned kSmallest[] = {0, 0x80, 0x800, 0x10000};
-  if (cp < kSmallest[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {c, 0};
-  return {cp, extra + 1};
-}
 
 // PyYAML's Reader.NON_PRINTABLE, inverted.
 bool printable(unsigned cp) {
@@ -47,7 +31,7 @@ long hex4(std::string_view s) {
 std::string repairYamlCppEscapes(std::string_view scalar) {
   std::string out;
   for (size_t i = 0; i < scalar.size();) {
-    auto [cp, length] = decode(scalar, i);
+    auto [cp, length] = decodeUtf8(scalar, i);
     if (length == 0) {  // the text was UTF-8: only those two escapes leave a stray byte
       out += "\xC2";
       out += scalar[i++];
@@ -82,14 +66,14 @@ std::string combineJsonSurrogates(std::string_view text) {
   return out;
 }
 
-std::optional<UnreadableText> findUnreadableText(std::string_view text) {
+std::optional<UnreadableText> findUnreadableText(std::string_view text, bool json_file) {
   int line = 1, column = 1;
   for (size_t i = 0; i < text.size();) {
-    auto [cp, length] = decode(text, i);
+    auto [cp, length] = decodeUtf8(text, i);
     if (length == 0) {
       return UnreadableText{line, column, fmt::format("byte 0x{:02X} is not UTF-8 text", cp)};
     }
-    if (!printable(cp)) {
+    if (!json_file && !printable(cp)) {
       return UnreadableText{line, column, fmt::format("character U+{:04X} is not allowed in a config file", cp)};
     }
     i += length;

@@ -22,8 +22,9 @@ struct UnreadableText {
 };
 
 // The first place where `text` is not what PyYAML reads, or nullopt. (A UTF-8 byte order mark,
-// U+FEFF, is printable to PyYAML too.)
-std::optional<UnreadableText> findUnreadableText(std::string_view text);
+// U+FEFF, is printable to PyYAML too.) A .json file (`json_file`) is read by Python's json,
+// which takes any UTF-8 text (its syntax forbids raw control characters in strings itself).
+std::optional<UnreadableText> findUnreadableText(std::string_view text, bool json_file = false);
 
 // `scalar` as yaml-cpp decoded it from valid UTF-8 text, with the two escapes it decodes to single
 // bytes ("\_" to 0xA0, "\N" to 0x85; every other escape comes out as UTF-8) made UTF-8 again.

@@ -2,6 +2,9 @@
 #include "lib/config/writer.h"
 
 #include <cmath>
+#include <random>
+
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -93,29 +96,28 @@ std::string toYaml(const json& values) {
 namespace {
 
 // nlohmann writes a non-finite float as null; Python's json.dumps as a word. Marked here as a
-// string nothing else can be (it starts with U+0001), then unquoted in the text.
-const char* kWordMark = "\x01";
-
-json markNonFinite(const json& v) {
+// string no value holds (U+0001 and a random nonce: never in a value of this file), then
+// unquoted in the text.
+json markNonFinite(const json& v, const std::string& mark) {
   if (v.is_number_float() && !std::isfinite(v.get<double>())) {
     const double d = v.get<double>();
-    return std::string(kWordMark) + (std::isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
+    return mark + (std::isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
   }
   if (!v.is_structured()) return v;
   json out = v.is_object() ? json::object() : json::array();
   for (auto it = v.begin(); it != v.end(); ++it) {
     if (v.is_object()) {
-      out[it.key()] = markNonFinite(it.value());
+      out[it.key()] = markNonFinite(it.value(), mark);
     } else {
-      out.push_back(markNonFinite(*it));
+      out.push_back(markNonFinite(*it, mark));
     }
   }
   return out;
 }
 
-void unquoteWords(std::string& text) {
+void unquoteWords(std::string& text, const std::string& nonce) {
   for (const char* word : {"NaN", "Infinity", "-Infinity"}) {
-    const std::string marked = std::string("\"\\u0001") + word + "\"";
+    const std::string marked = "\"\\u0001" + nonce + word + "\"";
     for (size_t at; (at = text.find(marked)) != std::string::npos;) text.replace(at, marked.size(), word);
   }
 }
@@ -125,9 +127,11 @@ void unquoteWords(std::string& text) {
 std::string toJson(const json& values) {
   // Text that is not UTF-8 (a value typed into the wizard, say) becomes U+FFFD instead of a
   // type_error out of dump(): the writer never throws.
-  std::string text =
-      markNonFinite(withoutDropped(values)).dump(2, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace) + "\n";
-  unquoteWords(text);
+  const std::string nonce = fmt::format("{:016x}", std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}());
+  std::string text = markNonFinite(withoutDropped(values), "\x01" + nonce)
+                         .dump(2, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace) +
+                     "\n";
+  unquoteWords(text, nonce);
   return text;
 }
 

@@ -421,4 +421,16 @@ std::string formatYamlFloat(double value) {
   return repr;
 }
 
+std::optional<std::vector<bool>> booleanTuple(std::string_view text) {
+  std::string inner = trim(text);
+  if (inner.size() >= 2 && inner.front() == '(' && inner.back() == ')') inner = inner.substr(1, inner.size() - 2);
+  std::vector<bool> items;
+  for (const auto& item : split(inner, ',')) {
+    const std::string word = toLower(trim(item));
+    if (word != "true" && word != "false") return std::nullopt;
+    items.push_back(word == "true");
+  }
+  return items;
+}
+
 }  // namespace accel

@@ -4,8 +4,10 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace accel {
 
@@ -31,6 +33,10 @@ std::string formatYamlString(std::string_view text, int column = -1, int indent 
 // True for a JSON number token ("1e-05", "-2", "0.5"); in .json files these are numbers even
 // where YAML 1.1 would read a string.
 bool isJsonNumber(std::string_view text);
+
+// "(false, true, false)" or "false,true,false": a tuple of booleans as text, the form
+// Accelerate's example configs give fp8_config.override_linear_precision; nullopt for other text.
+std::optional<std::vector<bool>> booleanTuple(std::string_view text);
 
 // Writes a float as PyYAML does: repr() plus ".0" before a bare exponent; .inf/.nan.
 std::string formatYamlFloat(double value);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "lib/common/strings.h"
+#include "lib/common/utf8.h"
 #include "lib/config/readable_text.h"
 #include "lib/config/yaml_scalar.h"
 
@@ -31,18 +32,6 @@ ResolvedScalar resolve(const std::string& text, bool json_file) {
   return r;
 }
 
-// "(false, false, false)" or "false,false,false": the text form of a tuple of booleans that
-// Accelerate's example configs use for fp8_config.override_linear_precision.
-bool isBooleanTuple(std::string text) {
-  text = trim(text);
-  if (text.size() >= 2 && text.front() == '(' && text.back() == ')') text = text.substr(1, text.size() - 2);
-  for (const auto& item : split(text, ',')) {
-    const std::string word = toLower(trim(item));
-    if (word != "true" && word != "false") return false;
-  }
-  return true;
-}
-
 std::string intHint(const std::string& text) {
   auto real = parseDouble(text);
   // Only a whole number within long long's range has an integer spelling (casting a larger
@@ -60,15 +49,31 @@ std::string scalarOf(const YAML::Node& node) { return repairYamlCppEscapes(node.
 std::string kindOf(const YAML::Node& node) {
   if (node.IsMap()) return "a map";
   if (node.IsSequence()) return "a list";
-  return "'" + scalarOf(node) + "'";
+  constexpr size_t kShown = 60;  // a message shows the value, not a page of it
+  const std::string& text = node.Scalar();
+  if (text.size() <= kShown) return "'" + scalarOf(node) + "'";
+  return "'" + std::string(utf8Prefix(repairYamlCppEscapes(text.substr(0, kShown + 4)), kShown)) + "...' (" +
+         std::to_string(text.size()) + " bytes)";
+}
+
+bool ValueReader::charge(const YAML::Node& node) {
+  if (overflow_) return false;
+  const size_t cost = 1 + (node.IsScalar() ? node.Scalar().size() : 0);
+  if (cost > left_) {
+    overflow_ = node.Mark();
+    return false;
+  }
+  left_ -= cost;
+  return true;
 }
 
 json ValueReader::untyped(const YAML::Node& node, int depth) {
   if (node.IsNull() || overflow_) return json();
-  if (depth > kMaxDepth || left_-- == 0) {
+  if (depth > kMaxDepth) {
     overflow_ = node.Mark();
     return json();
   }
+  if (!charge(node)) return json();
   if (node.IsSequence()) {
     json list = json::array();
     for (const auto& item : node) list.push_back(untyped(item, depth + 1));
@@ -96,13 +101,13 @@ ValueReader::Typed ValueReader::typed(const KeySpec& spec, const YAML::Node& nod
     return Typed{std::nullopt, fmt::format("{} must be {}, got {}", dotted, describeType(spec, sagemaker), kindOf(node)),
                  std::move(hint), {}};
   };
-  if (node.IsNull()) return {json(), {}, {}, {}};
+  if (node.IsNull() || (spec.type != ValueType::Any && !charge(node))) return {json(), {}, {}, {}};
   switch (spec.type) {
     case ValueType::Any: return {untyped(node), {}, {}, {}};
     case ValueType::Map: return node.IsMap() ? Typed{json::object(), {}, {}, {}} : wrong();
     case ValueType::List:
       if (node.IsSequence()) return {untyped(node), {}, {}, {}};
-      if (node.IsScalar() && isBooleanTuple(scalarOf(node))) return {scalarOf(node), {}, {}, {}};
+      if (node.IsScalar() && booleanTuple(scalarOf(node))) return {scalarOf(node), {}, {}, {}};
       return wrong();
     default:
       return node.IsScalar() ? scalar(spec, node, dotted, sagemaker) : wrong();

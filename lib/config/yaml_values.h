@@ -4,8 +4,9 @@
 // Accelerate holds), keyed ones checked against their schema row. A value its row cannot use
 // comes back with the reason, for the loader to keep as written and report (Accelerate's own
 // loader checks no types). YAML aliases can make a value contain itself or expand
-// exponentially ("billion laughs"): copying values out is bounded by depth and by a budget of
-// values (an alias-free file never has more values than characters). One reader per file.
+// exponentially ("billion laughs"), or repeat a long string many times: copying values out is
+// bounded by depth and by a budget of one unit per value and per byte of text (an alias-free
+// file never spends more than twice its size). One reader per file.
 #pragma once
 
 #include <optional>
@@ -20,8 +21,12 @@ namespace accel {
 
 class ValueReader {
  public:
-  // `json`: a .json file (JSON's number syntax and words apply); `budget`: values it may build.
-  ValueReader(bool json, size_t budget) : json_(json), left_(budget) {}
+  // `json`: a .json file (JSON's number syntax and words apply); `text_size`: the file's.
+  ValueReader(bool json, size_t text_size) : json_(json), left_(2 * text_size + 1024) {}
+
+  // Spends the budget for copying `node` (1, and its scalar's bytes); false once it is spent,
+  // overflow() then saying where.
+  bool charge(const YAML::Node& node);
 
   // As PyYAML types it; null once the budget or kMaxDepth is exceeded (overflow() says where).
   nlohmann::json untyped(const YAML::Node& node, int depth = 0);
@@ -35,7 +40,7 @@ class ValueReader {
   // As `spec` types it, in a SageMaker config when `sagemaker`.
   Typed typed(const KeySpec& spec, const YAML::Node& node, const std::string& dotted, bool sagemaker);
 
-  static constexpr int kMaxDepth = 256;  // Accelerate's files nest 3 levels
+  static constexpr int kMaxDepth = 500;  // Accelerate's files nest 3; yaml-cpp reads no deeper either
 
  private:
   Typed scalar(const KeySpec& spec, const YAML::Node& node, const std::string& dotted, bool sagemaker);

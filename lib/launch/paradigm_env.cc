@@ -8,6 +8,7 @@
 
 #include "lib/common/strings.h"
 #include "lib/config/schema.h"
+#include "lib/config/yaml_scalar.h"
 #include "lib/launch/launch_env.h"
 #include "lib/launch/launch_plan.h"
 
@@ -25,15 +26,6 @@ std::string str(const nlohmann::json& v) {
   return v.dump();
 }
 
-// "(false, true, false)" -> [false, true, false]; the loader lets only such text through.
-nlohmann::json tupleItems(std::string text) {
-  text = trim(text);
-  if (text.size() >= 2 && text.front() == '(' && text.back() == ')') text = text.substr(1, text.size() - 2);
-  nlohmann::json items = nlohmann::json::array();
-  for (const auto& item : split(text, ',')) items.push_back(toLower(trim(item)) == "true");
-  return items;
-}
-
 void exportRow(const KeySpec& spec, const nlohmann::json& value, Env& env) {
   std::string_view exports = spec.exports;
   if (auto eq = exports.find('='); eq != std::string_view::npos) {  // "VAR=x": x when true
@@ -47,7 +39,8 @@ void exportRow(const KeySpec& spec, const nlohmann::json& value, Env& env) {
            : spec.export_case == ExportCase::Upper ? toUpper(text) : text;
   };
   if (names.size() > 1 && value.is_string()) {  // "(false, true, false)": the list as Accelerate's examples write it
-    return exportRow(spec, tupleItems(value.get<std::string>()), env);
+    const auto items = booleanTuple(value.get<std::string>());  // the loader lets only such text through
+    return exportRow(spec, items ? nlohmann::json(*items) : nlohmann::json::array(), env);
   }
   if (names.size() > 1 && value.is_array()) {  // a list spreads over its variables
     for (size_t i = 0; i < names.size() && i < value.size(); ++i) env.emplace_back(names[i], write(value[i]));

@@ -22,6 +22,7 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kMaxConnections = 64;
 constexpr size_t kMaxQuestion = 64;
 constexpr auto kPatience = std::chrono::seconds(3);
+constexpr auto kPause = std::chrono::milliseconds(200);
 
 }  // namespace
 
@@ -40,18 +41,25 @@ RankQuestions::~RankQuestions() {
 }
 
 void RankQuestions::addPollFds(std::vector<pollfd>& fds) const {
-  fds.push_back({listen_fd_, POLLIN, 0});
+  if (Clock::now() >= paused_until_) fds.push_back({listen_fd_, POLLIN, 0});
   for (const auto& a : askers_) fds.push_back(a.conn->pollFd());
 }
 
 int RankQuestions::timeoutMs() const {
+  const auto now = Clock::now();
+  if (paused_until_ > now) return net::remainingMs(paused_until_);
   if (askers_.empty()) return -1;
   return net::remainingMs(askers_.front().conn->since() + kPatience);
 }
 
+// At most kMaxConnections a call; out of descriptors, accepting pauses instead of spinning.
 void RankQuestions::accept() {
-  int fd;
-  while ((fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+  for (size_t taken = 0; taken < kMaxConnections; ++taken) {
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) paused_until_ = Clock::now() + kPause;
+      return;
+    }
     if (askers_.size() >= kMaxConnections) askers_.pop_front();
     askers_.push_back({std::make_unique<LineConnection>(fd), 0});
   }

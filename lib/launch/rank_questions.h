@@ -7,8 +7,9 @@
 // The launcher listens on an abstract Unix socket (no file is left behind; only processes in
 // its network namespace reach it), named in the workers' ACCEL_LAUNCHER_SOCKET. A question is
 // one line "rank R"; the answer is one line of text. The server trusts nothing: at most
-// kMaxConnections at once (a new one closes the oldest), a line of at most 64 bytes, and a
-// connection that has not been answered within kPatience is answered "no answer" and closed.
+// kMaxConnections at once (a new one closes the oldest), a question of at most 64 bytes (a
+// connection's unread line at most job::kMaxLine), a connection not answered within kPatience
+// is answered "no answer" and closed, and out of descriptors accepting pauses.
 // Single-threaded, polled by the supervisor.
 #pragma once
 
@@ -56,6 +57,7 @@ class RankQuestions {
   std::string name_;
   int listen_fd_ = -1;
   std::deque<Asker> askers_;  // oldest first
+  std::chrono::steady_clock::time_point paused_until_{};
   long long next_id_ = 1;
 };
 

@@ -82,7 +82,6 @@ class Supervisor {
   bool stopping_ = false;
   std::optional<Clock::time_point> kill_at_;  // when survivors get SIGKILL; none once it was sent
   Clock::time_point started_ = Clock::now();
-  Clock::time_point polled_at_ = Clock::now();  // when the loop last began to wait
 
   double now() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
 
@@ -157,7 +156,6 @@ class Supervisor {
       addPipeFds(workers_, fds);
       link_->addPollFds(fds);
       answers_->addPollFds(fds, timeout);
-      polled_at_ = Clock::now();
       int n = ::poll(fds.data(), fds.size(), timeout);
       if (n < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
       if (n < 0) continue;
@@ -220,18 +218,11 @@ class Supervisor {
       if (info.ssi_signo == SIGCHLD) {
         reap();
       } else if (info.ssi_signo == SIGCONT) {
-        continued();
+        continue;  // this launcher was stopped: the job link notices the gap (own_absence.h)
       } else {
         forward(static_cast<int>(info.ssi_signo));
       }
     }
-  }
-
-  // Stopped inside poll() (where the loop spends its time), so stopped about since it began.
-  // The job link notices the same absence by itself (own_absence.h).
-  void continued() {
-    const double stopped = std::chrono::duration<double>(Clock::now() - polled_at_).count();
-    if (stopped >= 1) say(fmt::format("this launcher was stopped for about {:.0f} s, and continued", stopped));
   }
 
   void reap() {

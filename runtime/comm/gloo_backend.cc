@@ -27,6 +27,10 @@ namespace accel {
 
 namespace {
 
+// When every rank still waiting in an operation has published its call (op_queue.h: the watch
+// probes after a second, and looks every half second).
+constexpr auto kLookedAt = std::chrono::milliseconds(1500);
+
 // Gloo's rendezvous speaks to accel's Store.
 class StoreAdapter : public gloo::rendezvous::Store {
  public:
@@ -156,7 +160,11 @@ GlooBackend::GlooBackend(Store& store, int rank, int size, GlooOptions options)
   const int name = options_.names.empty() ? rank_ : options_.names[static_cast<size_t>(rank_)];
   queue_ = std::make_unique<OpQueue>(
       groupFailureText(name, size_, options_.diagnose,
-                       [this](const CollectiveCall& call, const std::exception&) { return watch_->lookBack(call.seq); },
+                       [this](const CollectiveCall& call, const std::exception&, std::chrono::steady_clock::duration waited) {
+                         // Who did not arrive is known once every waiting rank published its call
+                         // (CallWatch::probe, after a second): a quicker failure has other causes.
+                         return waited >= kLookedAt ? watch_->lookBack(call.seq) : Findings{watch_->verdict(), {}};
+                       },
                        options_.part),
       OpQueue::Watch{watch_.get(), [this] { abortRunning(); }});
 }

@@ -25,7 +25,8 @@ HierarchicalBackend::HierarchicalBackend(int rank, HostLayout layout, std::uniqu
                                          std::unique_ptr<Backend> leaders, std::function<std::string()> verdict)
     : rank_(rank), layout_(std::move(layout)), local_(std::move(local)), leaders_(std::move(leaders)) {
   queue_ = std::make_unique<OpQueue>(groupFailureText(rank_, size(), {},
-                                                      [verdict = std::move(verdict)](const CollectiveCall&, const std::exception&) {
+                                                      [verdict = std::move(verdict)](const CollectiveCall&, const std::exception&,
+                                                                                     std::chrono::steady_clock::duration) {
                                                         return Findings{verdict(), {}};
                                                       }));
 }

@@ -82,11 +82,12 @@ void OpQueue::execute(Task& task) {
     task.work->complete(task.work->description() + " not run: the group failed earlier: " + broken_);
     return;
   }
+  const auto start = Clock::now();
   try {
     task.run(task.call);
     task.work->complete();
   } catch (const std::exception& e) {
-    broken_ = failure_text_(task.work->description(), task.call, e);
+    broken_ = failure_text_(task.work->description(), task.call, e, Clock::now() - start);
     task.work->complete(broken_);
   }
 }
@@ -108,8 +109,9 @@ void OpQueue::watchLoop() {
 
 OpQueue::FailureText groupFailureText(int rank, int size, Diagnose diagnose, Investigate investigate, std::string part) {
   return [rank, size, diagnose = std::move(diagnose), investigate = std::move(investigate), part = std::move(part)](
-             const std::string& description, const CollectiveCall& call, const std::exception& error) {
-    const Findings found = investigate ? investigate(call, error) : Findings{};
+             const std::string& description, const CollectiveCall& call, const std::exception& error,
+             std::chrono::steady_clock::duration waited) {
+    const Findings found = investigate ? investigate(call, error, waited) : Findings{};
     const std::string head = part.empty() ? fmt::format("{} failed on rank {} of {}", description, rank, size) : part;
     if (!found.verdict.empty()) return fmt::format("{}: {}", head, found.verdict);
     const std::string cause = diagnose ? diagnose(found.clues) : "";

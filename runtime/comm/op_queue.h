@@ -32,8 +32,9 @@ namespace accel {
 class OpQueue {
  public:
   // Makes the message of a failed operation from its description, its call and its exception.
-  using FailureText =
-      std::function<std::string(const std::string& description, const CollectiveCall& call, const std::exception& error)>;
+  // `waited`: how long it ran before it failed.
+  using FailureText = std::function<std::string(const std::string& description, const CollectiveCall& call,
+                                                const std::exception& error, std::chrono::steady_clock::duration waited)>;
   using Run = std::function<void(const CollectiveCall& call)>;  // `call` numbered
 
   struct Watch {
@@ -77,7 +78,8 @@ class OpQueue {
 };
 
 // What a backend finds out about its failed operation (failure_clues.h).
-using Investigate = std::function<Findings(const CollectiveCall& call, const std::exception& error)>;
+using Investigate = std::function<Findings(const CollectiveCall& call, const std::exception& error,
+                                           std::chrono::steady_clock::duration waited)>;
 
 // The failure text of every CPU backend: "<operation> failed on rank R of N: <what>; <cause>",
 // the cause from `diagnose` given what `investigate` found (which ranks did not arrive and

@@ -65,7 +65,8 @@ ShmBackend::ShmBackend(std::unique_ptr<ShmSegment> segment, std::unique_ptr<Call
     : rank_(rank), size_(size), options_(std::move(options)), seg_(std::move(segment)), watch_(std::move(watch)),
       steps_(*seg_, rank, options_.names, options_.timeout) {
   queue_ = std::make_unique<OpQueue>(groupFailureText(options_.names[static_cast<size_t>(rank)], size, options_.diagnose,
-                                                      [this](const CollectiveCall&, const std::exception&) {
+                                                      [this](const CollectiveCall&, const std::exception&,
+                                                             std::chrono::steady_clock::duration) {
                                                         Findings f{watch_->knownVerdict(), {}};
                                                         if (steps_.lastMissing() >= 0) f.clues.told = {steps_.lastMissing()};
                                                         return f;

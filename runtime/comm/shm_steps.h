@@ -40,10 +40,10 @@ class ShmSteps {
   // This member's operation failed before its next step: members waiting for it fail at once,
   // naming it, instead of at the timeout.
   void abandon();
-  // The parity of the areas written before the next sync() and read after it (shm_backend.cc).
   // The rank (as names[] calls it) whose absence failed the last sync, with its state in the
   // error; -1 when none did.
   int lastMissing() const { return last_missing_; }
+  // The parity of the areas written before the next sync() and read after it (shm_backend.cc).
   int writeParity() const { return static_cast<int>((step_ + 1) & 1u); }
   int readParity() const { return static_cast<int>(step_ & 1u); }
 

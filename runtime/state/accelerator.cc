@@ -65,8 +65,10 @@ GlooOptions glooOptions(const DistributedEnv& env, std::chrono::milliseconds tim
 Diagnose diagnoseFor(std::shared_ptr<RankInquiry> inquiry, std::vector<int> world) {
   return [inquiry = std::move(inquiry), world = std::move(world)](const FailureClues& clues) {
     FailureClues in_world = clues;
-    for (int& r : in_world.absent) {
-      if (r >= 0 && static_cast<size_t>(r) < world.size()) r = world[static_cast<size_t>(r)];
+    for (auto* ranks : {&in_world.absent, &in_world.told}) {
+      for (int& r : *ranks) {
+        if (r >= 0 && static_cast<size_t>(r) < world.size()) r = world[static_cast<size_t>(r)];
+      }
     }
     return inquiry->explain(in_world);
   };

@@ -48,9 +48,10 @@ std::string readLine(int fd, Clock::time_point deadline) {
 RankInquiry::RankInquiry(Store& store, std::string launcher_socket)
     : store_(store), launcher_socket_(std::move(launcher_socket)) {}
 
-std::string RankInquiry::askLauncher(int rank) const {
-  if (launcher_socket_.empty()) return "";
-  const auto deadline = Clock::now() + kLookBack;
+std::string RankInquiry::askLauncher(int rank) const { return askLauncher(rank, Clock::now() + kLookBack); }
+
+std::string RankInquiry::askLauncher(int rank, std::chrono::steady_clock::time_point deadline) const {
+  if (launcher_socket_.empty() || Clock::now() >= deadline) return "";
   std::string error;
   const int fd = net::connectUnix(launcher_socket_, deadline, error);
   if (fd < 0) return "";
@@ -85,8 +86,9 @@ std::string RankInquiry::explain(const FailureClues& clues) const {
     const bool told = std::find(clues.told.begin(), clues.told.end(), 0) != clues.told.end();
     if (!told && std::find(ask.begin(), ask.end(), 0) == ask.end()) ask.insert(ask.begin(), 0);
   }
+  const auto deadline = Clock::now() + kLookBack;  // for all the questions together
   for (size_t i = 0; i < ask.size() && i < kMostAsked; ++i) {
-    if (std::string answer = askLauncher(ask[i]); !answer.empty()) said.push_back(answer);
+    if (std::string answer = askLauncher(ask[i], deadline); !answer.empty()) said.push_back(answer);
   }
   if (ask.size() > kMostAsked) said.push_back(fmt::format("and {} more rank(s) did not arrive", ask.size() - kMostAsked));
   return join(said, "; ");

@@ -5,11 +5,12 @@
 //     (stopped) or its machine cannot be reached; a store that refuses: rank 0 has exited;
 //   - the launcher's view (lib/launch/rank_questions.h, ACCEL_LAUNCHER_SOCKET): the process
 //     state of a rank on this machine, or what another machine's launcher reports of its own.
-// Every question gives up within kLookBack (comm/failure_clues.h); all of them together take a
-// second or two at most. Workers started without accel's launcher get what the store says.
+// The store's questions give up within kLookBack (comm/failure_clues.h), and so do the
+// launcher's, all of them together: a second and a half at most. Workers started without accel's launcher get what the store says.
 // Thread-safe: each call opens connections of its own.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,10 @@ class RankInquiry {
 
   // `clues` in world ranks. "" when nothing is known.
   std::string explain(const FailureClues& clues) const;
-  // The launcher's answer about `rank`, or "" (no launcher, or no answer in time).
+  // The launcher's answer about `rank`, or "" (no launcher, or no answer by `deadline`, by
+  // default kLookBack from now).
   std::string askLauncher(int rank) const;
+  std::string askLauncher(int rank, std::chrono::steady_clock::time_point deadline) const;
 
  private:
   Store& store_;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Namespacing decorator: every key becomes "<prefix>/<key>" in the wrapped store, so process
 // groups and runs sharing one store never see each other's keys. Thread-safe if the base is.
-// Does not own the base store, which must outlive it.
+// Does not own the base store, which must outlive it (but the quick handle it makes owns its own).
 #pragma once
 
 #include <memory>

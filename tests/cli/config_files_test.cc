@@ -84,7 +84,7 @@ TEST_CASE("config files: a file larger than any config is refused at once, a dir
   auto r = runAccel(dir, {"config", "validate", path});
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(r.exit_code == 2);
-  CHECK(contains(r.err, "big.yaml: the file is 3.0 MB; accel reads config files up to 1 MB (real ones are a few KB)"));
+  CHECK(contains(r.err, "big.yaml: the file is 3.0 MB; accel reads config files up to 1.0 MB (real ones are a few KB)"));
   CHECK(took < (std::getenv("ACCEL_TEST_QUICK") ? 3.0 : 1.0));
   auto d = runAccel(dir, {"config", "validate", dir.path()});
   CHECK(d.exit_code == 2);

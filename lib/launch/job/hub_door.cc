@@ -18,6 +18,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kNoteEvery = std::chrono::seconds(1);
+constexpr auto kGrace = std::chrono::seconds(1);  // a waiting connection's time to speak before it can be pushed out
 
 bool outOfDescriptors(int error) { return error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM; }
 
@@ -45,55 +46,77 @@ int HubDoor::timeoutMs() const {
   return next ? net::remainingMs(*next) : -1;
 }
 
+// The waiting connections are read before new ones are accepted, and a new one is read as soon
+// as it is accepted: a launcher sends its join with its connect, so it is let in before any
+// crowd of strangers could push it out.
 void HubDoor::service(const std::vector<pollfd>& fds, std::vector<Entrant>& entrants, std::vector<OtherVersion>& others) {
-  for (const auto& p : fds) {
-    if (p.fd == listen_fd_ && (p.revents & POLLIN)) accept();
-  }
   for (size_t i = 0; i < waiting_.size();) {
     auto& c = waiting_[i];
-    std::vector<std::string> lines;
+    short revents = 0;
     for (const auto& p : fds) {
-      if (p.fd == c->fd() && p.revents) lines = c->service(p.revents);
+      if (p.fd == c->fd()) revents = p.revents;
     }
-    bool done = false;
-    if (!lines.empty()) {
-      done = admit(c, lines.front(), entrants, others);
-    } else if (c->closed()) {
-      note(fmt::format("a connection closed before it said anything ({})", c->error()));
-      done = true;
-    } else if (Clock::now() - c->since() >= limits_.auth_timeout) {
-      refuse(*c, fmt::format("sent no join within {:g} s", defaults::seconds(limits_.auth_timeout)));
-      done = true;
-    }
-    if (done) {
+    if (settle(c, revents, entrants, others)) {
       waiting_.erase(waiting_.begin() + static_cast<long>(i));
     } else {
       ++i;
     }
   }
+  for (const auto& p : fds) {
+    if (p.fd == listen_fd_ && (p.revents & POLLIN)) accept(entrants, others);
+  }
   if (unsaid_ > 0 && Clock::now() - last_note_ >= kNoteEvery) note("");
 }
 
-void HubDoor::accept() {
-  for (;;) {
-    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd >= 0) {
-      if (waiting_.size() >= limits_.max_waiting) closeOldest("to make room: too many connections waiting to join");
-      waiting_.push_back(std::make_unique<LineConnection>(fd));
-      continue;
-    }
-    if (errno == EINTR || errno == ECONNABORTED) continue;
-    if (!outOfDescriptors(errno)) return;  // EAGAIN: none left to accept
-    const int error = errno;
-    if (!waiting_.empty()) {
-      closeOldest(fmt::format("to make room: {}", toLower(std::strerror(error))));
-      continue;
-    }
-    paused_until_ = Clock::now() + limits_.backoff;
-    note(fmt::format("cannot accept on the job port ({}): pausing {} ms", toLower(std::strerror(error)),
-                     limits_.backoff.count()));
-    return;
+// Reads what `c` sent: true when it is done with (let in, passed on, or closed).
+bool HubDoor::settle(std::unique_ptr<LineConnection>& c, short revents, std::vector<Entrant>& entrants,
+                     std::vector<OtherVersion>& others) {
+  const std::vector<std::string> lines = revents ? c->service(revents) : std::vector<std::string>{};
+  if (!lines.empty()) return admit(c, lines.front(), entrants, others);
+  if (c->closed()) {
+    note(fmt::format("a connection closed before it said anything ({})", c->error()));
+    return true;
   }
+  if (Clock::now() - c->since() >= limits_.auth_timeout) {
+    refuse(*c, fmt::format("sent no join within {:g} s", defaults::seconds(limits_.auth_timeout)));
+    return true;
+  }
+  return false;
+}
+
+// At most max_waiting connections a call, so a flood cannot hold the launcher here.
+void HubDoor::accept(std::vector<Entrant>& entrants, std::vector<OtherVersion>& others) {
+  for (size_t taken = 0; taken < limits_.max_waiting;) {
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0 && (errno == EINTR || errno == ECONNABORTED)) continue;
+    if (fd < 0) return outOfDescriptors(errno) ? exhausted(errno) : void();  // else EAGAIN: none left
+    ++taken;
+    auto c = std::make_unique<LineConnection>(fd);
+    if (settle(c, POLLIN, entrants, others)) continue;  // its join was there already
+    if (!makeRoom()) {  // closed without a word: a launcher then connects again (job_member.h)
+      note(fmt::format("closed a connection from {} that connected while the door was full of connections that have "
+                       "not joined yet", who(*c)));
+      continue;
+    }
+    waiting_.push_back(std::move(c));
+  }
+}
+
+// A place among the waiting: the oldest goes once it has had kGrace to speak; a newcomer waits
+// in line otherwise (a launcher's join comes with its connect).
+bool HubDoor::makeRoom() {
+  if (waiting_.size() < limits_.max_waiting) return true;
+  if (Clock::now() - waiting_.front()->since() < kGrace) return false;
+  closeOldest("to make room: too many connections waiting to join");
+  return true;
+}
+
+// Out of descriptors: the oldest waiting connection makes room, or accepting pauses.
+void HubDoor::exhausted(int error) {
+  if (!waiting_.empty()) return closeOldest(fmt::format("to make room: {}", toLower(std::strerror(error))));
+  paused_until_ = Clock::now() + limits_.backoff;
+  note(fmt::format("cannot accept on the job port ({}): pausing {} ms", toLower(std::strerror(error)),
+                   limits_.backoff.count()));
 }
 
 void HubDoor::closeOldest(const std::string& why) {

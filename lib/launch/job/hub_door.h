@@ -9,10 +9,16 @@
 //   - anything else (other bytes, another token, a malformed join, silence for `auth_timeout`)
 //     closes the connection with a one-line note. Notes are at most one a second; the rest are
 //     counted into the next one, so a flood cannot fill the log;
-//   - at most `max_waiting` connections wait for their first line at once: a new one closes the
-//     oldest, so strangers cannot keep a real machine out;
+//   - a launcher sends its join with its connect, and a new connection is read as soon as it is
+//     accepted, so a real machine is let in before strangers could push it out; at most
+//     `max_waiting` connections then wait for their first line: a new one pushes out the oldest
+//     once that has had a second to speak, else is closed itself, without a word (a launcher
+//     whose connection closes before the start connects again: job_member.h);
 //   - when the process runs out of descriptors, the oldest waiting connection is closed to make
 //     room, or, with none waiting, accepting pauses for `backoff` instead of spinning.
+// The token keeps out whoever does not know it: without --rdzv_token it is derived from
+// main_process_ip:port (launch_plan.cc), which keeps other jobs out, not a person who knows the
+// address and this code.
 // Single-threaded, polled by the hub.
 #pragma once
 
@@ -60,7 +66,11 @@ class HubDoor {
   size_t waiting() const { return waiting_.size(); }
 
  private:
-  void accept();
+  void accept(std::vector<Entrant>& entrants, std::vector<OtherVersion>& others);
+  bool settle(std::unique_ptr<LineConnection>& c, short revents, std::vector<Entrant>& entrants,
+              std::vector<OtherVersion>& others);
+  bool makeRoom();
+  void exhausted(int error);
   void closeOldest(const std::string& why);
   // Reads `c`'s first line: true when `c` is done with (passed on, or closed).
   bool admit(std::unique_ptr<LineConnection>& c, const std::string& line, std::vector<Entrant>& entrants,

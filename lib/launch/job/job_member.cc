@@ -30,22 +30,31 @@ class JobMember final : public JobLink {
 
   int rendezvous(int signal_fd) override {
     const auto deadline = Clock::now() + defaults::fromSeconds(plan_.join_timeout);
-    if (int signal = connect(signal_fd, deadline)) return signal;
-    send(job::Join{job::kProtocolVersion, plan_.machine_rank, plan_.host, ::getpid(), plan_.num_machines,
-                   plan_.world_size, plan_.token});
+    if (int signal = join(signal_fd, deadline)) return signal;
+    std::vector<JobEvent> kept;  // a stop that came with the start is the supervisor's to follow
     for (;;) {  // machine 0 answers once every machine joined; its heartbeats say it is alive
+      if (std::exchange(rejoin_, false)) {
+        ::poll(nullptr, 0, 200);
+        if (int signal = join(signal_fd, deadline)) return signal;
+      }
       std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
       addPollFds(fds);
       int rc = ::poll(fds.data(), fds.size(), timeoutMs());
       if (rc < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
       if (int signal = readInterrupt(signal_fd, fds[0].revents)) return 128 + signal;
       for (auto& e : service(fds)) {
-        if (e.kind != JobEvent::Kind::End) continue;
+        if (e.kind != JobEvent::Kind::End) {
+          kept.push_back(std::move(e));
+          continue;
+        }
         if (e.signal) return 128 + e.signal;
         if (e.exit_code == 2) throw UsageError(e.message, e.hint);
         throw Error(e.message, e.hint);
       }
-      if (first_port_) return 0;
+      if (first_port_) {
+        queued_.insert(queued_.begin(), kept.begin(), kept.end());
+        return 0;
+      }
     }
   }
 
@@ -86,6 +95,7 @@ class JobMember final : public JobLink {
   std::unique_ptr<LineConnection> hub_;
   int first_port_ = 0;
   bool ended_ = false;
+  bool rejoin_ = false;  // machine 0 closed the connection before the start
   OwnAbsence absence_;
   std::vector<JobEvent> queued_;
 
@@ -93,6 +103,13 @@ class JobMember final : public JobLink {
 
   void send(const job::Message& message) {
     if (hub_) hub_->send(job::encode(message));
+  }
+
+  int join(int signal_fd, Clock::time_point deadline) {
+    if (int signal = connect(signal_fd, deadline)) return signal;
+    send(job::Join{job::kProtocolVersion, plan_.machine_rank, plan_.host, ::getpid(), plan_.num_machines,
+                   plan_.world_size, plan_.token});
+    return 0;
   }
 
   // Machine 0's launcher may start after this one: retried until the join deadline.
@@ -124,6 +141,8 @@ class JobMember final : public JobLink {
 
   void heartbeat() {
     const auto timeout = defaults::fromSeconds(plan_.heartbeat_timeout);
+    // Closed before the start without a word (machine 0's door was crowded): join again.
+    if (!hub_->open() && !first_port_) return void(rejoin_ = true);
     if (!hub_->open()) return lost("its launcher's connection closed (" + hub_->error() + ")");
     if (Clock::now() - hub_->lastSent() >= heartbeatInterval(plan_.heartbeat_timeout)) send(job::Heartbeat{});
     if (absence_.silence(*hub_) < timeout) return;

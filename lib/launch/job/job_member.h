@@ -4,7 +4,8 @@
 // When machine 0 goes silent for the heartbeat timeout, its connection closes, or it sends a
 // line this launcher cannot read, the job is over for this machine: its workers are stopped and
 // the launch ends naming machine 0. A machine 0 of another protocol version ends it with exit 2,
-// naming both versions.
+// naming both versions. A connection that machine 0 closes before the start without a word (its
+// door was crowded: hub_door.h) is made again, until the join timeout.
 #pragma once
 
 #include <memory>

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/common/utf8.h"
+
 namespace accel::job {
 
 namespace {
@@ -24,11 +26,11 @@ constexpr long long kMaxId = 1LL << 53;  // exact in every JSON reader
 
 // ---- writing: every string within its bound ----
 
-std::string clamp(const std::string& s, size_t max) {
+// Valid UTF-8 first (JSON's strings are: a worker may print any bytes), then cut to `max`.
+std::string clamp(const std::string& text, size_t max) {
+  const std::string s = validUtf8(text);
   if (s.size() <= max) return s;
-  size_t cut = max - 3;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
-  return s.substr(0, cut) + "...";
+  return std::string(utf8Prefix(s, max - 3)) + "...";
 }
 
 json clampLines(const std::vector<std::string>& lines) {
@@ -86,7 +88,9 @@ class Fields {
     if (n < lo || n > hi) bad(key, fmt::format("{} is not in {}..{}", v.dump(), lo, hi));
     return n;
   }
-  int small(const char* key, long long lo, long long hi) { return static_cast<int>(integer(key, lo, hi)); }
+  int small(const char* key, long long lo, long long hi) {
+    return static_cast<int>(integer(key, lo, std::min<long long>(hi, std::numeric_limits<int>::max())));
+  }
   double seconds(const char* key) {
     const json& v = need(key);
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) bad(key, "not a number of seconds");
@@ -168,6 +172,13 @@ std::optional<WorkerFailure> readOptionalFailure(Fields& f) {
 
 int version(Fields& f) { return f.small("v", 1, 1 << 30); }
 
+// A stranger's text as a note may show it: at most 40 bytes, nothing a terminal would obey.
+std::string shown(const std::string& text) {
+  std::string out;
+  for (char c : text.substr(0, 40)) out += static_cast<unsigned char>(c) < 0x20 || c == 0x7F ? '?' : c;
+  return out;
+}
+
 Message read(Fields& f, const std::string& t) {
   if (t == "join") {
     Join m{version(f), f.small("machine", 0, kMaxMachines), f.text("host"), f.small("pid", 0, kMaxPid),
@@ -185,7 +196,7 @@ Message read(Fields& f, const std::string& t) {
   if (t == "hb") return Heartbeat{};
   if (t == "ask") return Ask{f.integer("id", 0, kMaxId), f.small("rank", 0, kMaxMachines * 4096)};
   if (t == "tell") return Tell{f.integer("id", 0, kMaxId), f.text("text")};
-  throw Bad{fmt::format("unknown message kind '{}'", t.substr(0, 40))};
+  throw Bad{fmt::format("unknown message kind '{}'", shown(t))};
 }
 
 // The line as a JSON object, bounded in size and nesting before anything else is looked at.
@@ -257,12 +268,16 @@ int versionOf(std::string_view line) {
 std::optional<Hello> readHello(std::string_view line, std::string& error) {
   try {
     const json j = parseBounded(line);
-    if (kindOf(j) != "join") throw Bad{fmt::format("the first line is a '{}', not a join", kindOf(j).substr(0, 40))};
+    if (kindOf(j) != "join") throw Bad{fmt::format("the first line is a '{}', not a join", shown(kindOf(j)))};
     Hello h;
-    h.version = versionField(j);
     auto token = j.find("token");
     if (token == j.end() || !token->is_string()) throw Bad{"field 'token' is missing or not a string"};
     h.token = token->get<std::string>();
+    try {
+      h.version = versionField(j);  // judged only once the caller found the token right (hub_door.cc)
+    } catch (const Bad&) {
+      h.version = 0;
+    }
     auto host = j.find("host");
     h.host = host != j.end() && host->is_string() ? clamp(host->get<std::string>(), 255) : "?";
     return h;

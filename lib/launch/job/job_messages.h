@@ -103,7 +103,7 @@ std::optional<Message> decode(std::string_view line, std::string& error);
 // What every version's first line says: a join with its protocol version (1 when absent) and
 // the job's token. nullopt with `error` when the line is no join at all.
 struct Hello {
-  int version = 1;
+  int version = 1;  // 0: unreadable
   std::string token;
   std::string host;  // as the peer gave it, "?" when unreadable (for messages only)
 };

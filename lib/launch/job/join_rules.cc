@@ -22,6 +22,9 @@ std::optional<JoinRefusal> refuseJoin(const LaunchPlan& plan, const job::Join& j
                        same_command};
   }
   if (k == 0) return JoinRefusal{fmt::format("{} and this launcher ({}) both have machine_rank 0", who, plan.host), own_rank};
+  if (k >= plan.num_machines) {
+    return JoinRefusal{fmt::format("{} has machine_rank {}, but the job has {} machines", who, k, plan.num_machines), own_rank};
+  }
   if (const Joined* first = joined(k)) {
     return JoinRefusal{fmt::format("machine_rank {} is claimed twice: by {} ({}, pid {}) and by {} ({}, pid {})", k,
                                    first->host, first->address, first->pid, join.host, address, join.pid),
