@@ -24,9 +24,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string targetPath(const ConfigFileOption& file) {
-  return file.path.empty() ? defaultConfigPath() : file.path;
-}
+std::string targetPath(const ConfigFileOption& file) { return file.path.empty() ? defaultConfigPath() : file.path; }
 
 void printNotes(const std::vector<std::string>& notes) {
   for (const auto& note : notes) std::cerr << "accel: note: " << note << "\n";
@@ -97,7 +95,8 @@ void printWarnings(const std::vector<Diagnostic>& diagnostics) {
 void printFindings(const LoadResult& loaded) {
   printWarnings(loaded.warnings);
   std::vector<Diagnostic> problems = loaded.problems;
-  for (auto& d : problems) d.message += " (Accelerate reads the file, but no launch can use this value: accel launch refuses it)";
+  for (auto& d : problems)
+    d.message += " (Accelerate reads the file, but no launch can use this value: accel launch refuses it)";
   printWarnings(problems);
 }
 
@@ -112,8 +111,7 @@ int runConfigWizard(const ConfigFileOption& file) {
   return 0;
 }
 
-int runConfigDefault(const ConfigFileOption& file, const std::string& mixed_precision,
-                     bool force) {
+int runConfigDefault(const ConfigFileOption& file, const std::string& mixed_precision, bool force) {
   checkMixedPrecision(mixed_precision);
   const std::string path = targetPath(file);
   if (fileExists(path) && !force) {
@@ -138,8 +136,7 @@ int runConfigDefault(const ConfigFileOption& file, const std::string& mixed_prec
   if (gpus > 0) {
     std::cout << fmt::format("found {} GPU(s) ({})\n", gpus, probe.source);
   } else if (probe.source.empty()) {
-    std::cout << fmt::format("no GPU found ({}); configuring one CPU process\n",
-                             probe.unavailable_reason);
+    std::cout << fmt::format("no GPU found ({}); configuring one CPU process\n", probe.unavailable_reason);
   } else {
     std::cout << "no GPU visible (CUDA_VISIBLE_DEVICES); configuring one CPU process\n";
   }
@@ -186,20 +183,17 @@ int runConfigShow(const ConfigFileOption& file, bool as_json) {
     return 0;
   }
   std::cout << (found ? "config file: " + path
-                      : "config file: none (no file at " + path +
-                            "; showing defaults; create one with `accel config`)")
+                      : "config file: none (no file at " + path + "; showing defaults; create one with `accel config`)")
             << "\n";
   size_t key_width = 3, value_width = 5;
   for (const auto& r : rows) {
     key_width = std::max(key_width, r.key.size());
     value_width = std::max(value_width, displayValue(r.value).size());
   }
-  std::cout << fmt::format("{:<{}}  {:<{}}  {}\n", "key", key_width, "value", value_width,
-                           "source");
+  std::cout << fmt::format("{:<{}}  {:<{}}  {}\n", "key", key_width, "value", value_width, "source");
   for (const auto& r : rows) {
     std::string source = r.line ? fmt::format("file, line {}", r.line) : r.source;
-    std::cout << fmt::format("{:<{}}  {:<{}}  {}\n", r.key, key_width, displayValue(r.value),
-                             value_width, source);
+    std::cout << fmt::format("{:<{}}  {:<{}}  {}\n", r.key, key_width, displayValue(r.value), value_width, source);
   }
   printNotes(notes);
   printFindings(loaded);

@@ -87,8 +87,7 @@ std::string pythonRepr(const json& v, bool top = false) {
 }
 
 std::string configText(const ConfigSection& s) {
-  std::string out = fmt::format("- `accel` {}: {}\n", s.passed ? "config passed" : "default config",
-                                s.path);
+  std::string out = fmt::format("- `accel` {}: {}\n", s.passed ? "config passed" : "default config", s.path);
   if (!s.found) return out + "\tNot found\n";
   for (const auto& d : s.errors) out += "\tinvalid: " + formatDiagnostic(d) + "\n";
   if (!s.errors.empty()) return out;
@@ -105,8 +104,11 @@ json configJson(const ConfigSection& s) {
   if (s.errors.empty()) {
     for (const auto& [key, value] : shownValues(s.config)) values[key] = value;
   }
-  return {{"path", s.path}, {"passed", s.passed}, {"found", s.found},
-          {"values", s.found && s.errors.empty() ? values : json()}, {"errors", errors}};
+  return {{"path", s.path},
+          {"passed", s.passed},
+          {"found", s.found},
+          {"values", s.found && s.errors.empty() ? values : json()},
+          {"errors", errors}};
 }
 
 }  // namespace

@@ -35,7 +35,8 @@ std::string randomHex() {
   unsigned char bytes[16] = {};
   std::ifstream urandom("/dev/urandom", std::ios::binary);
   if (!urandom.read(reinterpret_cast<char*>(bytes), sizeof bytes)) {  // never all-zero ids and tokens
-    throw Error(fmt::format("cannot read /dev/urandom: {}", ::strerror(errno)), "the run id and store token need randomness");
+    throw Error(fmt::format("cannot read /dev/urandom: {}", ::strerror(errno)),
+                "the run id and store token need randomness");
   }
   std::string out;
   for (unsigned char b : bytes) out += fmt::format("{:02x}", b);
@@ -61,7 +62,9 @@ LaunchFacts gatherFacts() {
 }
 
 std::string shellQuote(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,@%+") == std::string::npos) {
+  if (!word.empty() &&
+      word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,@%+") ==
+          std::string::npos) {
     return word;
   }
   std::string out = "'";
@@ -70,10 +73,10 @@ std::string shellQuote(const std::string& word) {
 }
 
 void printDryRun(const LaunchPlan& p) {
-  std::cout << fmt::format("accel launch plan: {} worker(s) on machine {} of {}, world size {}, "
-                           "MASTER_ADDR={} MASTER_PORT={}\n",
-                           p.workers.size(), p.machine_rank, p.num_machines, p.world_size,
-                           p.master_addr, p.master_port);
+  std::cout << fmt::format(
+      "accel launch plan: {} worker(s) on machine {} of {}, world size {}, "
+      "MASTER_ADDR={} MASTER_PORT={}\n",
+      p.workers.size(), p.machine_rank, p.num_machines, p.world_size, p.master_addr, p.master_port);
   for (const auto& w : p.workers) {
     std::vector<std::string> words;
     for (const auto& a : w.argv) words.push_back(shellQuote(a));
@@ -100,9 +103,10 @@ void settlePort(LaunchPlan& plan, bool quiet) {
   const int port = plan.master_port;
   if (port == 0) {
     if (plan.num_machines > 1) {
-      throw UsageError("main_process_port 0 (pick a free port) cannot work across machines: the "
-                       "others cannot know which port was picked",
-                       "pass the same --main_process_port on every machine");
+      throw UsageError(
+          "main_process_port 0 (pick a free port) cannot work across machines: the "
+          "others cannot know which port was picked",
+          "pass the same --main_process_port on every machine");
     }
     setMasterPort(plan, pickFreePort());
     if (!quiet) say(fmt::format("main_process_port 0: using free port {}", plan.master_port));
@@ -112,8 +116,7 @@ void settlePort(LaunchPlan& plan, bool quiet) {
   std::string holder = portHolder(port);
   std::string who = holder.empty() ? "" : " (held by " + holder + ")";
   if (plan.num_machines > 1) {
-    throw Error(fmt::format("port {} on this machine is busy{}; the other machines will connect to it",
-                            port, who),
+    throw Error(fmt::format("port {} on this machine is busy{}; the other machines will connect to it", port, who),
                 "stop that process, or pass another --main_process_port on every machine");
   }
   setMasterPort(plan, pickFreePort());
@@ -126,11 +129,12 @@ void settlePort(LaunchPlan& plan, bool quiet) {
 void checkNetwork(LaunchPlan& plan, const LaunchFacts& facts, bool dry_run) {
   const std::string resolved = net::resolveIPv4(plan.master_addr);
   if (plan.machine_rank == 0 && (resolved.empty() || net::interfaceOf(resolved).empty())) {
-    UsageError error(fmt::format("main_process_ip {}{} is not an address of this machine ({}), but machine 0 hosts the "
-                                 "store and the job channel there",
-                                 plan.master_addr, resolved.empty() || resolved == plan.master_addr ? "" : " (" + resolved + ")",
-                                 plan.host),
-                     "pass one of this machine's addresses that the others reach: " + join(net::ownAddresses(), ", "));
+    UsageError error(
+        fmt::format("main_process_ip {}{} is not an address of this machine ({}), but machine 0 hosts the "
+                    "store and the job channel there",
+                    plan.master_addr, resolved.empty() || resolved == plan.master_addr ? "" : " (" + resolved + ")",
+                    plan.host),
+        "pass one of this machine's addresses that the others reach: " + join(net::ownAddresses(), ", "));
     if (!dry_run) throw error;
     say(fmt::format("warning: {} (a launch without --dry_run refuses this; {})", error.what(), error.hint()));
   }

@@ -17,8 +17,7 @@ struct ConfigFileOption {
 };
 
 int runConfigWizard(const ConfigFileOption& file);
-int runConfigDefault(const ConfigFileOption& file, const std::string& mixed_precision,
-                     bool force);
+int runConfigDefault(const ConfigFileOption& file, const std::string& mixed_precision, bool force);
 int runConfigUpdate(const ConfigFileOption& file);
 int runConfigShow(const ConfigFileOption& file, bool as_json);
 int runConfigValidate(const std::vector<std::string>& files);

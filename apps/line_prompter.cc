@@ -16,25 +16,24 @@ namespace {
 
 class LinePrompter final : public Prompter {
  public:
-  size_t choose(std::string_view prompt, const std::vector<std::string>& choices,
-                size_t default_index) override {
+  size_t choose(std::string_view prompt, const std::vector<std::string>& choices, size_t default_index) override {
     std::cout << prompt << "\n";
     for (size_t i = 0; i < choices.size(); ++i) {
       std::cout << fmt::format("  [{}] {}\n", i, choices[i]);
     }
     while (true) {
-      std::string answer =
-          trim(readAnswer(fmt::format("Select by number or text [{}]: ", default_index), prompt));
+      std::string answer = trim(readAnswer(fmt::format("Select by number or text [{}]: ", default_index), prompt));
       if (answer.empty()) return default_index;
-      if (auto index = parseInt(answer); index && *index >= 0 &&
-                                         static_cast<size_t>(*index) < choices.size()) {
+      if (auto index = parseInt(answer); index && *index >= 0 && static_cast<size_t>(*index) < choices.size()) {
         return static_cast<size_t>(*index);
       }
       for (size_t i = 0; i < choices.size(); ++i) {
         if (toLower(choices[i]) == toLower(answer)) return i;
       }
-      say(fmt::format("'{}' is not one of the choices; enter a number from 0 to {} or the "
-                      "choice's text.", answer, choices.size() - 1));
+      say(
+          fmt::format("'{}' is not one of the choices; enter a number from 0 to {} or the "
+                      "choice's text.",
+                      answer, choices.size() - 1));
     }
   }
 
@@ -49,7 +48,8 @@ class LinePrompter final : public Prompter {
     if (!std::getline(std::cin, line)) {
       std::cout << "\n" << std::flush;
       throw Error(fmt::format("input ended before the wizard finished, at \"{}\"; nothing was "
-                              "saved", trim(question)),
+                              "saved",
+                              trim(question)),
                   "pipe one answer per line (an empty line takes the default), or run "
                   "`accel config` in a terminal",
                   ExitStatus::Usage);

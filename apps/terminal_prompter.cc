@@ -81,8 +81,7 @@ char readByte() {
     ssize_t n = ::read(0, &c, 1);
     if (n == 1) return c;
     if (n < 0 && errno == EINTR) continue;
-    throw Error("the terminal closed before the wizard finished; nothing was saved", {},
-                ExitStatus::Usage);
+    throw Error("the terminal closed before the wizard finished; nothing was saved", {}, ExitStatus::Usage);
   }
 }
 
@@ -94,9 +93,12 @@ bool byteWithin(int milliseconds) {
 KeyPress readKey() {
   char c = readByte();
   switch (c) {
-    case '\r': case '\n': return {Key::Enter};
-    case 3: case 4: return {Key::Interrupt};
-    case 127: case 8: return {Key::Backspace};
+    case '\r':
+    case '\n': return {Key::Enter};
+    case 3:
+    case 4: return {Key::Interrupt};
+    case 127:
+    case 8: return {Key::Backspace};
     case 21: return {Key::KillLine};
     case 27: {
       if (!byteWithin(50)) return {Key::Other};  // a lone Escape
@@ -126,8 +128,7 @@ int terminalWidth() {
 
 class TerminalPrompter final : public Prompter {
  public:
-  size_t choose(std::string_view prompt, const std::vector<std::string>& choices,
-                size_t default_index) override {
+  size_t choose(std::string_view prompt, const std::vector<std::string>& choices, size_t default_index) override {
     RawMode raw;
     out("\r" + std::string(static_cast<size_t>(terminalWidth()), '-') + "\r\n");
     out(std::string(prompt) + "\n");
@@ -141,8 +142,7 @@ class TerminalPrompter final : public Prompter {
       if (k.key == Key::Enter) break;
       if (k.key == Key::Up && selected > 0) --selected;
       if (k.key == Key::Down && selected + 1 < choices.size()) ++selected;
-      if (k.key == Key::Other && k.ch >= '0' && k.ch <= '9' &&
-          static_cast<size_t>(k.ch - '0') < choices.size()) {
+      if (k.key == Key::Other && k.ch >= '0' && k.ch <= '9' && static_cast<size_t>(k.ch - '0') < choices.size()) {
         selected = static_cast<size_t>(k.ch - '0');
       }
       draw(choices, selected, false);
@@ -163,7 +163,9 @@ class TerminalPrompter final : public Prompter {
         case Key::Enter: out("\r\n"); return line;
         case Key::Interrupt: interrupted();
         case Key::Backspace: eraseLast(line); break;
-        case Key::KillLine: while (!line.empty()) eraseLast(line); break;
+        case Key::KillLine:
+          while (!line.empty()) eraseLast(line);
+          break;
         case Key::Other:
           if (static_cast<unsigned char>(k.ch) >= 0x20) {
             line += k.ch;
@@ -183,8 +185,7 @@ class TerminalPrompter final : public Prompter {
     if (!first) frame += "\x1b[" + std::to_string(choices.size()) + "A";
     for (size_t i = 0; i < choices.size(); ++i) {
       frame += "\r\x1b[2K";
-      frame += i == selected ? std::string(" \xE2\x9E\x94 ") + kGreen + choices[i] + kReset
-                             : "    " + choices[i];
+      frame += i == selected ? std::string(" \xE2\x9E\x94 ") + kGreen + choices[i] + kReset : "    " + choices[i];
       frame += "\n";
     }
     out(frame);

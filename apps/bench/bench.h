@@ -19,12 +19,12 @@ struct Args {
   std::string backend = "auto";      // auto | shm | gloo | nccl
   std::string op = "all_reduce";     // all_reduce | broadcast | all_gather | reduce_scatter | barrier
   DataType dtype = DataType::F32;
-  std::vector<size_t> sizes;         // bytes
-  int iters = 0;                     // 0: by size, as the Gloo anchor does
+  std::vector<size_t> sizes;  // bytes
+  int iters = 0;              // 0: by size, as the Gloo anchor does
   bool json = false;
-  int store_ranks = 8;               // store mode: clients
-  int store_ops = 2000;              // store mode: set+get pairs per client
-  bool store_processes = false;      // store mode: processes instead of threads
+  int store_ranks = 8;           // store mode: clients
+  int store_ops = 2000;          // store mode: set+get pairs per client
+  bool store_processes = false;  // store mode: processes instead of threads
 };
 
 int runCollectives(const Args& args, Accelerator& acc, Backend& backend);

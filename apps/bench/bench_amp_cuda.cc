@@ -56,7 +56,8 @@ void runAmpDevice(const Args& a, size_t n) {
     cudaMemset(grads, 0, n * sizeof(float));
     const int repeats = 21;
     std::vector<AmpRow> rows = {
-        {"cudaMemcpy D2D", 8.0 * n, [&] { cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, nullptr); }},
+        {"cudaMemcpy D2D", 8.0 * n,
+         [&] { cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, nullptr); }},
         {"cast f32 -> fp16", 6.0 * n, [&] { cuda::castToFp16(src, half, n); }},
         {"cast fp16 -> f32", 6.0 * n, [&] { cuda::castFromFp16(half, dst, n); }},
         {"cast f32 -> bf16", 6.0 * n, [&] { cuda::castToBf16(src, half, n); }},

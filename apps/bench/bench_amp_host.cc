@@ -7,7 +7,8 @@
 namespace accel::bench {
 
 void runAmpDevice(const Args&, size_t) {
-  std::printf("# accel-bench amp (GPU): skipped: this build has no CUDA kernels (nvcc was not found at configure time)\n");
+  std::printf(
+      "# accel-bench amp (GPU): skipped: this build has no CUDA kernels (nvcc was not found at configure time)\n");
 }
 
 }  // namespace accel::bench

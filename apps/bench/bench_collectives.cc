@@ -38,13 +38,37 @@ void setAll(std::vector<uint8_t>& buf, DataType t, double value) {
   for (size_t i = 0; i < n; ++i) {
     void* p = buf.data() + i * dtypeSize(t);
     switch (t) {
-      case DataType::F32: { float f = static_cast<float>(value); std::memcpy(p, &f, 4); break; }
+      case DataType::F32: {
+        float f = static_cast<float>(value);
+        std::memcpy(p, &f, 4);
+        break;
+      }
       case DataType::F64: std::memcpy(p, &value, 8); break;
-      case DataType::F16: { uint16_t h = floatToHalf(static_cast<float>(value)); std::memcpy(p, &h, 2); break; }
-      case DataType::BF16: { uint16_t h = floatToBf16(static_cast<float>(value)); std::memcpy(p, &h, 2); break; }
-      case DataType::I32: { int32_t x = static_cast<int32_t>(value); std::memcpy(p, &x, 4); break; }
-      case DataType::I64: { int64_t x = static_cast<int64_t>(value); std::memcpy(p, &x, 8); break; }
-      case DataType::U8: { uint8_t x = static_cast<uint8_t>(value); std::memcpy(p, &x, 1); break; }
+      case DataType::F16: {
+        uint16_t h = floatToHalf(static_cast<float>(value));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DataType::BF16: {
+        uint16_t h = floatToBf16(static_cast<float>(value));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DataType::I32: {
+        int32_t x = static_cast<int32_t>(value);
+        std::memcpy(p, &x, 4);
+        break;
+      }
+      case DataType::I64: {
+        int64_t x = static_cast<int64_t>(value);
+        std::memcpy(p, &x, 8);
+        break;
+      }
+      case DataType::U8: {
+        uint8_t x = static_cast<uint8_t>(value);
+        std::memcpy(p, &x, 1);
+        break;
+      }
     }
   }
 }
@@ -58,7 +82,8 @@ size_t countWrong(const std::vector<uint8_t>& buf, DataType t, double expected) 
 }
 
 struct Buffers {
-  Buffers(size_t in_bytes, size_t out_bytes, bool device) : in(in_bytes, device), out(out_bytes, device), device_(device) {}
+  Buffers(size_t in_bytes, size_t out_bytes, bool device)
+      : in(in_bytes, device), out(out_bytes, device), device_(device) {}
   BenchBuffer in, out;
   bool device_;
   Tensor tensor(BenchBuffer& b, DataType t) const {
@@ -91,7 +116,8 @@ size_t verify(Backend& b, const std::string& op, Buffers& buf, DataType t, size_
   }
   size_t wrong = 0, chunk = count * dtypeSize(t);
   for (int k = 0; k < n; ++k) {
-    std::vector<uint8_t> part(out.begin() + static_cast<long>(k * chunk), out.begin() + static_cast<long>((k + 1) * chunk));
+    std::vector<uint8_t> part(out.begin() + static_cast<long>(k * chunk),
+                              out.begin() + static_cast<long>((k + 1) * chunk));
     wrong += countWrong(part, t, k + 1);
   }
   return wrong;
@@ -118,8 +144,8 @@ int runBarrier(const Args& a, Accelerator& acc, Backend& b) {
   if (a.json) {
     std::printf("{\"op\": \"barrier\", \"backend\": \"%s\", \"time_us\": %.3f}\n", b.name(), median(times) * 1e6);
   } else {
-    std::printf("# accel-bench barrier  backend=%s world=%d: %.3f us (median of %d, max over ranks)\n", b.name(), b.size(),
-                median(times) * 1e6, iters);
+    std::printf("# accel-bench barrier  backend=%s world=%d: %.3f us (median of %d, max over ranks)\n", b.name(),
+                b.size(), median(times) * 1e6, iters);
   }
   return 0;
 }
@@ -132,7 +158,8 @@ int runCollectives(const Args& a, Accelerator& acc, Backend& b) {
   if (acc.isMainProcess() && !a.json) {
     std::printf("# accel-bench %s  backend=%s dtype=%s world=%d  (time: max over ranks, median over iterations)\n",
                 a.op.c_str(), b.name(), dtypeName(a.dtype), n);
-    std::printf("# %12s %12s %6s %12s %10s %10s %8s\n", "size(B)", "count", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+    std::printf("# %12s %12s %6s %12s %10s %10s %8s\n", "size(B)", "count", "type", "time(us)", "algbw(GB/s)",
+                "busbw(GB/s)", "#wrong");
   }
   for (size_t bytes : a.sizes) {
     const size_t width = dtypeSize(a.dtype);
@@ -159,10 +186,12 @@ int runCollectives(const Args& a, Accelerator& acc, Backend& b) {
     const double algbw = payload / time / 1e9;
     if (!acc.isMainProcess()) continue;
     if (a.json) {
-      std::printf("{\"op\": \"%s\", \"backend\": \"%s\", \"dtype\": \"%s\", \"bytes\": %.0f, \"time_us\": %.2f, \"algbw_gbps\": %.4f, "
-                  "\"busbw_gbps\": %.4f, \"wrong\": %lld}\n",
-                  a.op.c_str(), b.name(), dtypeName(a.dtype), payload, time * 1e6, algbw, algbw * busFactor(a.op, n),
-                  static_cast<long long>(wrong));
+      std::printf(
+          "{\"op\": \"%s\", \"backend\": \"%s\", \"dtype\": \"%s\", \"bytes\": %.0f, \"time_us\": %.2f, "
+          "\"algbw_gbps\": %.4f, "
+          "\"busbw_gbps\": %.4f, \"wrong\": %lld}\n",
+          a.op.c_str(), b.name(), dtypeName(a.dtype), payload, time * 1e6, algbw, algbw * busFactor(a.op, n),
+          static_cast<long long>(wrong));
     } else {
       std::printf("  %12.0f %12zu %6s %12.2f %10.4f %10.4f %8lld\n", payload, count, dtypeName(a.dtype), time * 1e6,
                   algbw, algbw * busFactor(a.op, n), static_cast<long long>(wrong));

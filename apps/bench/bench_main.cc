@@ -19,8 +19,8 @@
 #include "apps/cli_parse.h"
 #include "lib/common/strings.h"
 #include "lib/launch/launch_env.h"
-#include "runtime/state/accelerator.h"
 #include "runtime/comm/nccl_backend.h"
+#include "runtime/state/accelerator.h"
 
 using namespace accel;
 using namespace accel::bench;
@@ -50,7 +50,8 @@ std::string parseSizes(const std::string& text, std::vector<size_t>& sizes) {
   };
   try {
     if (auto colon = text.find(':'); colon != std::string::npos) {
-      for (size_t s = one(text.substr(0, colon)), end = one(text.substr(colon + 1)); s <= end; s *= 2) sizes.push_back(s);
+      for (size_t s = one(text.substr(0, colon)), end = one(text.substr(colon + 1)); s <= end; s *= 2)
+        sizes.push_back(s);
     } else {
       for (const auto& part : split(text, ',')) sizes.push_back(one(part));
     }
@@ -77,20 +78,27 @@ Args parse(int argc, char** argv) {
       ->check(CLI::IsMember({"f32", "f64", "f16", "bf16", "i32", "i64", "u8"}))
       ->capture_default_str();
   app.add_option("--sizes", sizes, "bytes: MIN:MAX (doubling) or a,b,c (4, 64K, 1M)")->capture_default_str();
-  app.add_option("--iters", a.iters, "iterations per size (0: by size, as the Gloo anchor does)")->check(wholeNumberAtLeast(0));
+  app.add_option("--iters", a.iters, "iterations per size (0: by size, as the Gloo anchor does)")
+      ->check(wholeNumberAtLeast(0));
   app.add_flag("--json", a.json, "one JSON object per line");
   auto* store = app.add_subcommand("store", "TCPStore set+get operations per second and barrier time for N clients");
-  store->add_option("--ranks", a.store_ranks, "clients (1 to 1024)")->check(wholeNumberAtLeast(1))->capture_default_str();
-  store->add_option("--ops", a.store_ops, "set+get pairs per client")->check(wholeNumberAtLeast(1))->capture_default_str();
+  store->add_option("--ranks", a.store_ranks, "clients (1 to 1024)")
+      ->check(wholeNumberAtLeast(1))
+      ->capture_default_str();
+  store->add_option("--ops", a.store_ops, "set+get pairs per client")
+      ->check(wholeNumberAtLeast(1))
+      ->capture_default_str();
   store->add_flag("--processes", a.store_processes, "clients are processes, not threads");
-  auto* amp = app.add_subcommand("amp", "casts and unscale+check in GB/s beside a plain copy (and on a GPU when present)");
+  auto* amp =
+      app.add_subcommand("amp", "casts and unscale+check in GB/s beside a plain copy (and on a GPU when present)");
   amp->add_option("--sizes", sizes, "buffer bytes (the largest of MIN:MAX or a,b,c)");
   parseCommandLine(app, argc, argv);
   if (store->parsed()) a.mode = "store";
   if (amp->parsed()) a.mode = "amp";
   if (a.store_ranks > 1024) exitWithUsageError(app, "--ranks must be from 1 to 1024");
   if (std::string why = parseSizes(sizes, a.sizes); !why.empty()) exitWithUsageError(app, "--sizes: " + why);
-  for (auto d : {DataType::F32, DataType::F64, DataType::F16, DataType::BF16, DataType::I32, DataType::I64, DataType::U8}) {
+  for (auto d :
+       {DataType::F32, DataType::F64, DataType::F16, DataType::BF16, DataType::I32, DataType::I64, DataType::U8}) {
     if (dtype == dtypeName(d)) a.dtype = d;
   }
   return a;
@@ -107,8 +115,9 @@ int main(int argc, char** argv) {
     Accelerator acc;
     Backend& cpu = acc.processGroup().backend();
     if (args.backend == "shm" && std::string(cpu.name()).rfind("shm", 0) != 0) {
-      std::cerr << "accel-bench: error: --backend shm: this group uses " << cpu.name()
-                << " (ranks on different machines, ACCEL_SHM=0, or shared memory unavailable: see the runtime's warning)\n";
+      std::cerr
+          << "accel-bench: error: --backend shm: this group uses " << cpu.name()
+          << " (ranks on different machines, ACCEL_SHM=0, or shared memory unavailable: see the runtime's warning)\n";
       return 1;
     }
     if (args.backend != "nccl") return runCollectives(args, acc, cpu);

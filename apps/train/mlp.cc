@@ -16,8 +16,9 @@ Mlp::Mlp(int hidden_units, uint64_t seed, int w1_row_blocks)
     for (auto& v : w) v = static_cast<float>((static_cast<double>(rng() >> 11) / 9007199254740992.0 * 2 - 1) * bound);
     return w;
   };
-  params = {init(static_cast<size_t>(hidden) * kFeatures, kFeatures), std::vector<float>(static_cast<size_t>(hidden), 0.0f),
-            init(static_cast<size_t>(kClasses) * hidden, hidden), std::vector<float>(kClasses, 0.0f)};
+  params = {init(static_cast<size_t>(hidden) * kFeatures, kFeatures),
+            std::vector<float>(static_cast<size_t>(hidden), 0.0f), init(static_cast<size_t>(kClasses) * hidden, hidden),
+            std::vector<float>(kClasses, 0.0f)};
 }
 
 std::vector<Mlp::Slot> Mlp::slots() const {
@@ -46,7 +47,8 @@ float Mlp::forward(const std::vector<std::vector<float>>& w, const float* x, con
   for (size_t s = 0; s < n; ++s) {
     for (size_t j = 0; j < H; ++j) {
       float acc = w[1][j];
-      for (int f = 0; f < kFeatures; ++f) acc += w[0][j * kFeatures + static_cast<size_t>(f)] * x[s * kFeatures + static_cast<size_t>(f)];
+      for (int f = 0; f < kFeatures; ++f)
+        acc += w[0][j * kFeatures + static_cast<size_t>(f)] * x[s * kFeatures + static_cast<size_t>(f)];
       h[s * H + j] = std::max(acc, 0.0f);
     }
     float top = -1e30f;
@@ -74,7 +76,8 @@ void Mlp::backward(const std::vector<std::vector<float>>& w, const float* x, con
     for (int c = 0; c < kClasses; ++c) sum += std::exp(logits[s * kClasses + static_cast<size_t>(c)] - top);
     for (int c = 0; c < kClasses; ++c) {
       double p = std::exp(logits[s * kClasses + static_cast<size_t>(c)] - top) / sum;
-      dlogits[s * kClasses + static_cast<size_t>(c)] = static_cast<float>((p - (c == y[s] ? 1.0 : 0.0)) * scale / static_cast<double>(divisor));
+      dlogits[s * kClasses + static_cast<size_t>(c)] =
+          static_cast<float>((p - (c == y[s] ? 1.0 : 0.0)) * scale / static_cast<double>(divisor));
     }
   }
   const size_t K = static_cast<size_t>(w1_blocks);
@@ -94,7 +97,8 @@ void Mlp::backward(const std::vector<std::vector<float>>& w, const float* x, con
   for (size_t s = 0; s < n; ++s)
     for (size_t j = 0; j < H; ++j) {
       float acc = 0;
-      for (int c = 0; c < kClasses; ++c) acc += dlogits[s * kClasses + static_cast<size_t>(c)] * w[2][static_cast<size_t>(c) * H + j];
+      for (int c = 0; c < kClasses; ++c)
+        acc += dlogits[s * kClasses + static_cast<size_t>(c)] * w[2][static_cast<size_t>(c) * H + j];
       dh[s * H + j] = h[s * H + j] > 0 ? acc : 0.0f;
     }
   float* gb1 = grad(K);

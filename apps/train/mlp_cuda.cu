@@ -20,10 +20,11 @@ constexpr int C = kClasses;
 
 void check(cudaError_t e, const char* what) { checkCuda(e, std::string("accel-train (CUDA): ") + what); }
 
-unsigned blocks(size_t n) { return n ? static_cast<unsigned>((n + kThreads - 1) / kThreads) : 1u; }  // never an empty grid
+unsigned blocks(size_t n) {
+  return n ? static_cast<unsigned>((n + kThreads - 1) / kThreads) : 1u;
+}  // never an empty grid
 
-template <typename T>
-struct DeviceArray {
+template <typename T> struct DeviceArray {
   T* p = nullptr;
   size_t n = 0;
   DeviceArray() = default;
@@ -64,8 +65,8 @@ __global__ void dense(const float* W, const float* b, const float* in, size_t n,
 }
 
 // Per sample: the loss and d(loss * scale / divisor)/d(logits), as Mlp::forward/backward.
-__global__ void softmaxLoss(const float* logits, const int32_t* y, size_t n, float scale, double divisor,
-                            double* loss, float* dlogits) {
+__global__ void softmaxLoss(const float* logits, const int32_t* y, size_t n, float scale, double divisor, double* loss,
+                            float* dlogits) {
   size_t s = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
   if (s >= n) return;
   const float* l = logits + s * C;
@@ -225,7 +226,8 @@ double CudaMlp::forwardBackward(const std::vector<size_t>& rows, float scale, si
   m.forward(n);
   m.loss.reserve(n);
   m.dlogits.reserve(n * C);
-  softmaxLoss<<<blocks(n), kThreads>>>(m.logits.p, m.y.p, n, scale, static_cast<double>(divisor), m.loss.p, m.dlogits.p);
+  softmaxLoss<<<blocks(n), kThreads>>>(m.logits.p, m.y.p, n, scale, static_cast<double>(divisor), m.loss.p,
+                                       m.dlogits.p);
   gradLayer2<<<blocks(C * (H + 1)), kThreads>>>(m.dlogits.p, m.h.p, n, m.H, grad(K + 1), grad(K + 2));
   check(cudaGetLastError(), "launching the last layer's backward");
   ready(K + 2);
@@ -259,8 +261,8 @@ bool CudaMlp::unscale(const std::vector<float*>& grads, const std::vector<size_t
 void CudaMlp::sgd(const std::vector<Mlp::Slot>& slots, const std::vector<float*>& grads, float lr) {
   for (size_t i = 0; i < slots.size(); ++i) {
     const auto& s = slots[i];
-    sgdMomentum<<<blocks(s.count), kThreads>>>(impl_->master[s.param].p + s.offset, impl_->momentum[s.param].p + s.offset,
-                                                grads[i], s.count, lr);
+    sgdMomentum<<<blocks(s.count), kThreads>>>(impl_->master[s.param].p + s.offset,
+                                               impl_->momentum[s.param].p + s.offset, grads[i], s.count, lr);
   }
   check(cudaGetLastError(), "launching the optimizer step");
   impl_->refreshWorking();
@@ -271,7 +273,8 @@ std::vector<float> CudaMlp::logits(const float* x, size_t n) {
   m.x.upload(x, n * F);
   m.forward(n);
   std::vector<float> out(n * C);
-  check(cudaMemcpy(out.data(), m.logits.p, out.size() * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy of the logits");
+  check(cudaMemcpy(out.data(), m.logits.p, out.size() * sizeof(float), cudaMemcpyDeviceToHost),
+        "cudaMemcpy of the logits");
   return out;
 }
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The reference trainer's CUDA path (mlp_cuda.cu, built when nvcc and NCCL were found; otherwise
-// mlp_cuda_none.cc, where built() is false and the constructor throws): the same MLP, data and SGD with momentum on one CUDA device. Every kernel runs on the legacy default
-// stream. Backward adds each gradient into the buffer it is given (the Reducer's device bucket)
-// and calls ready() in Mlp::backward's order, so NCCL reduces the last layer while the first is
-// still computed. Each sum runs in the CPU path's order with unfused multiply-adds, so the two
-// paths differ only where CUDA's expf does. Blocking where it returns host data; not thread-safe.
+// mlp_cuda_none.cc, where built() is false and the constructor throws): the same MLP, data and SGD with momentum on one
+// CUDA device. Every kernel runs on the legacy default stream. Backward adds each gradient into the buffer it is given
+// (the Reducer's device bucket) and calls ready() in Mlp::backward's order, so NCCL reduces the last layer while the
+// first is still computed. Each sum runs in the CPU path's order with unfused multiply-adds, so the two paths differ
+// only where CUDA's expf does. Blocking where it returns host data; not thread-safe.
 #pragma once
 
 #include <functional>

@@ -11,7 +11,8 @@ struct CudaMlp::Impl {};
 
 namespace {
 [[noreturn]] void notBuilt() {
-  throw std::logic_error("accel-train: the CUDA path is not in this build (nvcc and NCCL were not found at configure time)");
+  throw std::logic_error(
+      "accel-train: the CUDA path is not in this build (nvcc and NCCL were not found at configure time)");
 }
 }  // namespace
 

@@ -16,9 +16,12 @@ Args parseArgs(int argc, char** argv) {
   auto option = [&](const char* name, auto& target, const char* help) {
     return app.add_option(flagSpellings(name), target, help)->capture_default_str();
   };
-  auto flag = [&](const char* name, bool& target, const char* help) { app.add_flag(flagSpellings(name), target, help); };
+  auto flag = [&](const char* name, bool& target, const char* help) {
+    app.add_flag(flagSpellings(name), target, help);
+  };
   option("steps", a.steps, "optimizer steps")->check(wholeNumberAtLeast(0));
-  option("batch_size", a.batch, "global batch, split over processes and accumulation steps")->check(wholeNumberAtLeast(1));
+  option("batch_size", a.batch, "global batch, split over processes and accumulation steps")
+      ->check(wholeNumberAtLeast(1));
   option("lr", a.lr, "learning rate (SGD with momentum 0.9)")->check(number());
   option("hidden", a.hidden, "hidden units")->check(wholeNumberAtLeast(1));
   option("seed", a.seed, "weights and data order")->check(wholeNumberAtLeast(0));
@@ -33,15 +36,18 @@ Args parseArgs(int argc, char** argv) {
   option("save_weights", a.save_weights, "the final fp32 weights, raw, to this file");
   option("log_every", a.log_every, "print the loss every N steps (0: never)")->check(wholeNumberAtLeast(0));
   flag("profile", a.profile, "per rank: step time and the share of the all-reduce hidden behind backward");
-  flag("benchmark_no_sync", a.benchmark_no_sync, "never reduce gradients (ranks diverge): the baseline that prices the sync");
+  flag("benchmark_no_sync", a.benchmark_no_sync,
+       "never reduce gradients (ranks diverge): the baseline that prices the sync");
   option("first_bucket_mb", a.first_bucket_mb, "the first bucket's size (DDP's 1 MiB)")->check(number(true));
   option("bucket_mb", a.bucket_mb, "the other buckets' size (DDP's 25 MiB)")->check(number(true));
-  option("grad_blocks", a.grad_blocks, "register W1's gradient as K row blocks (1 to --hidden), so it syncs while backward goes on")
+  option("grad_blocks", a.grad_blocks,
+         "register W1's gradient as K row blocks (1 to --hidden), so it syncs while backward goes on")
       ->check(wholeNumberAtLeast(LLONG_MIN));  // the range is checked after parsing
   flag("cpu", a.cpu, "train on the CPU even when a CUDA device is visible (ACCELERATE_USE_CPU=True does too)");
   parseCommandLine(app, argc, argv);
   if (a.grad_blocks < 1 || a.grad_blocks > a.hidden) {
-    exitWithUsageError(app, fmt::format("--grad_blocks {} must be between 1 and --hidden ({})", a.grad_blocks, a.hidden));
+    exitWithUsageError(app,
+                       fmt::format("--grad_blocks {} must be between 1 and --hidden ({})", a.grad_blocks, a.hidden));
   }
   return a;
 }

@@ -6,8 +6,8 @@
 // With a CUDA device (and a build with CUDA), forward, backward and the optimizer run in kernels
 // (apps/train/mlp_cuda.h) and the gradients are reduced over NCCL. Options: train_args.h.
 #include <chrono>
-#include <memory>
 #include <iostream>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -16,8 +16,8 @@
 
 #include "apps/train/mlp.h"
 #include "apps/train/mlp_cuda.h"
-#include "apps/train/train_args.h"
 #include "apps/train/tensor_blobs.h"
+#include "apps/train/train_args.h"
 #include "lib/common/atomic_file.h"
 #include "lib/common/strings.h"
 #include "runtime/amp/loss_scaler.h"
@@ -55,9 +55,12 @@ struct Trainer {
   std::vector<int32_t> y;
 
   Trainer(Args args, Accelerator& accelerator)
-      : a(std::move(args)), acc(accelerator), model(a.hidden, a.seed, a.grad_blocks),
+      : a(std::move(args)),
+        acc(accelerator),
+        model(a.hidden, a.seed, a.grad_blocks),
         precision(a.mixed.empty() ? acc.mixedPrecision() : a.mixed),
-        weights(model.params, parsePrecision(precision)), gpu(useGpu(acc)),
+        weights(model.params, parsePrecision(precision)),
+        gpu(useGpu(acc)),
         reducer(gpu ? acc.deviceProcessGroup().backend() : acc.processGroup().backend(), model.counts(),
                 {.first_bucket_bytes = static_cast<size_t>(a.first_bucket_mb * (1 << 20)),
                  .bucket_bytes = static_cast<size_t>(a.bucket_mb * (1 << 20)),
@@ -67,7 +70,8 @@ struct Trainer {
     accumulation = a.accumulation > 0 ? a.accumulation : acc.gradientAccumulationSteps();
     const size_t world = static_cast<size_t>(acc.numProcesses());
     if (a.batch % (world * static_cast<size_t>(accumulation)) != 0) {
-      throw Error(fmt::format("--batch_size {} must divide into {} processes x {} accumulation steps", a.batch, world, accumulation));
+      throw Error(fmt::format("--batch_size {} must divide into {} processes x {} accumulation steps", a.batch, world,
+                              accumulation));
     }
     makeDataset(2400, 600, train, test);
     if (a.batch > train.size()) {
@@ -101,7 +105,8 @@ struct Trainer {
   // Resuming is decided once, by rank 0, and checked by every rank (checkpoint.h).
   void restoreOrBroadcast() {
     std::optional<CheckpointPart> resumed;
-    if (a.resume && !a.checkpoint_dir.empty()) resumed = resumeCheckpoint(acc.processGroup().backend(), a.checkpoint_dir);
+    if (a.resume && !a.checkpoint_dir.empty())
+      resumed = resumeCheckpoint(acc.processGroup().backend(), a.checkpoint_dir);
     if (resumed) {
       CheckpointPart& part = *resumed;
       loadBytes(weights.masters(), blob(part, "params", a.checkpoint_dir), "parameters");
@@ -112,8 +117,9 @@ struct Trainer {
       acc.print(fmt::format("resumed from step {} ({})", step, a.checkpoint_dir));
     } else {
       if (a.resume) {  // one command line for every round of a restarted job, the first included
-        acc.print(a.checkpoint_dir.empty() ? "--resume without --checkpoint_dir: starting from step 0"
-                                           : fmt::format("no checkpoint in {} yet: starting from step 0", a.checkpoint_dir));
+        acc.print(a.checkpoint_dir.empty()
+                      ? "--resume without --checkpoint_dir: starting from step 0"
+                      : fmt::format("no checkpoint in {} yet: starting from step 0", a.checkpoint_dir));
       }
       std::vector<Tensor> tensors;
       for (auto& p : weights.masters()) tensors.push_back(cpuTensor(p.data(), p.size()));
@@ -153,7 +159,8 @@ struct Trainer {
       y.push_back(train.y[i]);
     }
     const auto& working = weights.working();
-    const double loss = model.forward(working, x.data(), y.data(), idx.size(), h, logits) * static_cast<double>(idx.size());
+    const double loss =
+        model.forward(working, x.data(), y.data(), idx.size(), h, logits) * static_cast<double>(idx.size());
     model.backward(working, x.data(), y.data(), idx.size(), h, logits, scaler.scale(), divisor, grad, ready);
     return loss;
   }
@@ -195,7 +202,11 @@ struct Trainer {
 
   void checkpoint() {
     toHost();
-    CheckpointPart part{step, {{"params", bytesOf(weights.masters())}, {"momentum", bytesOf(momentum)}, {"scaler", scaler.state()}, {"rng", acc.rngState()}}};
+    CheckpointPart part{step,
+                        {{"params", bytesOf(weights.masters())},
+                         {"momentum", bytesOf(momentum)},
+                         {"scaler", scaler.state()},
+                         {"rng", acc.rngState()}}};
     std::string where = saveCheckpoint(acc.processGroup().backend(), a.checkpoint_dir, part);
     acc.print(fmt::format("checkpoint saved at step {}: {}", step, where));
   }
@@ -206,10 +217,11 @@ struct Trainer {
     const std::string hidden = acc.numProcesses() > 1 && t.communication > 0
                                    ? fmt::format("{:.1f}%", (1.0 - t.exposed / t.communication) * 100)
                                    : std::string("n/a (nothing to reduce with 1 process)");
-    std::cout << fmt::format("profile rank {}: {} buckets, step {:.3f} ms, all-reduce {:.3f} ms/step, exposed {:.3f} ms/step, "
-                             "hidden {}",
-                             acc.processIndex(), reducer.buckets().size(), seconds / steps * 1e3, t.communication / steps * 1e3,
-                             t.exposed / steps * 1e3, hidden)
+    std::cout << fmt::format(
+                     "profile rank {}: {} buckets, step {:.3f} ms, all-reduce {:.3f} ms/step, exposed {:.3f} ms/step, "
+                     "hidden {}",
+                     acc.processIndex(), reducer.buckets().size(), seconds / steps * 1e3, t.communication / steps * 1e3,
+                     t.exposed / steps * 1e3, hidden)
               << std::endl;
   }
 
@@ -218,7 +230,9 @@ struct Trainer {
     std::iota(all.begin(), all.end(), 0);
     auto mine = acc.splitBetweenProcesses(all, true);
     x.clear();
-    for (int64_t i : mine) x.insert(x.end(), &test.x[static_cast<size_t>(i) * kFeatures], &test.x[static_cast<size_t>(i) * kFeatures] + kFeatures);
+    for (int64_t i : mine)
+      x.insert(x.end(), &test.x[static_cast<size_t>(i) * kFeatures],
+               &test.x[static_cast<size_t>(i) * kFeatures] + kFeatures);
     if (cuda) logits = cuda->logits(x.data(), mine.size());
     if (!gpu) model.forward(weights.working(), x.data(), nullptr, mine.size(), h, logits);
     std::vector<int32_t> correct;
@@ -236,7 +250,8 @@ struct Trainer {
     if (!a.checkpoint_dir.empty()) claimCheckpointDirectory(acc.processGroup().backend(), a.checkpoint_dir);
     restoreOrBroadcast();
     if (a.benchmark_no_sync) {
-      acc.print("warning: --benchmark_no_sync: gradients are never reduced, ranks train apart (a timing baseline only)");
+      acc.print(
+          "warning: --benchmark_no_sync: gradients are never reduced, ranks train apart (a timing baseline only)");
     }
     JsonlTracker tracker(acc.isMainProcess() ? a.log_file : "");
     ProgressBar bar(a.steps);
@@ -249,7 +264,8 @@ struct Trainer {
       ++step;
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       double rate = static_cast<double>((step - first) * static_cast<long>(a.batch)) / std::max(seconds, 1e-9);
-      if (acc.isMainProcess()) tracker.log({{"loss", loss}, {"lr", a.lr}, {"loss_scale", scaler.scale()}, {"samples_per_s", rate}}, step);
+      if (acc.isMainProcess())
+        tracker.log({{"loss", loss}, {"lr", a.lr}, {"loss_scale", scaler.scale()}, {"samples_per_s", rate}}, step);
       if (show) bar.update(step, loss, rate);
       if (!show && a.log_every > 0 && (step % a.log_every == 0 || step == a.steps)) {
         acc.print(fmt::format("step {} loss {:.4f} ({:.0f} samples/s)", step, loss, rate));
@@ -257,12 +273,14 @@ struct Trainer {
       if (a.checkpoint_every > 0 && !a.checkpoint_dir.empty() && step % a.checkpoint_every == 0) checkpoint();
     }
     if (show) bar.finish();
-    if (a.profile) profile(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), step - first);
+    if (a.profile)
+      profile(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), step - first);
     double accuracy = evaluate();
     toHost();
     const auto bytes = bytesOf(weights.masters());
     acc.print(fmt::format("test accuracy {:.4f} after {} steps ({} processes on {}, precision {}, accumulation {})",
-                          accuracy, step, acc.numProcesses(), gpu ? acc.device().str() : "cpu", precision, accumulation));
+                          accuracy, step, acc.numProcesses(), gpu ? acc.device().str() : "cpu", precision,
+                          accumulation));
     acc.print(fmt::format("weights crc32 {:08x}", crc32(bytes.data(), bytes.size())));
     if (acc.isMainProcess() && !a.save_weights.empty()) {
       writeFileAtomic(a.save_weights, std::string(bytes.begin(), bytes.end()));
@@ -280,7 +298,8 @@ int main(int argc, char** argv) {
     trainer.run();
     return 0;
   } catch (const Error& e) {  // with its fix, where it names one
-    std::cerr << "accel-train: error: " << e.what() << "\n" << (e.hint().empty() ? "" : "accel-train:   " + e.hint() + "\n");
+    std::cerr << "accel-train: error: " << e.what() << "\n"
+              << (e.hint().empty() ? "" : "accel-train:   " + e.hint() + "\n");
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "accel-train: error: " << e.what() << "\n";

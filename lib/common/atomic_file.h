@@ -10,8 +10,7 @@ namespace accel {
 // a temporary file in the same directory, fsync, then rename over `path`. An existing file's
 // permission bits are kept. Creates missing parent directories when `create_parents` is set.
 // Throws Error naming the path and the OS reason; on failure `path` is untouched.
-void writeFileAtomic(const std::string& path, const std::string& content,
-                     bool create_parents = false);
+void writeFileAtomic(const std::string& path, const std::string& content, bool create_parents = false);
 
 // Reads a whole file. Throws Error naming the path and the OS reason.
 std::string readFile(const std::string& path);

@@ -5,18 +5,18 @@ namespace accel {
 
 const BuildInfo& buildInfo() {
   static const BuildInfo info = {
-      ACCEL_VERSION_STRING,
+    ACCEL_VERSION_STRING,
 #if defined(__clang__)
-      "Clang " __clang_version__,
+    "Clang " __clang_version__,
 #elif defined(__GNUC__)
-      "GCC " __VERSION__,
+    "GCC " __VERSION__,
 #else
-      "unknown compiler",
+    "unknown compiler",
 #endif
-      ACCEL_BUILD_TYPE,
-      ACCEL_GLOO_VERSION,
-      ACCEL_CUDA_VERSION,
-      ACCEL_NCCL_LIBRARY,
+    ACCEL_BUILD_TYPE,
+    ACCEL_GLOO_VERSION,
+    ACCEL_CUDA_VERSION,
+    ACCEL_NCCL_LIBRARY,
   };
   return info;
 }

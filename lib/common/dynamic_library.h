@@ -26,8 +26,7 @@ class DynamicLibrary {
   const std::string& error() const { return error_; }
 
   // The symbol as a function pointer of type F, or nullptr.
-  template <typename F>
-  F symbol(const char* name) const {
+  template <typename F> F symbol(const char* name) const {
     return handle_ ? reinterpret_cast<F>(::dlsym(handle_, name)) : nullptr;
   }
 

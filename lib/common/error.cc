@@ -11,12 +11,9 @@ std::string summary(const std::vector<Diagnostic>& diagnostics) {
 }  // namespace
 
 ConfigError::ConfigError(std::vector<Diagnostic> diagnostics)
-    : Error(summary(diagnostics), diagnostics.empty() ? std::string() : diagnostics.front().hint,
-            ExitStatus::Usage),
+    : Error(summary(diagnostics), diagnostics.empty() ? std::string() : diagnostics.front().hint, ExitStatus::Usage),
       diagnostics_(std::move(diagnostics)) {}
 
-std::string formatDiagnostic(const Diagnostic& d) {
-  return d.where.empty() ? d.message : d.where + ": " + d.message;
-}
+std::string formatDiagnostic(const Diagnostic& d) { return d.where.empty() ? d.message : d.where + ": " + d.message; }
 
 }  // namespace accel

@@ -22,8 +22,7 @@ struct Diagnostic {
 // Base error. what() is the one-line message (lowercase start, no trailing period); hint() a fix.
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message, std::string hint = {},
-                 ExitStatus status = ExitStatus::Failure)
+  explicit Error(const std::string& message, std::string hint = {}, ExitStatus status = ExitStatus::Failure)
       : std::runtime_error(message), hint_(std::move(hint)), status_(status) {}
   const std::string& hint() const { return hint_; }
   ExitStatus status() const { return status_; }

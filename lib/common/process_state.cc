@@ -21,21 +21,14 @@ ProcessState processState(pid_t pid) {
 std::string ProcessState::describe() const {
   if (!exists) return "gone (no such process)";
   switch (state) {
-    case 'T':
-      return "alive but stopped (state T: SIGSTOP or Ctrl-Z), so not progressing";
-    case 't':
-      return "alive but stopped by a debugger (state t), so not progressing";
+    case 'T': return "alive but stopped (state T: SIGSTOP or Ctrl-Z), so not progressing";
+    case 't': return "alive but stopped by a debugger (state t), so not progressing";
     case 'Z':
-    case 'X':
-      return "exited (a zombie not yet reaped by its parent)";
-    case 'R':
-      return "alive and running (state R), but not in this step";
-    case 'S':
-      return "alive but waiting elsewhere (state S, sleeping)";
-    case 'D':
-      return "alive but in uninterruptible I/O (state D)";
-    default:
-      return std::string("alive (state ") + state + ")";
+    case 'X': return "exited (a zombie not yet reaped by its parent)";
+    case 'R': return "alive and running (state R), but not in this step";
+    case 'S': return "alive but waiting elsewhere (state S, sleeping)";
+    case 'D': return "alive but in uninterruptible I/O (state D)";
+    default: return std::string("alive (state ") + state + ")";
   }
 }
 

@@ -2,15 +2,15 @@
 #include "lib/common/socket.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <dirent.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <sys/stat.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -160,7 +160,8 @@ std::string localAddressTowards(const std::string& peer) {
     sockaddr_in me{};
     socklen_t len = sizeof me;
     char text[INET_ADDRSTRLEN] = {};
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&me), &len) == 0 && ::inet_ntop(AF_INET, &me.sin_addr, text, sizeof text)) {
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&me), &len) == 0 &&
+        ::inet_ntop(AF_INET, &me.sin_addr, text, sizeof text)) {
       local = text;
     }
   }

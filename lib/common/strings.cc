@@ -2,9 +2,9 @@
 #include "lib/common/strings.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
-#include <cctype>
 
 namespace accel {
 
@@ -53,9 +53,7 @@ std::string dashed(std::string_view name) {
   return out;
 }
 
-bool startsWith(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
+bool startsWith(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
 
 bool endsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
@@ -76,8 +74,7 @@ size_t editDistance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-std::optional<std::string> didYouMean(std::string_view word,
-                                      const std::vector<std::string>& candidates) {
+std::optional<std::string> didYouMean(std::string_view word, const std::vector<std::string>& candidates) {
   const std::string lowered = toLower(word);
   std::optional<std::string> best;
   size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;

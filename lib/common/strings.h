@@ -25,8 +25,7 @@ size_t editDistance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word` when it is close enough to be a plausible typo
 // (distance ≤ max(2, |word|/3), or one is a case-insensitive match of the other).
-std::optional<std::string> didYouMean(std::string_view word,
-                                      const std::vector<std::string>& candidates);
+std::optional<std::string> didYouMean(std::string_view word, const std::vector<std::string>& candidates);
 
 // Parses a whole string as a base-10 integer (optional sign); nullopt on anything else.
 std::optional<long long> parseInt(std::string_view text);

@@ -43,7 +43,8 @@ void legacyDynamo(Config& c, const LegacyKeys& legacy, RuleFindings& out) {
 void sageMakerRequirements(const Config& c, RuleFindings& out) {
   for (const char* key : {"ec2_instance_type", "iam_role_name"}) {
     if (!c.find(key)) {
-      out.errors.push_back({c.path, fmt::format("a SageMaker config (compute_environment AMAZON_SAGEMAKER) needs {}", key),
+      out.errors.push_back({c.path,
+                            fmt::format("a SageMaker config (compute_environment AMAZON_SAGEMAKER) needs {}", key),
                             "add it, as `accelerate config` asks for it"});
     }
   }

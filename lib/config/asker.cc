@@ -7,8 +7,7 @@
 
 namespace accel {
 
-size_t Asker::menu(std::string_view prompt, const std::vector<std::string>& choices,
-                   size_t default_index) {
+size_t Asker::menu(std::string_view prompt, const std::vector<std::string>& choices, size_t default_index) {
   return prompter_.choose(prompt, choices, default_index);
 }
 
@@ -22,8 +21,8 @@ bool Asker::yesNo(std::string_view prompt, bool default_value) {
   }
 }
 
-long long Asker::integer(std::string_view prompt, std::optional<long long> default_value,
-                         std::string_view error, long long min, long long max) {
+long long Asker::integer(std::string_view prompt, std::optional<long long> default_value, std::string_view error,
+                         long long min, long long max) {
   while (true) {
     std::string answer = trim(prompter_.readLine(prompt));
     if (answer.empty() && default_value) return *default_value;
@@ -48,8 +47,7 @@ double Asker::number(std::string_view prompt, double default_value) {
   }
 }
 
-std::string Asker::text(std::string_view prompt, std::optional<std::string> default_value,
-                        bool required) {
+std::string Asker::text(std::string_view prompt, std::optional<std::string> default_value, bool required) {
   return checked(prompt, std::move(default_value), [required](const std::string& answer) {
     return required && answer.empty() ? std::string("Please enter a value.") : std::string();
   });

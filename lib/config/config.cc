@@ -27,7 +27,8 @@ nlohmann::json Config::resolved(std::string_view dotted) const {
   if (const nlohmann::json* value = find(dotted)) return *value;
   // Accelerate's process_config: one process when nothing is distributed.
   if (dotted == "num_processes" && !sageMaker() && resolved("distributed_type") == "NO") return 1;
-  if (const KeySpec* spec = findKey(dotted); spec && (dotted.find('.') != dotted.npos || inSection(*spec, sageMaker()))) {
+  if (const KeySpec* spec = findKey(dotted);
+      spec && (dotted.find('.') != dotted.npos || inSection(*spec, sageMaker()))) {
     return fileDefault(*spec, sageMaker());
   }
   return nullptr;
@@ -94,8 +95,6 @@ std::string defaultConfigDir() {
 
 std::string defaultConfigPath() { return defaultConfigDir() + "/default_config.yaml"; }
 
-bool isJsonPath(std::string_view path) {
-  return path.size() >= 5 && toLower(path.substr(path.size() - 5)) == ".json";
-}
+bool isJsonPath(std::string_view path) { return path.size() >= 5 && toLower(path.substr(path.size() - 5)) == ".json"; }
 
 }  // namespace accel

@@ -18,9 +18,9 @@ struct Mark {
 };
 
 struct Config {
-  std::string path;                         // file it was read from; empty when none
+  std::string path;                                  // file it was read from; empty when none
   nlohmann::json values = nlohmann::json::object();  // keys sorted, like PyYAML writes them
-  std::map<std::string, Mark> marks;        // dotted key path -> where the key is in `path`
+  std::map<std::string, Mark> marks;                 // dotted key path -> where the key is in `path`
 
   // The value at a dotted path ("fsdp_config.fsdp_version"), or nullptr when absent.
   const nlohmann::json* find(std::string_view dotted) const;

@@ -96,7 +96,10 @@ class Reader {
       return;
     }
     if (peek() != ',') {
-      throw Bad{i_, i_ < t_.size() ? fmt::format("expecting ',' or '{}'", close_c) : fmt::format("the text ends before '{}'", close_c), ""};
+      throw Bad{i_,
+                i_ < t_.size() ? fmt::format("expecting ',' or '{}'", close_c)
+                               : fmt::format("the text ends before '{}'", close_c),
+                ""};
     }
     ++i_;
     skip();
@@ -111,7 +114,9 @@ class Reader {
       if (i_ >= t_.size()) throw Bad{start, "a string that never ends", "close it with '\"'"};
       const unsigned char c = static_cast<unsigned char>(t_[i_]);
       if (c == '"') return void(++i_);
-      if (c < 0x20) throw Bad{i_, fmt::format("control character U+{:04X} inside a string", c), "write it as an escape (\\n, \\t, \\u0001)"};
+      if (c < 0x20)
+        throw Bad{i_, fmt::format("control character U+{:04X} inside a string", c),
+                  "write it as an escape (\\n, \\t, \\u0001)"};
       if (c == '\\') {
         escape();
       } else {

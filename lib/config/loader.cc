@@ -46,7 +46,8 @@ class Loader {
       if (json_) {  // valid JSON that yaml-cpp cannot read (a lone surrogate escape)
         error(e.mark, "cannot read this JSON value: " + e.msg, "write the character itself, or as a surrogate pair");
       } else {
-        error(e.mark, "invalid YAML: " + e.msg, "fix the syntax at that position (indent nested keys with spaces, not tabs)");
+        error(e.mark, "invalid YAML: " + e.msg,
+              "fix the syntax at that position (indent nested keys with spaces, not tabs)");
       }
       return std::move(result_);
     }
@@ -85,7 +86,8 @@ class Loader {
     }
     if (json_) {
       if (auto bad = checkJsonSyntax(text)) {
-        result_.errors.push_back({fmt::format("{}:{}:{}", result_.config.path, bad->line, bad->column), bad->message, bad->hint});
+        result_.errors.push_back(
+            {fmt::format("{}:{}:{}", result_.config.path, bad->line, bad->column), bad->message, bad->hint});
         return false;
       }
     }
@@ -140,8 +142,9 @@ class Loader {
       }
       const std::string key = keyName(map_path, map_spec, scalarOf(key_node));
       if (auto [it, fresh] = seen.emplace(key, key_node.Mark()); !fresh) {  // PyYAML keeps the last
-        warning(key_node.Mark(), fmt::format("'{}' is given twice, at lines {} and {}: the last one counts, as in Accelerate",
-                                             key, it->second.line + 1, key_node.Mark().line + 1),
+        warning(key_node.Mark(),
+                fmt::format("'{}' is given twice, at lines {} and {}: the last one counts, as in Accelerate", key,
+                            it->second.line + 1, key_node.Mark().line + 1),
                 "keep one of the two lines");
         forget(out, map_path.empty() ? key : map_path + "." + key, key);
         it->second = key_node.Mark();
@@ -161,8 +164,7 @@ class Loader {
       }
     }
     if (auto renamed = kRenamedKeys.find(shown); renamed != kRenamedKeys.end()) {
-      note(fmt::format("renamed {} to {}.{} (the name Accelerate's launcher reads)", shown, map_path,
-                                          renamed->second));
+      note(fmt::format("renamed {} to {}.{} (the name Accelerate's launcher reads)", shown, map_path, renamed->second));
       return renamed->second;
     }
     return key;
@@ -218,7 +220,8 @@ class Loader {
                   const YAML::Node& value, json& out) {
     if (map_path.empty()) {
       if (!listing()) return void(++unlisted_);
-      return error(mark, fmt::format("unknown key '{}'{}", key, sagemaker_ ? " in a SageMaker config" : ""), unknownHint(map_path, key));
+      return error(mark, fmt::format("unknown key '{}'{}", key, sagemaker_ ? " in a SageMaker config" : ""),
+                   unknownHint(map_path, key));
     }
     out[key] = values_->untyped(value);
     result_.config.marks[map_path + "." + key] = toMark(mark);
@@ -240,10 +243,11 @@ class Loader {
 
   void finish() {
     if (const auto& where = values_->overflow()) {
-      error(*where, fmt::format("this value nests deeper than {} levels or, through YAML aliases, expands to more "
-                                "values than the file has characters (an alias that contains itself, aliases of "
-                                "aliases, or a long text repeated)",
-                                ValueReader::kMaxDepth),
+      error(*where,
+            fmt::format("this value nests deeper than {} levels or, through YAML aliases, expands to more "
+                        "values than the file has characters (an alias that contains itself, aliases of "
+                        "aliases, or a long text repeated)",
+                        ValueReader::kMaxDepth),
             "write the values out instead of referring to them with aliases (*name)");
     }
     RuleFindings rules = applyAccelerateRules(result_.config, legacy_);

@@ -16,8 +16,8 @@
 namespace accel {
 
 struct UnreadableText {
-  int line = 1;    // 1-based
-  int column = 1;  // 1-based, in characters
+  int line = 1;         // 1-based
+  int column = 1;       // 1-based, in characters
   std::string message;  // "byte 0xFD is not UTF-8", "character U+0000 is not allowed …"
 };
 

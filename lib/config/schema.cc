@@ -21,6 +21,8 @@ using T = ValueType;
 const std::string kPortText = std::to_string(defaults::kMainProcessPort);
 
 std::vector<KeySpec> buildSchema() {
+  // A table: one key per entry, its fields grouped by role (kept by hand).
+  // clang-format off
   std::vector<KeySpec> rows = {
       // ---- top level, in the order of Accelerate's ClusterConfig fields ----
       {.path = "compute_environment", .type = T::Enum, .file_default = R"("LOCAL_MACHINE")",
@@ -170,7 +172,9 @@ std::vector<KeySpec> buildSchema() {
        .flag = "dynamo_use_regional_compilation", .is_switch = true, .launch_default = "false", .exports = "ACCELERATE_DYNAMO_USE_REGIONAL_COMPILATION",
        .export_when = ExportWhen::NotDeepSpeed},
   };
-  for (auto* section : {&schema_rows::deepSpeedAndFsdp, &schema_rows::megatronParallelismFp8, &schema_rows::sageMaker}) {
+  // clang-format on
+  for (auto* section :
+       {&schema_rows::deepSpeedAndFsdp, &schema_rows::megatronParallelismFp8, &schema_rows::sageMaker}) {
     for (auto& row : (*section)()) rows.push_back(std::move(row));
   }
   return rows;
@@ -247,8 +251,7 @@ std::string describeType(const KeySpec& spec, bool sagemaker) {
     case ValueType::Enum: return "one of: " + join(choices, ", ");
     case ValueType::List: return "a list";
     case ValueType::Map: return "a map of keys";
-    case ValueType::Scalar:
-      return choices.empty() ? "a scalar" : "true, false or one of: " + join(choices, ", ");
+    case ValueType::Scalar: return choices.empty() ? "a scalar" : "true, false or one of: " + join(choices, ", ");
     case ValueType::Any: return "any value";
   }
   return "a value";

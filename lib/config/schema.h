@@ -30,7 +30,15 @@ enum class ValueType {
 // paradigm, FP8 settings only with mixed_precision fp8, context/sequence-parallel options only when
 // that size is above 1; its DeepSpeed launcher leaves out the dynamo settings).
 enum class ExportWhen {
-  Always, DeepSpeed, NotDeepSpeed, Fsdp, MegatronLm, Fp8, Parallelism, ContextParallel, SequenceParallel
+  Always,
+  DeepSpeed,
+  NotDeepSpeed,
+  Fsdp,
+  MegatronLm,
+  Fp8,
+  Parallelism,
+  ContextParallel,
+  SequenceParallel
 };
 
 // How the value is written: Python's str() (True/False for booleans), or str() lower/upper-cased.
@@ -59,9 +67,9 @@ struct KeySpec {
   std::string_view add_prefix = {};   // Map: a key lacking this prefix gets it on load
 
   // ---- `accel launch` (lib/launch reads these; a row without a flag is a file-only key) ----
-  std::string_view flag = {};   // the launch flag, Accelerate's spelling without "--"
-  bool is_switch = false;       // the flag takes no value and means true (argparse store_true)
-  bool placement = false;       // resolves flag > SLURM > config > default (else flag > config > default)
+  std::string_view flag = {};            // the launch flag, Accelerate's spelling without "--"
+  bool is_switch = false;                // the flag takes no value and means true (argparse store_true)
+  bool placement = false;                // resolves flag > SLURM > config > default (else flag > config > default)
   std::string_view launch_default = {};  // JSON text of the value at launch when nothing sets it
   // The worker variable: "VAR" gets the value; "VAR=x" gets x when the value is true; a list
   // value spreads over "VAR1,VAR2,…". Empty: none (or the launcher's own code, e.g. gpu_ids).
@@ -77,7 +85,7 @@ struct KeySpec {
   // Every other value it keeps as written (its dataclasses check no types).
   bool checked_on_load = false;
   std::vector<std::string_view> sagemaker_choices = {};  // `choices` in a SageMaker config
-  std::string_view sagemaker_default = {};                // file_default in a SageMaker config
+  std::string_view sagemaker_default = {};               // file_default in a SageMaker config
 };
 
 // Every key, top-level and nested, in table order.

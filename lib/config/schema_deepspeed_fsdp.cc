@@ -11,12 +11,14 @@ using T = ValueType;
 using W = ExportWhen;
 using C = ExportCase;
 const std::vector<std::string_view> kOffloadDevices = {"none", "cpu", "nvme"};
-const std::vector<std::string_view> kShardingStrategies = {
-    "FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD", "HYBRID_SHARD_ZERO2"};
+const std::vector<std::string_view> kShardingStrategies = {"FULL_SHARD", "SHARD_GRAD_OP", "NO_SHARD", "HYBRID_SHARD",
+                                                           "HYBRID_SHARD_ZERO2"};
 
 }  // namespace
 
 std::vector<KeySpec> deepSpeedAndFsdp() {
+  // A table: one key per entry, its fields grouped by role (kept by hand).
+  // clang-format off
   return {
       // ---- deepspeed_config ----
       {.path = "deepspeed_config.deepspeed_config_file", .type = T::String,
@@ -176,6 +178,7 @@ std::vector<KeySpec> deepSpeedAndFsdp() {
        .help = "modules FSDP leaves alone",
        .flag = "fsdp_ignored_modules", .exports = "FSDP_IGNORED_MODULES", .export_when = W::Fsdp},
   };
+  // clang-format on
 }
 
 }  // namespace accel::schema_rows

@@ -13,6 +13,8 @@ using C = ExportCase;
 }  // namespace
 
 std::vector<KeySpec> megatronParallelismFp8() {
+  // A table: one key per entry, its fields grouped by role (kept by hand).
+  // clang-format off
   return {
       // ---- megatron_lm_config (other megatron_lm_* keys are accepted as written) ----
       {.path = "megatron_lm_config.megatron_lm_tp_degree", .type = T::Int,
@@ -214,6 +216,7 @@ std::vector<KeySpec> megatronParallelismFp8() {
        .wizard_default = "true",
        .flag = "fp8_pad_inner_dim", .launch_default = "true", .exports = "ACCELERATE_FP8_PAD_INNER_DIM", .export_when = W::Fp8},
   };
+  // clang-format on
 }
 
 }  // namespace accel::schema_rows

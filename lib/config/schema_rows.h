@@ -10,8 +10,8 @@
 
 namespace accel::schema_rows {
 
-std::vector<KeySpec> deepSpeedAndFsdp();          // schema_deepspeed_fsdp.cc
-std::vector<KeySpec> megatronParallelismFp8();    // schema_parallel_fp8.cc
-std::vector<KeySpec> sageMaker();                 // schema_sagemaker.cc
+std::vector<KeySpec> deepSpeedAndFsdp();        // schema_deepspeed_fsdp.cc
+std::vector<KeySpec> megatronParallelismFp8();  // schema_parallel_fp8.cc
+std::vector<KeySpec> sageMaker();               // schema_sagemaker.cc
 
 }  // namespace accel::schema_rows

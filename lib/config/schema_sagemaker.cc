@@ -13,6 +13,8 @@ constexpr Section S = Section::SageMaker;
 }  // namespace
 
 std::vector<KeySpec> sageMaker() {
+  // A table: one key per entry, its fields grouped by role (kept by hand).
+  // clang-format off
   return {
       {.path = "ec2_instance_type", .type = T::String, .help = "SageMaker: the instance type (required)", .section = S},
       {.path = "iam_role_name", .type = T::String, .help = "SageMaker: the IAM role the job runs as (required)", .section = S},
@@ -33,6 +35,7 @@ std::vector<KeySpec> sageMaker() {
        .section = S},
       {.path = "additional_args", .type = T::Any, .help = "SageMaker: more estimator arguments", .section = S},
   };
+  // clang-format on
 }
 
 }  // namespace accel::schema_rows

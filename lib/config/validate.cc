@@ -49,8 +49,7 @@ std::optional<std::vector<int>> parseGpuIds(const std::string& text, std::string
   for (const auto& part : split(t, ',')) {
     auto id = parseInt(trim(part));
     if (!id || *id < 0 || *id > 1023) {
-      problem = fmt::format("gpu_ids '{}' is not `all` or a comma-separated list of GPU indices",
-                            text);
+      problem = fmt::format("gpu_ids '{}' is not `all` or a comma-separated list of GPU indices", text);
       return std::nullopt;
     }
     if (!seen.insert(static_cast<int>(*id)).second) {
@@ -87,8 +86,8 @@ std::vector<Diagnostic> checkConsistency(const Config& c) {
   }
   if (rank >= machines) {
     out.push_back({c.where("machine_rank"),
-                   fmt::format("machine_rank {} must be less than num_machines {} ({})", rank,
-                               machines, c.lineOf("num_machines")),
+                   fmt::format("machine_rank {} must be less than num_machines {} ({})", rank, machines,
+                               c.lineOf("num_machines")),
                    fmt::format("machine ranks run from 0 to {}", machines - 1)});
   }
   if (machines > 1) {

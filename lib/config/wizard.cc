@@ -25,8 +25,7 @@ std::string promptFor(std::string_view key, std::string_view word) {
 
 namespace {
 
-const std::vector<std::string> kMachineTypes = {"No distributed training", "multi-CPU",
-                                                 "multi-GPU"};
+const std::vector<std::string> kMachineTypes = {"No distributed training", "multi-CPU", "multi-GPU"};
 const std::vector<std::string> kMachineTypeValues = {"NO", "MULTI_CPU", "MULTI_GPU"};
 
 bool isMulti(const WizardState& s) { return s.type == "MULTI_CPU" || s.type == "MULTI_GPU"; }
@@ -40,9 +39,8 @@ void askMachines(WizardState& s) {
     for (long long r = 0; r < s.num_machines; ++r) ranks.push_back(std::to_string(r));
     c.set("machine_rank", static_cast<long long>(s.ask.menu(promptFor("machine_rank"), ranks)));
     c.set("main_process_ip", s.ask.text(promptFor("main_process_ip"), {}, true));
-    c.set("main_process_port",
-          s.ask.integer(promptFor("main_process_port"), std::nullopt,
-                        "Please enter a port number from 0 to 65535.", 0, 65535));
+    c.set("main_process_port", s.ask.integer(promptFor("main_process_port"), std::nullopt,
+                                             "Please enter a port number from 0 to 65535.", 0, 65535));
     bool same_network = s.ask.yesNo(promptFor("same_network"), true);
     c.set("same_network", same_network);
     if (!same_network) c.set("rdzv_backend", s.ask.text(promptFor("rdzv_backend"), "static"));
@@ -56,9 +54,7 @@ void askMpirun(WizardState& s) {
   s.config.set("mpirun_config.mpirun_hostfile", expandUser(hostfile));
 }
 
-std::string deviceWord(const WizardState& s) {
-  return s.type == "MULTI_CPU" ? "processes" : "GPU(s)";
-}
+std::string deviceWord(const WizardState& s) { return s.type == "MULTI_CPU" ? "processes" : "GPU(s)"; }
 
 // The process count offered, one the checks below accept: one process per visible GPU on every
 // machine (at least 2 on one machine, which multi-GPU needs), one per machine for CPUs.
@@ -78,11 +74,14 @@ void askProcessCount(WizardState& s) {
   while (true) {
     long long n = s.ask.integer(prompt, fallback, "Please enter an integer.", 1);
     if (n < min) {
-      s.ask.say("multi-GPU on one machine needs at least 2 processes; choose "
-                "`No distributed training` for a single GPU.");
+      s.ask.say(
+          "multi-GPU on one machine needs at least 2 processes; choose "
+          "`No distributed training` for a single GPU.");
     } else if (n % s.num_machines != 0) {
-      s.ask.say(fmt::format("This is the total across all {} machines: please enter a multiple "
-                            "of {}.", s.num_machines, s.num_machines));
+      s.ask.say(
+          fmt::format("This is the total across all {} machines: please enter a multiple "
+                      "of {}.",
+                      s.num_machines, s.num_machines));
     } else {
       s.config.set("num_processes", n);
       return;
@@ -91,19 +90,16 @@ void askProcessCount(WizardState& s) {
 }
 
 void askGpuIds(WizardState& s) {
-  const long long per_machine = s.config.resolved("num_processes").get<long long>() /
-                                s.num_machines;
-  std::string ids = s.ask.checked(
-      promptFor("gpu_ids", "GPU(s)"), "all", [per_machine](const std::string& answer) {
-        std::string problem;
-        auto parsed = parseGpuIds(answer, problem);
-        if (!parsed) return problem + ".";
-        if (!parsed->empty() && static_cast<long long>(parsed->size()) < per_machine) {
-          return fmt::format("Please list at least {} GPU ids, one per process on this machine.",
-                             per_machine);
-        }
-        return std::string();
-      });
+  const long long per_machine = s.config.resolved("num_processes").get<long long>() / s.num_machines;
+  std::string ids = s.ask.checked(promptFor("gpu_ids", "GPU(s)"), "all", [per_machine](const std::string& answer) {
+    std::string problem;
+    auto parsed = parseGpuIds(answer, problem);
+    if (!parsed) return problem + ".";
+    if (!parsed->empty() && static_cast<long long>(parsed->size()) < per_machine) {
+      return fmt::format("Please list at least {} GPU ids, one per process on this machine.", per_machine);
+    }
+    return std::string();
+  });
   s.config.set("gpu_ids", ids);
 }
 
@@ -115,8 +111,9 @@ void askPrecision(WizardState& s) {
   s.config.set("mixed_precision", precision);
   if (precision == "fp8") askFp8(s);
   if (s.dynamo && precision == "no" && !s.use_cpu) {
-    s.ask.say("Torch dynamo used without mixed precision requires TF32 to be efficient. "
-              "Accelerate will enable it by default when launching your scripts.");
+    s.ask.say(
+        "Torch dynamo used without mixed precision requires TF32 to be efficient. "
+        "Accelerate will enable it by default when launching your scripts.");
   }
 }
 
@@ -131,8 +128,7 @@ void setFixedKeys(WizardState& s) {
   c.set("tpu_env", nlohmann::json::array());
   c.set("tpu_use_cluster", false);
   c.set("tpu_use_sudo", false);
-  for (const char* key : {"debug", "enable_cpu_affinity", "machine_rank", "num_machines",
-                          "rdzv_backend"}) {
+  for (const char* key : {"debug", "enable_cpu_affinity", "machine_rank", "num_machines", "rdzv_backend"}) {
     if (!c.find(key)) c.set(key, fileDefault(keySpec(key)));
   }
   if (!c.find("same_network")) c.set("same_network", true);

@@ -18,8 +18,7 @@ std::vector<std::string> choicesOf(std::string_view key) {
 }
 
 // A menu over the key's schema choices; the default highlighted is the wizard default.
-std::string menuFor(WizardState& s, std::string_view key,
-                    std::vector<std::string> choices = {}) {
+std::string menuFor(WizardState& s, std::string_view key, std::vector<std::string> choices = {}) {
   if (choices.empty()) choices = choicesOf(key);
   const nlohmann::json def = wizardDefault(keySpec(key));
   size_t index = 0;
@@ -52,8 +51,7 @@ void askDeepSpeedFields(WizardState& s) {
     s.config.set(p + "offload_optimizer_device", optimizer);
     s.config.set(p + "offload_param_device", param);
     if (param == "nvme") {
-      s.config.set(p + "offload_param_nvme_path",
-                   s.ask.text(promptFor(p + "offload_param_nvme_path"), "/nvme"));
+      s.config.set(p + "offload_param_nvme_path", s.ask.text(promptFor(p + "offload_param_nvme_path"), "/nvme"));
     }
     if (optimizer == "nvme") {
       s.config.set(p + "offload_optimizer_nvme_path",
@@ -74,12 +72,10 @@ void askDeepSpeedMultinode(WizardState& s) {
   if (launcher == "standard") return;
   s.config.set(p + "deepspeed_hostfile", s.ask.text(promptFor(p + "deepspeed_hostfile")));
   if (s.ask.yesNo("Do you want to specify exclusion filter string? [yes/NO]: ", false)) {
-    s.config.set(p + "deepspeed_exclusion_filter",
-                 s.ask.text(promptFor(p + "deepspeed_exclusion_filter")));
+    s.config.set(p + "deepspeed_exclusion_filter", s.ask.text(promptFor(p + "deepspeed_exclusion_filter")));
   }
   if (s.ask.yesNo("Do you want to specify inclusion filter string? [yes/NO]: ", false)) {
-    s.config.set(p + "deepspeed_inclusion_filter",
-                 s.ask.text(promptFor(p + "deepspeed_inclusion_filter")));
+    s.config.set(p + "deepspeed_inclusion_filter", s.ask.text(promptFor(p + "deepspeed_inclusion_filter")));
   }
 }
 
@@ -107,8 +103,7 @@ void askFsdpWrapping(WizardState& s) {
     }
   } else if (policy == "SIZE_BASED_WRAP") {
     s.config.set(p + "fsdp_min_num_params",
-                 intFor(s, p + "fsdp_min_num_params",
-                        "Please enter a whole number such as 100000000 (not 1e8)."));
+                 intFor(s, p + "fsdp_min_num_params", "Please enter a whole number such as 100000000 (not 1e8)."));
   }
 }
 
@@ -119,17 +114,14 @@ void askDynamo(WizardState& s) {
   if (!s.dynamo) return;
   const std::string p = "dynamo_config.";
   const std::vector<std::string> backends = {
-      "eager", "aot_eager", "inductor", "aot_ts_nvfuser", "nvprims_nvfuser", "cudagraphs", "ofi",
-      "fx2trt", "onnxrt", "tensorrt", "aot_torchxla_trace_once", "torchxla_trace_once", "tvm"};
-  s.config.set(p + "dynamo_backend", toUpper(backends[s.ask.menu(
-                                         promptFor(p + "dynamo_backend"), backends, 2)]));
-  if (!s.ask.yesNo("Do you want to customize the defaults sent to torch.compile? [yes/NO]: ",
-                   false)) {
+      "eager",  "aot_eager", "inductor", "aot_ts_nvfuser",          "nvprims_nvfuser",     "cudagraphs", "ofi",
+      "fx2trt", "onnxrt",    "tensorrt", "aot_torchxla_trace_once", "torchxla_trace_once", "tvm"};
+  s.config.set(p + "dynamo_backend", toUpper(backends[s.ask.menu(promptFor(p + "dynamo_backend"), backends, 2)]));
+  if (!s.ask.yesNo("Do you want to customize the defaults sent to torch.compile? [yes/NO]: ", false)) {
     return;
   }
   s.config.set(p + "dynamo_mode", menuFor(s, p + "dynamo_mode"));
-  for (const char* key : {"dynamo_use_fullgraph", "dynamo_use_dynamic",
-                          "dynamo_use_regional_compilation"}) {
+  for (const char* key : {"dynamo_use_fullgraph", "dynamo_use_dynamic", "dynamo_use_regional_compilation"}) {
     setYesNo(s, p + key);
   }
 }
@@ -138,19 +130,15 @@ void askDeepSpeed(WizardState& s) {
   if (!s.ask.yesNo("Do you want to use DeepSpeed? [yes/NO]: ", false)) return;
   s.type = "DEEPSPEED";
   const std::string p = "deepspeed_config.";
-  s.deepspeed_json =
-      s.ask.yesNo("Do you want to specify a json file to a DeepSpeed config? [yes/NO]: ", false);
+  s.deepspeed_json = s.ask.yesNo("Do you want to specify a json file to a DeepSpeed config? [yes/NO]: ", false);
   if (s.deepspeed_json) {
-    s.config.set(p + "deepspeed_config_file",
-                 s.ask.text(promptFor(p + "deepspeed_config_file"), "none"));
+    s.config.set(p + "deepspeed_config_file", s.ask.text(promptFor(p + "deepspeed_config_file"), "none"));
   } else {
     askDeepSpeedFields(s);
   }
   setYesNo(s, p + "zero3_init_flag");
-  if (s.ask.yesNo("Do you want to enable Mixture-of-Experts training (MoE)? [yes/NO]: ",
-                  false)) {
-    s.config.set(p + "deepspeed_moe_layer_cls_names",
-                 s.ask.text(promptFor(p + "deepspeed_moe_layer_cls_names")));
+  if (s.ask.yesNo("Do you want to enable Mixture-of-Experts training (MoE)? [yes/NO]: ", false)) {
+    s.config.set(p + "deepspeed_moe_layer_cls_names", s.ask.text(promptFor(p + "deepspeed_moe_layer_cls_names")));
   }
   if (s.num_machines > 1) askDeepSpeedMultinode(s);
 }
@@ -159,22 +147,19 @@ void askFsdp(WizardState& s) {
   if (!s.ask.yesNo("Do you want to use FullyShardedDataParallel? [yes/NO]: ", false)) return;
   s.type = "FSDP";
   const std::string p = "fsdp_config.";
-  const long long version =
-      s.ask.menu(promptFor(p + "fsdp_version"), {"1", "2"}, 1) == 0 ? 1 : 2;
+  const long long version = s.ask.menu(promptFor(p + "fsdp_version"), {"1", "2"}, 1) == 0 ? 1 : 2;
   s.config.set(p + "fsdp_version", version);
   if (version == 2) {
     setYesNo(s, p + "fsdp_reshard_after_forward");
   } else {  // v1 asks for a sharding strategy but stores it under fsdp_reshard_after_forward
-    s.config.set(p + "fsdp_reshard_after_forward",
-                 menuFor(s, p + "fsdp_sharding_strategy"));
+    s.config.set(p + "fsdp_reshard_after_forward", menuFor(s, p + "fsdp_sharding_strategy"));
   }
   setYesNo(s, p + "fsdp_offload_params");
   askFsdpWrapping(s);
   if (version == 1) s.config.set(p + "fsdp_backward_prefetch", menuFor(s, p + "fsdp_backward_prefetch"));
   s.config.set(p + "fsdp_state_dict_type",
                version == 1 ? menuFor(s, p + "fsdp_state_dict_type")
-                            : menuFor(s, p + "fsdp_state_dict_type",
-                                      {"SHARDED_STATE_DICT", "FULL_STATE_DICT"}));
+                            : menuFor(s, p + "fsdp_state_dict_type", {"SHARDED_STATE_DICT", "FULL_STATE_DICT"}));
   if (version == 1) {
     setYesNo(s, p + "fsdp_forward_prefetch");
     setYesNo(s, p + "fsdp_use_orig_params");
@@ -182,8 +167,7 @@ void askFsdp(WizardState& s) {
   const bool efficient = yesNoFor(s, p + "fsdp_cpu_ram_efficient_loading");
   s.config.set(p + "fsdp_cpu_ram_efficient_loading", efficient);
   if (version == 1) {  // efficient loading needs synced states, so Accelerate does not ask
-    s.config.set(p + "fsdp_sync_module_states",
-                 efficient ? true : yesNoFor(s, p + "fsdp_sync_module_states"));
+    s.config.set(p + "fsdp_sync_module_states", efficient ? true : yesNoFor(s, p + "fsdp_sync_module_states"));
   }
   setYesNo(s, p + "fsdp_activation_checkpointing");
   if (version == 2) askParallelism(s);
@@ -222,9 +206,8 @@ void askFp8(WizardState& s) {
     if (s.ask.yesNo(promptFor(p + "override_linear_precision"), false)) {
       const char* gemms[] = {"fprop", "dgrad", "wgrad"};
       for (size_t i = 0; i < 3; ++i) {
-        precision[i] = s.ask.yesNo(
-            fmt::format("Should `{}` be executed in higher precision? [yes/NO]: ", gemms[i]),
-            false);
+        precision[i] =
+            s.ask.yesNo(fmt::format("Should `{}` be executed in higher precision? [yes/NO]: ", gemms[i]), false);
       }
     }
     s.config.set(p + "override_linear_precision", precision);

@@ -11,13 +11,13 @@ namespace accel::wizard {
 
 struct WizardState {
   Asker& ask;
-  Config config;                 // values answered so far
-  std::string type = "NO";       // distributed_type as it evolves (MULTI_GPU -> FSDP, …)
+  Config config;            // values answered so far
+  std::string type = "NO";  // distributed_type as it evolves (MULTI_GPU -> FSDP, …)
   long long num_machines = 1;
-  int visible_gpus = 0;          // on this machine, for the process count's default
+  int visible_gpus = 0;  // on this machine, for the process count's default
   bool use_cpu = false;
   bool dynamo = false;
-  bool deepspeed_json = false;   // DeepSpeed configured by a JSON file: no precision question
+  bool deepspeed_json = false;  // DeepSpeed configured by a JSON file: no precision question
 };
 
 // The schema's prompt for a key; "{}" replaced by `word` when given.

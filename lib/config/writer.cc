@@ -28,8 +28,7 @@ std::string scalar(const json& v, int column = -1, int indent = 0) {
     case json::value_t::number_integer: return std::to_string(v.get<long long>());
     case json::value_t::number_unsigned: return std::to_string(v.get<unsigned long long>());
     case json::value_t::number_float: return formatYamlFloat(v.get<double>());
-    case json::value_t::string:
-      return formatYamlString(v.get_ref<const std::string&>(), column, indent);
+    case json::value_t::string: return formatYamlString(v.get_ref<const std::string&>(), column, indent);
     case json::value_t::object: return "{}";
     case json::value_t::array: return "[]";
     default: return "null";
@@ -127,7 +126,8 @@ void unquoteWords(std::string& text, const std::string& nonce) {
 std::string toJson(const json& values) {
   // Text that is not UTF-8 (a value typed into the wizard, say) becomes U+FFFD instead of a
   // type_error out of dump(): the writer never throws.
-  const std::string nonce = fmt::format("{:016x}", std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}());
+  const std::string nonce =
+      fmt::format("{:016x}", std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}());
   std::string text = markNonFinite(withoutDropped(values), "\x01" + nonce)
                          .dump(2, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace) +
                      "\n";

@@ -17,7 +17,6 @@ std::string toJson(const nlohmann::json& values);
 std::string serializeConfig(const nlohmann::json& values, const std::string& path);
 
 // Serialises and writes atomically (temp file + rename); creates parent directories when asked.
-void saveConfig(const nlohmann::json& values, const std::string& path,
-                bool create_parents = false);
+void saveConfig(const nlohmann::json& values, const std::string& path, bool create_parents = false);
 
 }  // namespace accel

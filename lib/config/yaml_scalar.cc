@@ -60,17 +60,15 @@ bool binaryOrUnderscore(char c) { return c == '0' || c == '1' || c == '_'; }
 bool hexOrUnderscore(char c) { return isHex(c) || c == '_'; }
 
 bool matchesBool(std::string_view s) {
-  static const char* words[] = {"yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE",
-                                "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF"};
+  static const char* words[] = {"yes",   "Yes",   "YES",   "no", "No", "NO", "true", "True", "TRUE",
+                                "false", "False", "FALSE", "on", "On", "ON", "off",  "Off",  "OFF"};
   for (const char* w : words) {
     if (s == w) return true;
   }
   return false;
 }
 
-bool matchesNull(std::string_view s) {
-  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
-}
+bool matchesNull(std::string_view s) { return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL"; }
 
 bool matchesInt(std::string_view text) {
   Scan c{text};
@@ -207,8 +205,8 @@ struct Analysis {
 Analysis analyze(std::string_view s) {
   bool block_indicators = startsWith(s, "---") || startsWith(s, "...");
   bool line_breaks = false, special = false;
-  bool leading_space = false, leading_break = false, trailing_space = false,
-       trailing_break = false, break_space = false, space_break = false;
+  bool leading_space = false, leading_break = false, trailing_space = false, trailing_break = false,
+       break_space = false, space_break = false;
   bool previous_space = false, previous_break = false;
   bool preceded_by_whitespace = true;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -243,8 +241,7 @@ Analysis analyze(std::string_view s) {
     preceded_by_whitespace = isBlank(ch);
   }
   Analysis a;
-  if (leading_space || leading_break || trailing_space || trailing_break || line_breaks ||
-      block_indicators) {
+  if (leading_space || leading_break || trailing_space || trailing_break || line_breaks || block_indicators) {
     a.allow_block_plain = false;
   }
   if (break_space || space_break || special) a.allow_block_plain = a.allow_single_quoted = false;
@@ -358,8 +355,7 @@ std::string fold(std::string_view text, int column, int indent, bool quoted) {
     const char ch = at_end ? '\0' : text[end];
     if (spaces) {
       if (at_end || ch != ' ') {
-        bool may_break = start + 1 == end && col > kBestWidth && column >= 0 &&
-                         (!quoted || (start != 0 && !at_end));
+        bool may_break = start + 1 == end && col > kBestWidth && column >= 0 && (!quoted || (start != 0 && !at_end));
         if (may_break) {
           out += "\n" + std::string(static_cast<size_t>(indent), ' ');
           col = indent;

@@ -26,7 +26,7 @@ ResolvedScalar resolve(const std::string& text, bool json_file) {
     r.kind = ScalarKind::Float;
     r.real = text == "NaN" ? std::nan("") : text[0] == '-' ? -HUGE_VAL : HUGE_VAL;
   } else if (isJsonNumber(text)) {
-    r.kind = ScalarKind::Float;  // "1e-05": what Python's json.dumps writes for small floats
+    r.kind = ScalarKind::Float;                   // "1e-05": what Python's json.dumps writes for small floats
     r.real = std::strtod(text.c_str(), nullptr);  // like Python's float(): 1e999 is inf, not an error
   }
   return r;
@@ -98,8 +98,10 @@ json ValueReader::untyped(const YAML::Node& node, int depth) {
 ValueReader::Typed ValueReader::typed(const KeySpec& spec, const YAML::Node& node, const std::string& dotted,
                                       bool sagemaker) {
   auto wrong = [&](std::string hint = {}) {
-    return Typed{std::nullopt, fmt::format("{} must be {}, got {}", dotted, describeType(spec, sagemaker), kindOf(node)),
-                 std::move(hint), {}};
+    return Typed{std::nullopt,
+                 fmt::format("{} must be {}, got {}", dotted, describeType(spec, sagemaker), kindOf(node)),
+                 std::move(hint),
+                 {}};
   };
   if (node.IsNull() || (spec.type != ValueType::Any && !charge(node))) return {json(), {}, {}, {}};
   switch (spec.type) {
@@ -109,8 +111,7 @@ ValueReader::Typed ValueReader::typed(const KeySpec& spec, const YAML::Node& nod
       if (node.IsSequence()) return {untyped(node), {}, {}, {}};
       if (node.IsScalar() && booleanTuple(scalarOf(node))) return {scalarOf(node), {}, {}, {}};
       return wrong();
-    default:
-      return node.IsScalar() ? scalar(spec, node, dotted, sagemaker) : wrong();
+    default: return node.IsScalar() ? scalar(spec, node, dotted, sagemaker) : wrong();
   }
 }
 
@@ -120,8 +121,10 @@ ValueReader::Typed ValueReader::scalar(const KeySpec& spec, const YAML::Node& no
   const bool quoted = isQuoted(node);
   const ResolvedScalar r = quoted ? ResolvedScalar{} : resolve(text, json_);
   auto wrong = [&](std::string hint = {}) {
-    return Typed{std::nullopt, fmt::format("{} must be {}, got {}", dotted, describeType(spec, sagemaker), kindOf(node)),
-                 std::move(hint), {}};
+    return Typed{std::nullopt,
+                 fmt::format("{} must be {}, got {}", dotted, describeType(spec, sagemaker), kindOf(node)),
+                 std::move(hint),
+                 {}};
   };
   switch (spec.type) {
     case ValueType::Bool:
@@ -140,8 +143,7 @@ ValueReader::Typed ValueReader::scalar(const KeySpec& spec, const YAML::Node& no
       if (r.kind == ScalarKind::Int) return {json(r.integer), {}, {}, {}};
       if (r.kind == ScalarKind::Float) return {json(r.real), {}, {}, {}};
       return wrong();
-    case ValueType::Enum:
-      return choice(spec, dotted, text, sagemaker);
+    case ValueType::Enum: return choice(spec, dotted, text, sagemaker);
     case ValueType::Scalar: {
       json value = untyped(node);
       if (value.is_string() && !spec.choices.empty()) return choice(spec, dotted, text, sagemaker);
@@ -150,8 +152,7 @@ ValueReader::Typed ValueReader::scalar(const KeySpec& spec, const YAML::Node& no
     case ValueType::String:
       if (r.kind == ScalarKind::Null) return {json(), {}, {}, {}};
       return {json(text), {}, {}, {}};  // `gpu_ids: 1`, `main_process_ip: 10.0.0.1`: the text is meant
-    default:
-      return wrong();
+    default: return wrong();
   }
 }
 

@@ -12,8 +12,8 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include "lib/config/schema.h"
 

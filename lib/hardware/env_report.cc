@@ -27,8 +27,7 @@ json deviceJson(const GpuDevice& d) {
           {"pci_bus_id", orNull(d.pci_bus_id)},
           {"memory_total_bytes", d.memory_total ? json(d.memory_total) : json()},
           {"memory_free_bytes", d.memory_total ? json(d.memory_free) : json()},
-          {"compute_capability",
-           d.cc_major < 0 ? json() : json(fmt::format("{}.{}", d.cc_major, d.cc_minor))}};
+          {"compute_capability", d.cc_major < 0 ? json() : json(fmt::format("{}.{}", d.cc_major, d.cc_minor))}};
 }
 
 json gpusJson(const GpuReport& g) {
@@ -48,9 +47,19 @@ json gpusJson(const GpuReport& g) {
 
 bool launchRelevant(const std::string& name) {
   namespace E = launch_env;
-  static const char* exact[] = {E::kCudaVisibleDevices, E::kCudaDeviceOrder, E::kOmpNumThreads, E::kMasterAddr,
-                                E::kMasterPort, E::kWorldSize, E::kRank, E::kLocalRank, E::kHfHome, E::kXdgCacheHome,
-                                E::kNvmlLibrary, E::kPython, E::kStoreToken};
+  static const char* exact[] = {E::kCudaVisibleDevices,
+                                E::kCudaDeviceOrder,
+                                E::kOmpNumThreads,
+                                E::kMasterAddr,
+                                E::kMasterPort,
+                                E::kWorldSize,
+                                E::kRank,
+                                E::kLocalRank,
+                                E::kHfHome,
+                                E::kXdgCacheHome,
+                                E::kNvmlLibrary,
+                                E::kPython,
+                                E::kStoreToken};
   static const char* prefixes[] = {"NCCL_", "SLURM_", "ACCELERATE_", "GLOO_", "TORCH_"};
   for (const char* e : exact) {
     if (name == e) return true;
@@ -71,9 +80,7 @@ std::vector<std::pair<std::string, std::string>> launchEnvironment() {
   return out;
 }
 
-EnvReport collectEnvReport() {
-  return {buildInfo(), probeHost(), probeGpus(), probeLibraries(), launchEnvironment()};
-}
+EnvReport collectEnvReport() { return {buildInfo(), probeHost(), probeGpus(), probeLibraries(), launchEnvironment()}; }
 
 std::string formatGiB(unsigned long long bytes) {
   return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
@@ -84,29 +91,41 @@ json envReportJson(const EnvReport& r) {
   const auto& h = r.host;
   json interfaces = json::array();
   for (const auto& i : h.interfaces) {
-    interfaces.push_back({{"name", i.name}, {"family", i.family}, {"address", i.address},
-                          {"loopback", i.loopback}, {"up", i.up}});
+    interfaces.push_back(
+        {{"name", i.name}, {"family", i.family}, {"address", i.address}, {"loopback", i.loopback}, {"up", i.up}});
   }
   json environment = json::object();
   for (const auto& [k, v] : r.environment) environment[k] = v;
   const auto& l = r.libraries;
   return {
       {"schema_version", 1},
-      {"accel", {{"version", b.version}, {"compiler", b.compiler}, {"build_type", orNull(b.build_type)},
-                 {"gloo_version", orNull(b.gloo_version)}, {"cuda_at_build", orNull(b.cuda_version)},
-                 {"nccl_at_build", orNull(b.nccl_library)}}},
-      {"os", {{"name", orNull(h.os_name)}, {"kernel", orNull(h.kernel)}, {"arch", orNull(h.arch)},
-              {"glibc", orNull(h.glibc)}}},
-      {"cpu", {{"model", orNull(h.cpu_model)}, {"sockets", h.sockets},
-               {"physical_cores", h.physical_cores}, {"logical_cores", h.logical_cores},
-               {"usable_cores", h.usable_cores}, {"numa_nodes", h.numa_nodes}}},
+      {"accel",
+       {{"version", b.version},
+        {"compiler", b.compiler},
+        {"build_type", orNull(b.build_type)},
+        {"gloo_version", orNull(b.gloo_version)},
+        {"cuda_at_build", orNull(b.cuda_version)},
+        {"nccl_at_build", orNull(b.nccl_library)}}},
+      {"os",
+       {{"name", orNull(h.os_name)},
+        {"kernel", orNull(h.kernel)},
+        {"arch", orNull(h.arch)},
+        {"glibc", orNull(h.glibc)}}},
+      {"cpu",
+       {{"model", orNull(h.cpu_model)},
+        {"sockets", h.sockets},
+        {"physical_cores", h.physical_cores},
+        {"logical_cores", h.logical_cores},
+        {"usable_cores", h.usable_cores},
+        {"numa_nodes", h.numa_nodes}}},
       {"memory", {{"total_bytes", h.memory_total}, {"available_bytes", h.memory_available}}},
       {"gpus", gpusJson(r.gpus)},
       {"libraries",
        {{"nccl", {{"version", orNull(l.nccl_version)}, {"error", orNull(l.nccl_error)}}},
-        {"cuda_runtime", {{"version", orNull(l.cuda_runtime_version)},
-                          {"library", orNull(l.cuda_runtime_library)},
-                          {"error", orNull(l.cuda_runtime_error)}}}}},
+        {"cuda_runtime",
+         {{"version", orNull(l.cuda_runtime_version)},
+          {"library", orNull(l.cuda_runtime_library)},
+          {"error", orNull(l.cuda_runtime_error)}}}}},
       {"host", {{"hostname", orNull(h.hostname)}, {"interfaces", interfaces}}},
       {"environment", environment},
   };

@@ -9,9 +9,7 @@ namespace accel {
 
 namespace {
 
-std::string plural(long n, const char* word) {
-  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
-}
+std::string plural(long n, const char* word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
 
 std::string deviceLine(const GpuDevice& d) {
   std::vector<std::string> parts = {fmt::format("GPU {}: {}", d.index, d.name.empty() ? "?" : d.name)};
@@ -38,22 +36,23 @@ std::string topologyBlock(const GpuReport& g) {
   for (size_t j = 0; j < g.topology.size(); ++j) header.push_back("GPU" + std::to_string(j));
   std::string out = "- GPU topology (as `nvidia-smi topo -m`):\n" + row("", header);
   for (size_t i = 0; i < g.topology.size(); ++i) out += row(header[i], g.topology[i]);
-  out += "\tX = self, NV# = # NVLinks, PIX = one PCIe switch, PXB = several PCIe switches, "
-         "PHB = PCIe host bridge, NODE = same NUMA node, SYS = across NUMA nodes\n";
+  out +=
+      "\tX = self, NV# = # NVLinks, PIX = one PCIe switch, PXB = several PCIe switches, "
+      "PHB = PCIe host bridge, NODE = same NUMA node, SYS = across NUMA nodes\n";
   return out;
 }
 
 std::string gpuBlock(const GpuReport& g) {
-  std::string visible = g.visible_devices ? "CUDA_VISIBLE_DEVICES=" + *g.visible_devices
-                                          : std::string("CUDA_VISIBLE_DEVICES unset");
+  std::string visible =
+      g.visible_devices ? "CUDA_VISIBLE_DEVICES=" + *g.visible_devices : std::string("CUDA_VISIBLE_DEVICES unset");
   std::string out;
   if (g.source.empty()) {
     out = fmt::format("- GPUs: none (no NVIDIA driver: {})\n", g.unavailable_reason);
   } else {
     std::string driver = g.driver_version.empty() ? "" : ", driver " + g.driver_version;
     std::string cuda = g.cuda_driver_version ? ", supports CUDA " + cudaVersionString(g.cuda_driver_version) : "";
-    out = fmt::format("- GPUs: {} visible of {} ({}; via {}{}{})\n", g.devices.size(), g.physical_count,
-                      visible, g.source == "nvml" ? "NVML" : "libcuda", driver, cuda);
+    out = fmt::format("- GPUs: {} visible of {} ({}; via {}{}{})\n", g.devices.size(), g.physical_count, visible,
+                      g.source == "nvml" ? "NVML" : "libcuda", driver, cuda);
     for (const auto& d : g.devices) out += deviceLine(d);
     out += topologyBlock(g);
   }
@@ -69,19 +68,19 @@ std::string envReportText(const EnvReport& r) {
   const auto& l = r.libraries;
   std::string out;
   out += fmt::format("- `accel` version: {} ({} build, {})\n", b.version, b.build_type, b.compiler);
-  out += fmt::format("- Runtime backends at build: Gloo {}; NCCL {}\n",
-                     b.gloo_version.empty() ? "?" : b.gloo_version,
+  out += fmt::format("- Runtime backends at build: Gloo {}; NCCL {}\n", b.gloo_version.empty() ? "?" : b.gloo_version,
                      b.nccl_library.empty() ? std::string("not built (no CUDA/NCCL found)")
                                             : b.nccl_library + " (CUDA " + b.cuda_version + ")");
   out += fmt::format("- Platform: {}; Linux {} {}; glibc {}\n", h.os_name, h.kernel, h.arch, h.glibc);
-  out += fmt::format("- CPU: {}; {}, {}, {} logical ({} usable), {}\n", h.cpu_model,
-                     plural(h.sockets, "socket"), plural(h.physical_cores, "physical core"),
-                     h.logical_cores, h.usable_cores, plural(h.numa_nodes, "NUMA node"));
-  out += fmt::format("- System RAM: {} total, {} available\n", formatGiB(h.memory_total),
-                     formatGiB(h.memory_available));
+  out += fmt::format("- CPU: {}; {}, {}, {} logical ({} usable), {}\n", h.cpu_model, plural(h.sockets, "socket"),
+                     plural(h.physical_cores, "physical core"), h.logical_cores, h.usable_cores,
+                     plural(h.numa_nodes, "NUMA node"));
+  out +=
+      fmt::format("- System RAM: {} total, {} available\n", formatGiB(h.memory_total), formatGiB(h.memory_available));
   out += gpuBlock(r.gpus);
-  out += "- NCCL: " + (l.nccl_version.empty() ? "not found (" + l.nccl_error + ")"
-                                              : l.nccl_version + " (libnccl.so.2)") + "\n";
+  out +=
+      "- NCCL: " + (l.nccl_version.empty() ? "not found (" + l.nccl_error + ")" : l.nccl_version + " (libnccl.so.2)") +
+      "\n";
   out += "- CUDA runtime: " +
          (l.cuda_runtime_version.empty() ? "not found (" + l.cuda_runtime_error + ")"
                                          : l.cuda_runtime_version + " (" + l.cuda_runtime_library + ")") +

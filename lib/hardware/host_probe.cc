@@ -92,8 +92,8 @@ std::vector<NetInterface> interfaces() {
                           ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr)
                           : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr);
     if (!::inet_ntop(family, raw, text, sizeof text)) continue;
-    out.push_back({a->ifa_name, family == AF_INET ? "ipv4" : "ipv6", text,
-                   (a->ifa_flags & IFF_LOOPBACK) != 0, (a->ifa_flags & IFF_UP) != 0});
+    out.push_back({a->ifa_name, family == AF_INET ? "ipv4" : "ipv6", text, (a->ifa_flags & IFF_LOOPBACK) != 0,
+                   (a->ifa_flags & IFF_UP) != 0});
   }
   ::freeifaddrs(list);
   return out;

@@ -10,7 +10,7 @@ namespace accel {
 
 struct NetInterface {
   std::string name;
-  std::string family;   // "ipv4" or "ipv6"
+  std::string family;  // "ipv4" or "ipv6"
   std::string address;
   bool loopback = false;
   bool up = false;
@@ -18,9 +18,9 @@ struct NetInterface {
 
 struct HostReport {
   std::string hostname;
-  std::string os_name;   // PRETTY_NAME of /etc/os-release
-  std::string kernel;    // uname -r
-  std::string arch;      // uname -m
+  std::string os_name;  // PRETTY_NAME of /etc/os-release
+  std::string kernel;   // uname -r
+  std::string arch;     // uname -m
   std::string glibc;
   std::string cpu_model;
   int sockets = 0;

@@ -27,8 +27,8 @@ struct NvmlPciInfo {  // nvmlPciInfo_t as filled by the _v3 / _v2 entry points
 };
 constexpr int kSuccess = 0;
 constexpr int kNotSupported = 3;
-constexpr unsigned kMaxNvLinks = 18;     // NVML_NVLINK_MAX_LINKS
-constexpr int kNvLinkToSwitch = 2;       // NVML_NVLINK_DEVICE_TYPE_SWITCH
+constexpr unsigned kMaxNvLinks = 18;  // NVML_NVLINK_MAX_LINKS
+constexpr int kNvLinkToSwitch = 2;    // NVML_NVLINK_DEVICE_TYPE_SWITCH
 
 struct Nvml {
   int (*init)() = nullptr;
@@ -98,8 +98,7 @@ GpuDevice readDevice(const Nvml& api, GpuReport& report, Device dev, int i) {
     d.memory_free = mem.free;
   }
   if (api.capability) {
-    ok(api, report, api.capability(dev, &d.cc_major, &d.cc_minor),
-       "nvmlDeviceGetCudaComputeCapability", i);
+    ok(api, report, api.capability(dev, &d.cc_major, &d.cc_minor), "nvmlDeviceGetCudaComputeCapability", i);
   }
   NvmlPciInfo pci{};
   if (api.pci && ok(api, report, api.pci(dev, &pci), "nvmlDeviceGetPciInfo_v3", i)) {

@@ -30,8 +30,8 @@ std::string ErrorFiles::pathFor(int round, int rank) {
     if (::mkdtemp(pattern.data())) {
       dir_ = pattern;
     } else {
-      problem_ = fmt::format("cannot make a directory for the workers' error files ({}): {}", pattern,
-                             ::strerror(errno));
+      problem_ =
+          fmt::format("cannot make a directory for the workers' error files ({}): {}", pattern, ::strerror(errno));
     }
   }
   if (dir_.empty()) return "";

@@ -42,8 +42,10 @@ void readRdzvConf(LaunchSettings& s, const std::string& conf) {
     if (key == "join_timeout") {
       s.set("join_timeout", seconds(item.substr(eq + 1), "--rdzv_conf join_timeout"), "command line");
     } else {
-      s.notes.push_back(fmt::format("--rdzv_conf {} ignored: accel's rendezvous is static (rank 0's store at "
-                                    "main_process_ip:main_process_port); join_timeout is the key it reads", key));
+      s.notes.push_back(
+          fmt::format("--rdzv_conf {} ignored: accel's rendezvous is static (rank 0's store at "
+                      "main_process_ip:main_process_port); join_timeout is the key it reads",
+                      key));
     }
   }
 }
@@ -64,7 +66,8 @@ void resolveJobChannel(LaunchSettings& s, const LaunchOptions& o, const LaunchFa
     s.set("job_port", base > 0 && base < 65535 ? base + 1 : 0, "default");  // 0: picked with the store's port
   }
   if (o.heartbeat_timeout) {
-    s.set("heartbeat_timeout", seconds(*o.heartbeat_timeout, fmt::format("{}", *o.heartbeat_timeout), "--heartbeat_timeout"),
+    s.set("heartbeat_timeout",
+          seconds(*o.heartbeat_timeout, fmt::format("{}", *o.heartbeat_timeout), "--heartbeat_timeout"),
           "command line");
   } else if (const std::string v = env(launch_env::kHeartbeatTimeout); !v.empty()) {
     s.set("heartbeat_timeout", seconds(v, launch_env::kHeartbeatTimeout), "environment");
@@ -76,7 +79,8 @@ void resolveJobChannel(LaunchSettings& s, const LaunchOptions& o, const LaunchFa
   // The workers read ACCEL_COLLECTIVE_TIMEOUT themselves; checked here so a bad value stops the
   // launch (exit 2) instead of every worker.
   if (o.collective_timeout) {
-    s.set("collective_timeout", seconds(*o.collective_timeout, fmt::format("{}", *o.collective_timeout), "--collective_timeout"),
+    s.set("collective_timeout",
+          seconds(*o.collective_timeout, fmt::format("{}", *o.collective_timeout), "--collective_timeout"),
           "command line");
   } else if (const std::string v = env(launch_env::kCollectiveTimeout); !v.empty()) {
     s.set("collective_timeout", seconds(v, launch_env::kCollectiveTimeout), "environment");

@@ -9,15 +9,15 @@
 namespace accel::launch_env {
 
 // ---- torchrun's worker environment (torch/distributed/elastic/agent/server) ----
-inline constexpr const char* kRank = "RANK";                      // global rank, 0..WORLD_SIZE-1
-inline constexpr const char* kLocalRank = "LOCAL_RANK";           // rank on this machine
-inline constexpr const char* kWorldSize = "WORLD_SIZE";           // processes in the job
+inline constexpr const char* kRank = "RANK";                        // global rank, 0..WORLD_SIZE-1
+inline constexpr const char* kLocalRank = "LOCAL_RANK";             // rank on this machine
+inline constexpr const char* kWorldSize = "WORLD_SIZE";             // processes in the job
 inline constexpr const char* kLocalWorldSize = "LOCAL_WORLD_SIZE";  // processes on this machine
-inline constexpr const char* kGroupRank = "GROUP_RANK";           // machine rank
+inline constexpr const char* kGroupRank = "GROUP_RANK";             // machine rank
 inline constexpr const char* kGroupWorldSize = "GROUP_WORLD_SIZE";  // machines in the job
-inline constexpr const char* kRoleRank = "ROLE_RANK";             // = RANK (one role)
-inline constexpr const char* kRoleWorldSize = "ROLE_WORLD_SIZE";  // = WORLD_SIZE
-inline constexpr const char* kRoleName = "ROLE_NAME";             // --role, default "default"
+inline constexpr const char* kRoleRank = "ROLE_RANK";               // = RANK (one role)
+inline constexpr const char* kRoleWorldSize = "ROLE_WORLD_SIZE";    // = WORLD_SIZE
+inline constexpr const char* kRoleName = "ROLE_NAME";               // --role, default "default"
 // Where rank 0 of the job hosts the rendezvous store (torch's env:// init connects here).
 // accel sets no TORCHELASTIC_USE_AGENT_STORE: the launcher hosts no store, rank 0 does.
 inline constexpr const char* kMasterAddr = "MASTER_ADDR";
@@ -32,10 +32,10 @@ inline constexpr const char* kHandledSignals = "SIGTERM,SIGINT,SIGHUP,SIGQUIT";
 inline constexpr const char* kErrorFile = "TORCHELASTIC_ERROR_FILE";
 inline constexpr const char* kNcclAsyncErrorHandling = "TORCH_NCCL_ASYNC_ERROR_HANDLING";  // "1"
 inline constexpr const char* kOmpNumThreads = "OMP_NUM_THREADS";
-inline constexpr const char* kKmpAffinity = "KMP_AFFINITY";    // CPU jobs, as Accelerate sets them
+inline constexpr const char* kKmpAffinity = "KMP_AFFINITY";  // CPU jobs, as Accelerate sets them
 inline constexpr const char* kKmpBlocktime = "KMP_BLOCKTIME";
 inline constexpr const char* kCudaVisibleDevices = "CUDA_VISIBLE_DEVICES";  // from gpu_ids
-inline constexpr const char* kCudaDeviceOrder = "CUDA_DEVICE_ORDER";  // the user's; shown by accel env
+inline constexpr const char* kCudaDeviceOrder = "CUDA_DEVICE_ORDER";        // the user's; shown by accel env
 
 // ---- Accelerate's worker environment (accelerate/commands/launch.py, state.py) ----
 // The variables written from settings (ACCELERATE_MIXED_PRECISION, ACCELERATE_DYNAMO_*, the
@@ -44,10 +44,10 @@ inline constexpr const char* kCudaDeviceOrder = "CUDA_DEVICE_ORDER";  // the use
 // a test checks that they match the schema's.
 inline constexpr const char* kMixedPrecision = "ACCELERATE_MIXED_PRECISION";  // no|fp16|bf16|fp8
 inline constexpr const char* kGradientAccumulationSteps = "ACCELERATE_GRADIENT_ACCUMULATION_STEPS";
-inline constexpr const char* kUseCpu = "ACCELERATE_USE_CPU";              // "True" / "False"
-inline constexpr const char* kUseDeepSpeed = "ACCELERATE_USE_DEEPSPEED";  // "true"
-inline constexpr const char* kUseFsdp = "ACCELERATE_USE_FSDP";            // "true"
-inline constexpr const char* kUseMegatronLm = "ACCELERATE_USE_MEGATRON_LM";  // "true"
+inline constexpr const char* kUseCpu = "ACCELERATE_USE_CPU";                               // "True" / "False"
+inline constexpr const char* kUseDeepSpeed = "ACCELERATE_USE_DEEPSPEED";                   // "true"
+inline constexpr const char* kUseFsdp = "ACCELERATE_USE_FSDP";                             // "true"
+inline constexpr const char* kUseMegatronLm = "ACCELERATE_USE_MEGATRON_LM";                // "true"
 inline constexpr const char* kUseParallelismConfig = "ACCELERATE_USE_PARALLELISM_CONFIG";  // "true"
 inline constexpr const char* kConfigDsFields = "ACCELERATE_CONFIG_DS_FIELDS";
 
@@ -61,10 +61,10 @@ inline constexpr const char* kMachineName = "ACCEL_MACHINE";  // host label used
 inline constexpr const char* kLauncherSocket = "ACCEL_LAUNCHER_SOCKET";
 
 // ---- what the launcher reads (not passed on by it) ----
-inline constexpr const char* kPython = "ACCEL_PYTHON";             // interpreter for .py programs
-inline constexpr const char* kNvmlLibrary = "ACCEL_NVML_LIBRARY";  // NVML to dlopen (tests: a fake)
-inline constexpr const char* kCudaLibrary = "ACCEL_CUDA_LIBRARY";  // libcuda to dlopen (tests: a fake)
-inline constexpr const char* kJobPort = "ACCEL_JOB_PORT";  // --job_port
+inline constexpr const char* kPython = "ACCEL_PYTHON";                       // interpreter for .py programs
+inline constexpr const char* kNvmlLibrary = "ACCEL_NVML_LIBRARY";            // NVML to dlopen (tests: a fake)
+inline constexpr const char* kCudaLibrary = "ACCEL_CUDA_LIBRARY";            // libcuda to dlopen (tests: a fake)
+inline constexpr const char* kJobPort = "ACCEL_JOB_PORT";                    // --job_port
 inline constexpr const char* kHeartbeatTimeout = "ACCEL_HEARTBEAT_TIMEOUT";  // --heartbeat_timeout
 // Seconds a collective waits for its peers (--collective_timeout; read by the runtime).
 inline constexpr const char* kCollectiveTimeout = "ACCEL_COLLECTIVE_TIMEOUT";

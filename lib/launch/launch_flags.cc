@@ -102,8 +102,9 @@ void checkEnvAssignment(const std::string& text) {
 // The TPU and SageMaker flags fail as soon as they are seen, whatever follows them.
 void refuseUnsupported(const FlagRef& ref) {
   if (ref.launcher && !ref.launcher->unsupported.empty()) {
-    throw UsageError(fmt::format("--{} is for {} launches, which accel does not do", ref.launcher->name, ref.launcher->help),
-                     "accel launches NVIDIA GPU and CPU jobs; drop the flag");
+    throw UsageError(
+        fmt::format("--{} is for {} launches, which accel does not do", ref.launcher->name, ref.launcher->help),
+        "accel launches NVIDIA GPU and CPU jobs; drop the flag");
   }
 }
 

@@ -67,8 +67,9 @@ std::string launchHelp() {
     for (const auto& line : lines) out += fmt::format("  {:<44} {}\n", line.left, line.help);
   }
   out += "\nAccepted only to say that accel does not launch TPU pods or SageMaker jobs: " + unsupported + ".\n";
-  out += "\nPROGRAM [ARGS...]: an executable (found on PATH), a .py script (run with python3 -u), or a module with -m. "
-         "Everything after PROGRAM is passed to it unchanged.\n";
+  out +=
+      "\nPROGRAM [ARGS...]: an executable (found on PATH), a .py script (run with python3 -u), or a module with -m. "
+      "Everything after PROGRAM is passed to it unchanged.\n";
   return out;
 }
 

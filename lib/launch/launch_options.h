@@ -37,10 +37,10 @@ struct LaunchOptions {
   std::optional<std::string> python;
   std::optional<std::string> rdzv_token;
   std::optional<std::string> rdzv_conf;
-  std::optional<long long> job_port;            // the launchers' job channel on machine 0
-  std::optional<double> heartbeat_timeout;      // seconds of silence before a machine is lost
-  std::optional<double> collective_timeout;     // seconds a worker's collective may wait for its peers
-  std::vector<std::string> env;  // --env KEY=VALUE, repeatable: set in every worker's environment
+  std::optional<long long> job_port;         // the launchers' job channel on machine 0
+  std::optional<double> heartbeat_timeout;   // seconds of silence before a machine is lost
+  std::optional<double> collective_timeout;  // seconds a worker's collective may wait for its peers
+  std::vector<std::string> env;              // --env KEY=VALUE, repeatable: set in every worker's environment
   bool module = false;
   bool no_python = false;
   bool quiet = false;

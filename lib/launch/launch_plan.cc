@@ -45,10 +45,11 @@ void checkSizes(const LaunchSettings& s) {
     }
   }
   if (machines >= 1 && processes / machines > kMaxLocalWorkers) {
-    throw UsageError(fmt::format("num_processes {} ({}) over {} machine(s) is {} workers per machine; accel starts at "
-                                 "most {} on one machine", processes, s.origin("num_processes"), machines,
-                                 processes / machines, kMaxLocalWorkers),
-                     "lower --num_processes, or spread the processes over more machines with --num_machines");
+    throw UsageError(
+        fmt::format("num_processes {} ({}) over {} machine(s) is {} workers per machine; accel starts at "
+                    "most {} on one machine",
+                    processes, s.origin("num_processes"), machines, processes / machines, kMaxLocalWorkers),
+        "lower --num_processes, or spread the processes over more machines with --num_machines");
   }
 }
 
@@ -57,16 +58,15 @@ void checkCounts(const LaunchSettings& s, const LaunchFacts& facts, int per_mach
   if (processes < 1) throw UsageError(fmt::format("num_processes must be at least 1, got {}", processes));
   if (machines < 1) throw UsageError(fmt::format("num_machines must be at least 1, got {}", machines));
   if (processes % machines != 0) {
-    throw UsageError(fmt::format("num_processes {} ({}) is not divisible by num_machines {} ({})",
-                                 processes, s.origin("num_processes"), machines, s.origin("num_machines")),
+    throw UsageError(fmt::format("num_processes {} ({}) is not divisible by num_machines {} ({})", processes,
+                                 s.origin("num_processes"), machines, s.origin("num_machines")),
                      "num_processes counts processes across all machines");
   }
   if (s.integer("machine_rank") < 0 || s.integer("machine_rank") >= machines) {
     throw UsageError(fmt::format("machine_rank {} ({}) must be from 0 to {}", s.integer("machine_rank"),
                                  s.origin("machine_rank"), machines - 1));
   }
-  if (s.text("distributed_type") == "MULTI_GPU" && s.origin("distributed_type") == "command line" &&
-      processes < 2) {
+  if (s.text("distributed_type") == "MULTI_GPU" && s.origin("distributed_type") == "command line" && processes < 2) {
     throw UsageError("--multi_gpu needs at least 2 processes, got num_processes " + std::to_string(processes));
   }
   if (s.flag("use_cpu")) return;
@@ -75,20 +75,20 @@ void checkCounts(const LaunchSettings& s, const LaunchFacts& facts, int per_mach
   if (!ids) throw UsageError(problem, "use `all` or GPU indices such as 0,1");
   for (int id : *ids) {
     if (id >= facts.physical_gpus) {
-      throw UsageError(fmt::format("gpu_ids ({}) names GPU {}, but this machine has {} GPU(s)",
-                                   s.origin("gpu_ids"), id, facts.physical_gpus),
+      throw UsageError(fmt::format("gpu_ids ({}) names GPU {}, but this machine has {} GPU(s)", s.origin("gpu_ids"), id,
+                                   facts.physical_gpus),
                        "run `accel env` to list the GPUs");
     }
   }
   int usable = ids->empty() ? facts.visible_gpus : static_cast<int>(ids->size());
   if (usable == 0) {
-    throw UsageError(fmt::format("distributed_type {} needs GPUs, but none is visible ({})",
-                                 s.text("distributed_type"), facts.gpu_note.empty() ? "0 GPUs" : facts.gpu_note),
+    throw UsageError(fmt::format("distributed_type {} needs GPUs, but none is visible ({})", s.text("distributed_type"),
+                                 facts.gpu_note.empty() ? "0 GPUs" : facts.gpu_note),
                      "pass --cpu to run CPU workers");
   }
   if (per_machine > usable) {
-    throw UsageError(fmt::format("{} processes per machine but only {} GPU(s) {}: one process per GPU",
-                                 per_machine, usable, ids->empty() ? "visible" : "in gpu_ids"),
+    throw UsageError(fmt::format("{} processes per machine but only {} GPU(s) {}: one process per GPU", per_machine,
+                                 usable, ids->empty() ? "visible" : "in gpu_ids"),
                      fmt::format("pass --num_processes {} (per machine: {}), or --cpu for CPU workers",
                                  usable * s.integer("num_machines"), usable));
   }
@@ -98,7 +98,8 @@ void checkCounts(const LaunchSettings& s, const LaunchFacts& facts, int per_mach
 std::pair<std::string, std::string> runIdentity(const LaunchSettings& s, const LaunchFacts& f) {
   std::string run_id = envOr(f, launch_env::kAccelRunId);
   bool multi = s.integer("num_machines") > 1;
-  if (run_id.empty() && !envOr(f, launch_env::kSlurmJobId).empty()) run_id = "slurm-" + envOr(f, launch_env::kSlurmJobId);
+  if (run_id.empty() && !envOr(f, launch_env::kSlurmJobId).empty())
+    run_id = "slurm-" + envOr(f, launch_env::kSlurmJobId);
   if (run_id.empty()) {
     run_id = multi ? "accel-" + stableHash(s.text("main_process_ip") + ":" + s.text("main_process_port"))
                    : "accel-" + f.random_hex.substr(0, 16);
@@ -205,7 +206,8 @@ Env rankEnv(const LaunchPlan& p, int rank, int local_rank, bool torchrun) {
   namespace E = launch_env;
   Env env;
   if (torchrun) {
-    env = {{E::kRank, std::to_string(rank)}, {E::kLocalRank, std::to_string(local_rank)},
+    env = {{E::kRank, std::to_string(rank)},
+           {E::kLocalRank, std::to_string(local_rank)},
            {E::kRoleRank, std::to_string(rank)}};
   }
   if (torchrun || p.max_restarts > 0) env.emplace_back(E::kRestartCount, "0");
@@ -259,8 +261,7 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
   p.join_timeout = s.value("join_timeout").get<double>();
   parseConsole(p, s);
   if (p.console_streams == 0 && p.console_streams_by_rank.empty() && p.log_dir.empty()) {
-    throw UsageError("--tee 0 without --log_dir would discard all worker output",
-                     "add --log_dir DIR, or drop --tee");
+    throw UsageError("--tee 0 without --log_dir would discard all worker output", "add --log_dir DIR, or drop --tee");
   }
   const auto identity = runIdentity(s, f);
   p.token = identity.second;
@@ -271,9 +272,10 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
   if (s.flag("enable_cpu_affinity") && f.usable_cpus.empty()) {
     s.notes.push_back("warning: enable_cpu_affinity: cannot read the launcher's CPU affinity; workers run unpinned");
   } else if (s.flag("enable_cpu_affinity") && static_cast<size_t>(per_machine) > f.usable_cpus.size()) {
-    s.notes.push_back(fmt::format("warning: enable_cpu_affinity: {} workers but {} usable CPU(s) ({}); workers share "
-                                  "CPUs, one each, round robin",
-                                  per_machine, f.usable_cpus.size(), cpuListText(f.usable_cpus)));
+    s.notes.push_back(
+        fmt::format("warning: enable_cpu_affinity: {} workers but {} usable CPU(s) ({}); workers share "
+                    "CPUs, one each, round robin",
+                    per_machine, f.usable_cpus.size(), cpuListText(f.usable_cpus)));
   }
   for (int local = 0; local < per_machine; ++local) {
     WorkerSpec w;

@@ -31,26 +31,25 @@ struct LaunchPlan {
   int machine_rank = 0;
   std::string master_addr;
   int master_port = defaults::kMainProcessPort;
-  bool port_is_ours = true;     // machine rank 0: check (and on one machine, replace) the port
-  std::string label_host;       // "" on one machine; the host name in "[host:rank N]" otherwise
+  bool port_is_ours = true;  // machine rank 0: check (and on one machine, replace) the port
+  std::string label_host;    // "" on one machine; the host name in "[host:rank N]" otherwise
   int max_restarts = 0;
   double grace_period = defaults::kGracePeriodSeconds;
   // Several machines (job_link.h): the launchers' job channel on machine 0.
-  std::string host;                 // this machine's host name
+  std::string host;                                    // this machine's host name
   int main_process_port = defaults::kMainProcessPort;  // as configured (messages; master_port may move)
   int job_port = 0;
   double heartbeat_timeout = defaults::kHeartbeatTimeoutSeconds;
   double join_timeout = defaults::kJoinTimeoutSeconds;
-  std::string token;                // the job's store token: a launcher of another job is refused
-  std::string log_dir;          // "" for none
-  int console_streams = 3;      // bit 1 stdout, bit 2 stderr (torchrun --tee encoding)
+  std::string token;                           // the job's store token: a launcher of another job is refused
+  std::string log_dir;                         // "" for none
+  int console_streams = 3;                     // bit 1 stdout, bit 2 stderr (torchrun --tee encoding)
   std::map<int, int> console_streams_by_rank;  // local rank -> streams, overriding the above
-  std::set<int> console_ranks;  // local ranks shown on the console; empty = all
+  std::set<int> console_ranks;                 // local ranks shown on the console; empty = all
 };
 
 // `argv` is the resolved program command line (see program.h). Throws UsageError/ConfigError.
-LaunchPlan makeLaunchPlan(LaunchSettings settings, const std::vector<std::string>& argv,
-                          const LaunchFacts& facts);
+LaunchPlan makeLaunchPlan(LaunchSettings settings, const std::vector<std::string>& argv, const LaunchFacts& facts);
 
 // The machine whose launcher starts `rank` (ranks are numbered machine by machine).
 inline int machineOfRank(const LaunchPlan& plan, int rank) {

@@ -32,7 +32,8 @@ void LaunchReport::failure(const std::optional<WorkerFailure>& failure, const st
   if (!f.raised.empty()) {  // what torchrun's summary shows: the exception @record wrote down
     say(fmt::format("{} raised {}", f.who, f.raised));
     const size_t from = f.traceback.size() > kTracebackLines ? f.traceback.size() - kTracebackLines : 0;
-    if (!f.traceback.empty()) say(fmt::format("its traceback (from its TORCHELASTIC_ERROR_FILE){}:", from ? ", last lines" : ""));
+    if (!f.traceback.empty())
+      say(fmt::format("its traceback (from its TORCHELASTIC_ERROR_FILE){}:", from ? ", last lines" : ""));
     for (size_t i = from; i < f.traceback.size(); ++i) writeFully(2, "accel:   | " + f.traceback[i] + "\n");
   } else if (f.stderr_tail.empty()) {
     say(fmt::format("{} wrote nothing to stderr", f.who));
@@ -43,7 +44,8 @@ void LaunchReport::failure(const std::optional<WorkerFailure>& failure, const st
   say(stopped.empty() ? "no other rank was running" : "stopped ranks " + join(stopped, ", "));
 }
 
-int LaunchReport::end(const JobEvent& e, const std::string& consequence, const std::vector<std::string>& stopped) const {
+int LaunchReport::end(const JobEvent& e, const std::string& consequence,
+                      const std::vector<std::string>& stopped) const {
   if (e.signal) {
     say(fmt::format("interrupted by SIG{}; stopped ranks {}", ::sigabbrev_np(e.signal),
                     stopped.empty() ? "none" : join(stopped, ", ")));

@@ -25,8 +25,10 @@ std::string consequenceLine(const WorkerProcess* consequence);
 
 class LaunchReport {
  public:
-  LaunchReport(const LaunchPlan& plan) : machine_(plan.machine_rank), several_machines_(plan.num_machines > 1),
-                                         rounds_(plan.max_restarts > 0 || plan.num_machines > 1) {}
+  LaunchReport(const LaunchPlan& plan)
+      : machine_(plan.machine_rank),
+        several_machines_(plan.num_machines > 1),
+        rounds_(plan.max_restarts > 0 || plan.num_machines > 1) {}
   void setRound(int round) { round_ = round; }
   void say(const std::string& line) const;
 

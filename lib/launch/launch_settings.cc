@@ -31,8 +31,10 @@ void checkParadigmFlags(const LaunchOptions& o) {
   if (o.use_fsdp) given.push_back("--use_fsdp");
   if (o.use_megatron_lm) given.push_back("--use_megatron_lm");
   if (given.size() > 1) {
-    throw UsageError("you can only use one of --cpu, --multi_gpu, --tpu, --use_deepspeed, "
-                     "--use_fsdp, --use_megatron_lm at a time, but got " + join(given, " and "));
+    throw UsageError(
+        "you can only use one of --cpu, --multi_gpu, --tpu, --use_deepspeed, "
+        "--use_fsdp, --use_megatron_lm at a time, but got " +
+        join(given, " and "));
   }
   if (o.tpu) throw UsageError("TPU launches are not supported by accel", "accel launches on NVIDIA GPUs and CPUs");
   if (o.use_parallelism_config && !o.use_fsdp) {
@@ -99,8 +101,8 @@ void resolveType(Resolver& r, const std::optional<SlurmInfo>& slurm) {
     r.s.set("distributed_type", type, o.cpu ? "--cpu" : "GPU probe");
   }
   type = r.s.text("distributed_type");
-  static const std::vector<std::string> launchable = {"NO", "MULTI_CPU", "MULTI_GPU", "DEEPSPEED",
-                                                      "FSDP", "MEGATRON_LM"};
+  static const std::vector<std::string> launchable = {"NO",        "MULTI_CPU", "MULTI_GPU",
+                                                      "DEEPSPEED", "FSDP",      "MEGATRON_LM"};
   if (std::find(launchable.begin(), launchable.end(), type) == launchable.end()) {
     throw UsageError("distributed_type " + type + " cannot be launched by accel",
                      "accel launches NVIDIA GPU (MULTI_GPU, DEEPSPEED, FSDP, MEGATRON_LM) and CPU "
@@ -130,16 +132,18 @@ void resolvePlacement(Resolver& r, const std::optional<SlurmInfo>& slurm) {
     if (!spec.placement) continue;
     const std::string key(spec.path);
     auto it = from_slurm.find(key);
-    r.resolvePlacement(key, it == from_slurm.end() ? std::nullopt : std::optional<json>(it->second), launchDefault(spec));
+    r.resolvePlacement(key, it == from_slurm.end() ? std::nullopt : std::optional<json>(it->second),
+                       launchDefault(spec));
   }
   if (slurm) {
-    r.s.notes.push_back(fmt::format(
-        "SLURM job {}: machine_rank {} of {} machines, main_process_ip {}{}", slurm->job_id,
-        r.s.integer("machine_rank"), r.s.integer("num_machines"), r.s.text("main_process_ip"),
-        slurm->gpus_on_node ? fmt::format(", {} GPUs on this node", *slurm->gpus_on_node) : ""));
+    r.s.notes.push_back(
+        fmt::format("SLURM job {}: machine_rank {} of {} machines, main_process_ip {}{}", slurm->job_id,
+                    r.s.integer("machine_rank"), r.s.integer("num_machines"), r.s.text("main_process_ip"),
+                    slurm->gpus_on_node ? fmt::format(", {} GPUs on this node", *slurm->gpus_on_node) : ""));
     if (!slurm->in_step && slurm->num_nodes > 1) {
-      r.s.notes.push_back("not inside `srun`: run one `accel launch` per node with srun "
-                          "(see scripts/slurm/sbatch_2x8.sh)");
+      r.s.notes.push_back(
+          "not inside `srun`: run one `accel launch` per node with srun "
+          "(see scripts/slurm/sbatch_2x8.sh)");
     }
   }
 }
@@ -158,8 +162,8 @@ void resolveProcessCount(Resolver& r, const std::optional<SlurmInfo>& slurm) {
   }
   long long total = 0;
   if (__builtin_mul_overflow(per_machine, machines, &total)) {  // a config's num_machines can be huge
-    throw UsageError(fmt::format("num_machines {} ({}) is more than accel can launch", machines,
-                                 r.s.origin("num_machines")));
+    throw UsageError(
+        fmt::format("num_machines {} ({}) is more than accel can launch", machines, r.s.origin("num_machines")));
   }
   r.s.set("num_processes", total, origin);
 }
@@ -244,8 +248,8 @@ std::string configLine(const LaunchSettings& s, const std::string& looked_at, bo
   for (const char* key : {"num_processes", "num_machines", "mixed_precision", "distributed_type"}) {
     if (s.origin(key) != kCli) defaults.push_back(fmt::format("{}={} ({})", key, s.text(key), s.origin(key)));
   }
-  std::string why = skipped_for_cpu ? "--cpu skips the default config file " + looked_at
-                                    : "no config file at " + looked_at;
+  std::string why =
+      skipped_for_cpu ? "--cpu skips the default config file " + looked_at : "no config file at " + looked_at;
   return why + (defaults.empty() ? "" : "; defaults: " + join(defaults, ", "));
 }
 

@@ -21,15 +21,15 @@ namespace accel {
 
 // What this machine says, gathered by the caller.
 struct LaunchFacts {
-  int visible_gpus = 0;    // after CUDA_VISIBLE_DEVICES
-  int physical_gpus = 0;   // in the machine
-  std::string gpu_note;    // why there are none, for messages
+  int visible_gpus = 0;   // after CUDA_VISIBLE_DEVICES
+  int physical_gpus = 0;  // in the machine
+  std::string gpu_note;   // why there are none, for messages
   int physical_cores = 1;
   std::vector<int> usable_cpus;  // the launcher's CPU affinity (enable_cpu_affinity splits it)
   std::string hostname;
-  std::string random_hex;  // fresh randomness for run ids and tokens
+  std::string random_hex;                  // fresh randomness for run ids and tokens
   std::map<std::string, std::string> env;  // the launcher's environment
-  bool default_config_exists = false;        // the default config file exists (--cpu skips it)
+  bool default_config_exists = false;      // the default config file exists (--cpu skips it)
 };
 
 struct Setting {

@@ -16,19 +16,17 @@
 namespace accel {
 
 using LaunchField = std::variant<bool LaunchOptions::*, std::string LaunchOptions::*,
-                                 std::optional<std::string> LaunchOptions::*,
-                                 std::optional<long long> LaunchOptions::*,
-                                 std::optional<double> LaunchOptions::*,
-                                 std::vector<std::string> LaunchOptions::*>;
+                                 std::optional<std::string> LaunchOptions::*, std::optional<long long> LaunchOptions::*,
+                                 std::optional<double> LaunchOptions::*, std::vector<std::string> LaunchOptions::*>;
 
 struct LauncherFlag {
-  std::string_view name;        // underscore spelling, without "--"
+  std::string_view name;             // underscore spelling, without "--"
   std::string_view short_name = {};  // "t" for -t; empty for none
-  LaunchField field;            // what it fills; ignored when `unsupported` is set
+  LaunchField field;                 // what it fills; ignored when `unsupported` is set
   std::string_view group;
   std::string_view help;
   std::string_view unsupported = {};  // "TPU", "SageMaker": accepted only to say accel does not launch it
-  long long min = LLONG_MIN;           // an integer flag's range
+  long long min = LLONG_MIN;          // an integer flag's range
   long long max = LLONG_MAX;
 };
 

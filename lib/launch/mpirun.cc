@@ -38,8 +38,9 @@ Mpirun findMpirun(const std::string& path_env) {
     std::string path = findExecutable(name, path_env);
     if (!path.empty()) return {path, versionText(path).find("Open MPI") != std::string::npos};
   }
-  throw UsageError("--mpirun_hostfile needs mpirun or mpiexec on PATH, and neither was found",
-                   "install Open MPI (Debian: apt install openmpi-bin), Intel MPI or MVAPICH, or drop --mpirun_hostfile");
+  throw UsageError(
+      "--mpirun_hostfile needs mpirun or mpiexec on PATH, and neither was found",
+      "install Open MPI (Debian: apt install openmpi-bin), Intel MPI or MVAPICH, or drop --mpirun_hostfile");
 }
 
 void runThroughMpirun(LaunchPlan& plan, const Mpirun& mpi, bool as_root) {
@@ -50,9 +51,10 @@ void runThroughMpirun(LaunchPlan& plan, const Mpirun& mpi, bool as_root) {
                      "add --cpu (Accelerate uses mpirun for multi-CPU jobs only), or drop --mpirun_hostfile");
   }
   if (plan.machine_rank != 0) {
-    throw UsageError(fmt::format("with --mpirun_hostfile, run accel launch on one machine only (this is machine_rank {})",
-                                 plan.machine_rank),
-                     "mpirun starts the ranks on every host of " + hostfile);
+    throw UsageError(
+        fmt::format("with --mpirun_hostfile, run accel launch on one machine only (this is machine_rank {})",
+                    plan.machine_rank),
+        "mpirun starts the ranks on every host of " + hostfile);
   }
   WorkerSpec one = plan.workers.at(0);
   // No RANK / LOCAL_RANK / WORLD_SIZE here (launch_plan.cc: torchrunShaped): mpirun gives each rank
@@ -64,9 +66,13 @@ void runThroughMpirun(LaunchPlan& plan, const Mpirun& mpi, bool as_root) {
   const int per_machine = static_cast<int>(plan.workers.size());
   // Accelerate's command: mpirun --hostfile F --npernode N -n WORLD --bind-to socket PROGRAM…
   // (Intel MPI and MVAPICH: -f, -ppn, no binding option).
-  std::vector<std::string> argv = {mpi.path, mpi.open_mpi ? "--hostfile" : "-f", hostfile,
-                                   mpi.open_mpi ? "--npernode" : "-ppn", std::to_string(per_machine),
-                                   "-n", std::to_string(plan.world_size)};
+  std::vector<std::string> argv = {mpi.path,
+                                   mpi.open_mpi ? "--hostfile" : "-f",
+                                   hostfile,
+                                   mpi.open_mpi ? "--npernode" : "-ppn",
+                                   std::to_string(per_machine),
+                                   "-n",
+                                   std::to_string(plan.world_size)};
   if (mpi.open_mpi) {
     // --noprefix: Open MPI takes an mpirun started by its absolute path as --prefix and puts that
     // directory first on the ranks' PATH and LD_LIBRARY_PATH (/usr/bin before a venv's python).

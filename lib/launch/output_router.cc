@@ -22,7 +22,10 @@ void writeFully(int fd, std::string_view text) {
 }
 
 OutputStream::OutputStream(std::string prefix, int console_fd, int log_fd, size_t keep_lines, std::string duplicate)
-    : prefix_(std::move(prefix)), duplicate_(std::move(duplicate)), console_fd_(console_fd), log_fd_(log_fd),
+    : prefix_(std::move(prefix)),
+      duplicate_(std::move(duplicate)),
+      console_fd_(console_fd),
+      log_fd_(log_fd),
       keep_(keep_lines) {}
 
 OutputStream::~OutputStream() {

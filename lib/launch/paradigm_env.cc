@@ -35,8 +35,9 @@ void exportRow(const KeySpec& spec, const nlohmann::json& value, Env& env) {
   auto names = split(exports, ',');
   auto write = [&](const nlohmann::json& v) {
     std::string text = str(v);
-    return spec.export_case == ExportCase::Lower ? toLower(text)
-           : spec.export_case == ExportCase::Upper ? toUpper(text) : text;
+    return spec.export_case == ExportCase::Lower   ? toLower(text)
+           : spec.export_case == ExportCase::Upper ? toUpper(text)
+                                                   : text;
   };
   if (names.size() > 1 && value.is_string()) {  // "(false, true, false)": the list as Accelerate's examples write it
     const auto items = booleanTuple(value.get<std::string>());  // the loader lets only such text through

@@ -22,9 +22,7 @@ bool isRegularFile(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-bool isExecutableFile(const std::string& path) {
-  return isRegularFile(path) && ::access(path.c_str(), X_OK) == 0;
-}
+bool isExecutableFile(const std::string& path) { return isRegularFile(path) && ::access(path.c_str(), X_OK) == 0; }
 
 bool isDirectory(const std::string& path) {
   struct stat st {};
@@ -48,7 +46,8 @@ std::string envProgram(const std::string& argument) {
 }
 
 // `interpreter` from `program`'s #! line, when it cannot run: the hint points at one that can.
-[[noreturn]] void refuseInterpreter(const std::string& program, const std::string& interpreter, const std::string& path_env) {
+[[noreturn]] void refuseInterpreter(const std::string& program, const std::string& interpreter,
+                                    const std::string& path_env) {
   const std::string what = fmt::format("cannot run {}: its interpreter {} (from its #! line)", program, interpreter);
   if (::access(interpreter.c_str(), F_OK) == 0) {
     throw UsageError(what + " is not an executable file", "make the #! line name an executable interpreter");
@@ -56,9 +55,11 @@ std::string envProgram(const std::string& argument) {
   const std::string name = interpreter.substr(interpreter.rfind('/') + 1);
   const std::string on_path = findExecutable(name, path_env);
   throw UsageError(what + " does not exist",
-                   on_path.empty() ? fmt::format("install {}, or make the #! line name an interpreter that exists", name)
-                                   : fmt::format("make the #! line name one that exists: {} is on PATH (#!/usr/bin/env {} "
-                                                 "finds it wherever it is installed)", on_path, name));
+                   on_path.empty()
+                       ? fmt::format("install {}, or make the #! line name an interpreter that exists", name)
+                       : fmt::format("make the #! line name one that exists: {} is on PATH (#!/usr/bin/env {} "
+                                     "finds it wherever it is installed)",
+                                     on_path, name));
 }
 
 // The kernel's exec of a script whose interpreter is missing fails with "No such file or
@@ -68,16 +69,18 @@ void checkInterpreter(const std::string& program, const std::string& found, cons
   if (!shebang || shebang->interpreter.empty()) return;
   if (endsWith(shebang->line, "\r")) {
     throw UsageError(fmt::format("cannot run {}: its #! line ends with a carriage return (Windows line endings), which "
-                                 "the kernel takes as part of the interpreter's name or argument", program),
+                                 "the kernel takes as part of the interpreter's name or argument",
+                                 program),
                      fmt::format("convert it to Unix line endings: sed -i 's/\\r$//' {}", program));
   }
   if (!isExecutableFile(shebang->interpreter)) refuseInterpreter(program, shebang->interpreter, path_env);
   const std::string wanted = endsWith(shebang->interpreter, "/env") ? envProgram(shebang->argument) : "";
   if (wanted.empty() || !findExecutable(wanted, path_env).empty()) return;
-  throw UsageError(fmt::format("cannot run {}: its interpreter {} (from its #! line, run through {}) {}", program, wanted,
-                               shebang->interpreter, wanted.find('/') == std::string::npos ? "is not on PATH" : "does not exist"),
-                   fmt::format("install {}, add its directory to PATH, or make the #! line name an interpreter that exists",
-                               wanted));
+  throw UsageError(
+      fmt::format("cannot run {}: its interpreter {} (from its #! line, run through {}) {}", program, wanted,
+                  shebang->interpreter, wanted.find('/') == std::string::npos ? "is not on PATH" : "does not exist"),
+      fmt::format("install {}, add its directory to PATH, or make the #! line name an interpreter that exists",
+                  wanted));
 }
 
 // Why `program` (no Python script, no module) cannot run: a directory, not executable, or missing.
@@ -89,7 +92,8 @@ void checkInterpreter(const std::string& program, const std::string& found, cons
                      fmt::format("name the script or executable inside it, e.g. {}/train.py", dir));
   }
   if (is_path && isRegularFile(program)) {
-    throw UsageError("'" + program + "' is not executable", "chmod +x it, or run a Python script with a .py name or --python");
+    throw UsageError("'" + program + "' is not executable",
+                     "chmod +x it, or run a Python script with a .py name or --python");
   }
   throw UsageError("program '" + program + "' not found" + (is_path ? "" : " on PATH"),
                    is_path ? "check the path (relative paths start from the current directory)"
@@ -135,8 +139,7 @@ std::string findExecutable(const std::string& name, const std::string& path_env)
   return "";
 }
 
-std::vector<std::string> resolveProgram(const std::vector<std::string>& command,
-                                        const ProgramOptions& o) {
+std::vector<std::string> resolveProgram(const std::vector<std::string>& command, const ProgramOptions& o) {
   if (command.empty()) {
     throw UsageError("no program to launch", "usage: accel launch [options] PROGRAM [ARGS...]");
   }

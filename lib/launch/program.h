@@ -10,16 +10,15 @@
 namespace accel {
 
 struct ProgramOptions {
-  bool module = false;     // -m: PROGRAM is a Python module
-  bool no_python = false;  // run PROGRAM as it is
+  bool module = false;                // -m: PROGRAM is a Python module
+  bool no_python = false;             // run PROGRAM as it is
   std::optional<std::string> python;  // --python, else $ACCEL_PYTHON, else python3 on PATH
-  std::string path_env;    // $PATH used for lookups
+  std::string path_env;               // $PATH used for lookups
 };
 
 // "train.py a b" -> {"/usr/bin/python3", "-u", "train.py", "a", "b"}; an executable runs
 // directly (found on PATH like a shell would). Throws UsageError naming what is missing.
-std::vector<std::string> resolveProgram(const std::vector<std::string>& command,
-                                        const ProgramOptions& options);
+std::vector<std::string> resolveProgram(const std::vector<std::string>& command, const ProgramOptions& options);
 
 // What a script's "#!" line runs, as the kernel reads it (the file's first 256 bytes; blanks are
 // spaces and tabs, so a carriage return stays): the interpreter, up to the first blank, and the

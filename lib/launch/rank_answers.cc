@@ -58,7 +58,8 @@ const WorkerProcess* RankAnswers::worker(int rank) const {
 
 std::string RankAnswers::describe(int rank) const {
   const WorkerProcess* w = worker(rank);
-  if (!w) return fmt::format("rank {} is not a worker of machine {}'s launcher ({})", rank, plan_->machine_rank, plan_->host);
+  if (!w)
+    return fmt::format("rank {} is not a worker of machine {}'s launcher ({})", rank, plan_->machine_rank, plan_->host);
   return fmt::format("rank {} (pid {}) on machine {} ({}): {}", rank, w->pid, plan_->machine_rank, plan_->host,
                      w->describeNow());
 }

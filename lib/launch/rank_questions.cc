@@ -57,7 +57,8 @@ void RankQuestions::accept() {
   for (size_t taken = 0; taken < kMaxConnections; ++taken) {
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) paused_until_ = Clock::now() + kPause;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+        paused_until_ = Clock::now() + kPause;
       return;
     }
     if (askers_.size() >= kMaxConnections) askers_.pop_front();
@@ -75,7 +76,8 @@ std::vector<RankQuestions::Question> RankQuestions::service(const std::vector<po
       if (p.fd != a.conn->fd() || !p.revents) continue;
       for (const auto& line : a.conn->service(p.revents)) {
         if (a.id != 0) continue;  // one question a connection
-        const auto rank = startsWith(line, "rank ") && line.size() <= kMaxQuestion ? parseInt(line.substr(5)) : std::nullopt;
+        const auto rank =
+            startsWith(line, "rank ") && line.size() <= kMaxQuestion ? parseInt(line.substr(5)) : std::nullopt;
         if (!rank || *rank < 0 || *rank > (1 << 30)) {
           a.conn->send("not a question: ask \"rank R\"");
           a.conn->close();

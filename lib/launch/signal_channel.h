@@ -31,7 +31,8 @@ class SignalChannel {
   sigset_t set_, old_;
   int fd_ = -1;
   bool hangup_ignored_ = false;
-  struct sigaction old_pipe_ {}, old_int_ {}, old_term_ {}, old_quit_ {};
+  struct sigaction old_pipe_ {
+  }, old_int_{}, old_term_{}, old_quit_{};
 };
 
 // Reads the signalfd when poll says it is readable: the first signal that stops a job, or 0.

@@ -17,8 +17,7 @@ namespace {
 [[noreturn]] void badHostlist(const std::string& list, const std::string& why) {
   // The variable can be long: its start is enough to recognise it.
   const std::string shown = list.size() > 120 ? list.substr(0, 120) + "..." : list;
-  throw UsageError(fmt::format("cannot read SLURM hostlist '{}': {}", shown, why),
-                   "pass --main_process_ip explicitly");
+  throw UsageError(fmt::format("cannot read SLURM hostlist '{}': {}", shown, why), "pass --main_process_ip explicitly");
 }
 
 // Splits at commas that are not inside brackets.
@@ -84,8 +83,8 @@ std::string padded(long long n, size_t width) {
 // Multiplies out the bracket groups of one item ("rack[1-2]-n[8-9]"), left to right. `total`
 // becomes the item's host count, checked against `budget` before any host is built; only the
 // first `limit` hosts are built (in order, so truncating each step keeps exactly those).
-std::vector<std::string> expandItem(const std::string& item, const std::string& list, size_t budget,
-                                    size_t limit, size_t& total) {
+std::vector<std::string> expandItem(const std::string& item, const std::string& list, size_t budget, size_t limit,
+                                    size_t& total) {
   std::vector<std::string> out = {""};
   total = 1;
   size_t pos = 0;
@@ -108,7 +107,8 @@ std::vector<std::string> expandItem(const std::string& item, const std::string& 
     const auto ranges = parseRanges(item.substr(open + 1, close - open - 1), list);
     size_t count = 0;  // values in this group; stops growing once over the budget
     for (const auto& r : ranges) {
-      count += static_cast<size_t>(std::min<unsigned long long>(static_cast<unsigned long long>(r.hi - r.lo) + 1, budget + 1));
+      count += static_cast<size_t>(
+          std::min<unsigned long long>(static_cast<unsigned long long>(r.hi - r.lo) + 1, budget + 1));
       if (count > budget / total) badHostlist(list, fmt::format("it expands to more than {} hosts", kMaxHosts));
     }
     total *= count;
@@ -116,7 +116,8 @@ std::vector<std::string> expandItem(const std::string& item, const std::string& 
     next.reserve(std::min(out.size() * count, build));
     for (const auto& host : out) {
       for (const auto& r : ranges) {
-        for (long long k = 0; k <= r.hi - r.lo && next.size() < build; ++k) next.push_back(host + padded(r.lo + k, r.width));
+        for (long long k = 0; k <= r.hi - r.lo && next.size() < build; ++k)
+          next.push_back(host + padded(r.lo + k, r.width));
       }
     }
     out = std::move(next);
@@ -159,9 +160,7 @@ std::optional<long long> number(const std::map<std::string, std::string>& env, c
 
 }  // namespace
 
-std::vector<std::string> expandHostlist(const std::string& hostlist) {
-  return expand(hostlist, kMaxHosts);
-}
+std::vector<std::string> expandHostlist(const std::string& hostlist) { return expand(hostlist, kMaxHosts); }
 
 std::optional<SlurmInfo> detectSlurm(const std::map<std::string, std::string>& env) {
   auto job = env.find(launch_env::kSlurmJobId);
@@ -169,7 +168,8 @@ std::optional<SlurmInfo> detectSlurm(const std::map<std::string, std::string>& e
   SlurmInfo s;
   s.job_id = job->second;
   s.node_rank = number(env, launch_env::kSlurmNodeId).value_or(0);
-  s.num_nodes = number(env, launch_env::kSlurmStepNumNodes).value_or(number(env, launch_env::kSlurmNumNodes).value_or(1));
+  s.num_nodes =
+      number(env, launch_env::kSlurmStepNumNodes).value_or(number(env, launch_env::kSlurmNumNodes).value_or(1));
   s.gpus_on_node = number(env, launch_env::kSlurmGpusOnNode);
   s.in_step = env.count(launch_env::kSlurmStepId) > 0;
   for (const char* name : {launch_env::kSlurmStepNodeList, launch_env::kSlurmJobNodeList, launch_env::kSlurmNodeList}) {

@@ -12,11 +12,11 @@ namespace accel {
 
 struct SlurmInfo {
   std::string job_id;
-  long long node_rank = 0;       // SLURM_NODEID
-  long long num_nodes = 1;       // SLURM_STEP_NUM_NODES, else SLURM_NNODES
-  std::string first_host;        // first host of SLURM_STEP_NODELIST / SLURM_JOB_NODELIST
+  long long node_rank = 0;                // SLURM_NODEID
+  long long num_nodes = 1;                // SLURM_STEP_NUM_NODES, else SLURM_NNODES
+  std::string first_host;                 // first host of SLURM_STEP_NODELIST / SLURM_JOB_NODELIST
   std::optional<long long> gpus_on_node;  // SLURM_GPUS_ON_NODE
-  bool in_step = false;          // inside srun (SLURM_STEP_ID set), i.e. one launcher per node
+  bool in_step = false;                   // inside srun (SLURM_STEP_ID set), i.e. one launcher per node
 };
 
 // nullopt outside an allocation (no SLURM_JOB_ID). Throws UsageError on malformed variables.

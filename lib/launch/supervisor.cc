@@ -56,7 +56,8 @@ class Supervisor {
     for (;;) {
       startAll(round_);
       JobEvent decision = loop(signals.fd());
-      if (decision.kind == JobEvent::Kind::End) return report_.end(decision, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
+      if (decision.kind == JobEvent::Kind::End)
+        return report_.end(decision, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
       report_.failure(decision.failure, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
       say(fmt::format("restarting all workers (restart {} of {})", decision.round, plan_.max_restarts));
       round_ = decision.round;
@@ -75,9 +76,9 @@ class Supervisor {
   int round_ = 0;
   std::vector<WorkerProcess> workers_;
   ErrorFiles error_files_;
-  const WorkerProcess* failed_ = nullptr;  // first failure of this attempt
+  const WorkerProcess* failed_ = nullptr;       // first failure of this attempt
   const WorkerProcess* consequence_ = nullptr;  // seen first, but failed_ was SIGKILLed before
-  int interrupt_ = 0;                      // first forwarded signal
+  int interrupt_ = 0;                           // first forwarded signal
   int interrupts_ = 0;
   bool stopping_ = false;
   std::optional<Clock::time_point> kill_at_;  // when survivors get SIGKILL; none once it was sent
@@ -206,8 +207,10 @@ class Supervisor {
     killAdoptedChildren(workerPids());
     if (Clock::now() - all_exited < kLeftoverDrain) return false;
     for (const WorkerProcess* w : closeOpenPipes(workers_)) {
-      say(fmt::format("warning: {}'s output is still held open by a process outside the job {} s after the "
-                      "rank exited; not read further", workerName(*w->spec), kLeftoverDrain.count()));
+      say(
+          fmt::format("warning: {}'s output is still held open by a process outside the job {} s after the "
+                      "rank exited; not read further",
+                      workerName(*w->spec), kLeftoverDrain.count()));
     }
     return true;
   }

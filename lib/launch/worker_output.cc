@@ -44,8 +44,9 @@ void openWorkerStreams(WorkerProcess& w, const LaunchPlan& plan, int attempt) {
   const std::string torch_prefix = spec.label.empty() ? fmt::format("[rank{}]: ", spec.rank) : "";
   w.out = std::make_unique<OutputStream>(prefix, consoleFd(plan, spec, 1, 1),
                                          openLog(plan.log_dir, spec.rank, "stdout", attempt), 0, torch_prefix);
-  w.err = std::make_unique<OutputStream>(prefix, consoleFd(plan, spec, 2, 2),
-                                         openLog(plan.log_dir, spec.rank, "stderr", attempt), kSummaryLines, torch_prefix);
+  w.err =
+      std::make_unique<OutputStream>(prefix, consoleFd(plan, spec, 2, 2),
+                                     openLog(plan.log_dir, spec.rank, "stderr", attempt), kSummaryLines, torch_prefix);
 }
 
 bool anyPipeOpen(const std::vector<WorkerProcess>& workers) {

@@ -41,8 +41,7 @@ std::vector<std::string> workerEnvironment(const WorkerProcess& w, int restart_c
     if (!overridden) env.push_back(std::move(entry));
   }
   for (const auto& [name, value] : ours) {
-    env.push_back(name + "=" +
-                  (name == launch_env::kRestartCount ? std::to_string(restart_count) : value));
+    env.push_back(name + "=" + (name == launch_env::kRestartCount ? std::to_string(restart_count) : value));
   }
   return env;
 }
@@ -148,8 +147,9 @@ void spawnWorker(WorkerProcess& w, int restart_count) {
     for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
     throw e;
   }
-  if (pid == 0) execChild(launcher, out[1], err[1], w.spec->cpus.empty() ? nullptr : &cpus, argv.data(), envp.data(),
-                          interpreter_note.c_str());
+  if (pid == 0)
+    execChild(launcher, out[1], err[1], w.spec->cpus.empty() ? nullptr : &cpus, argv.data(), envp.data(),
+              interpreter_note.c_str());
   ::setpgid(pid, pid);  // also here, so the group exists before any signal is sent to it
   ::close(out[1]);
   ::close(err[1]);

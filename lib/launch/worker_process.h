@@ -17,17 +17,17 @@ namespace accel {
 
 struct WorkerProcess {
   const WorkerSpec* spec = nullptr;
-  pid_t pid = -1;               // also the process group id
-  int out_fd = -1;              // read ends; -1 once closed
+  pid_t pid = -1;   // also the process group id
+  int out_fd = -1;  // read ends; -1 once closed
   int err_fd = -1;
   std::unique_ptr<OutputStream> out;
   std::unique_ptr<OutputStream> err;
   bool running = false;
-  int status = 0;               // waitpid status once exited
-  double exited_at = 0;         // seconds since the launch started
-  bool stopped_by_us = false;   // we signalled it before it exited
-  bool sigkilled_by_us = false; // ... with SIGKILL
-  std::string error_file;       // its TORCHELASTIC_ERROR_FILE this round ("" for none)
+  int status = 0;                // waitpid status once exited
+  double exited_at = 0;          // seconds since the launch started
+  bool stopped_by_us = false;    // we signalled it before it exited
+  bool sigkilled_by_us = false;  // ... with SIGKILL
+  std::string error_file;        // its TORCHELASTIC_ERROR_FILE this round ("" for none)
 
   // 0 for a clean exit, the exit code, or 128 + signal number.
   int exitCode() const;

@@ -33,16 +33,15 @@ struct FromBf16 {
   __device__ float operator()(__nv_bfloat16 v) const { return __bfloat162float(v); }
 };
 
-template <typename From, typename To, typename Convert>
-__global__ void cast(const From* in, To* out, size_t n) {
+template <typename From, typename To, typename Convert> __global__ void cast(const From* in, To* out, size_t n) {
   for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t(blockDim.x) * gridDim.x) {
     out[i] = Convert()(in[i]);
   }
 }
 
-template <typename From, typename To, typename Convert>
-void launchCast(const void* in, void* out, size_t n, void* s) {
-  cast<From, To, Convert><<<blocksFor(n), kThreads, 0, toStream(s)>>>(static_cast<const From*>(in), static_cast<To*>(out), n);
+template <typename From, typename To, typename Convert> void launchCast(const void* in, void* out, size_t n, void* s) {
+  cast<From, To, Convert>
+      <<<blocksFor(n), kThreads, 0, toStream(s)>>>(static_cast<const From*>(in), static_cast<To*>(out), n);
 }
 
 __global__ void unscale(float* g, size_t n, float inv_scale, int* found_inf) {
@@ -56,8 +55,7 @@ __global__ void unscale(float* g, size_t n, float inv_scale, int* found_inf) {
 }
 
 // data *= factor through f32; Narrow/Widen are the identity for f32.
-template <typename T, typename Widen, typename Narrow>
-__global__ void scale(T* data, size_t n, float factor) {
+template <typename T, typename Widen, typename Narrow> __global__ void scale(T* data, size_t n, float factor) {
   for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t(blockDim.x) * gridDim.x) {
     data[i] = Narrow()(__fmul_rn(Widen()(data[i]), factor));  // no contraction: the CPU's product
   }
@@ -70,8 +68,12 @@ struct Same {
 }  // namespace
 
 void castToFp16(const float* in, uint16_t* out, size_t n, void* s) { launchCast<float, __half, ToFp16>(in, out, n, s); }
-void castFromFp16(const uint16_t* in, float* out, size_t n, void* s) { launchCast<__half, float, FromFp16>(in, out, n, s); }
-void castToBf16(const float* in, uint16_t* out, size_t n, void* s) { launchCast<float, __nv_bfloat16, ToBf16>(in, out, n, s); }
+void castFromFp16(const uint16_t* in, float* out, size_t n, void* s) {
+  launchCast<__half, float, FromFp16>(in, out, n, s);
+}
+void castToBf16(const float* in, uint16_t* out, size_t n, void* s) {
+  launchCast<float, __nv_bfloat16, ToBf16>(in, out, n, s);
+}
 void castFromBf16(const uint16_t* in, float* out, size_t n, void* s) {
   launchCast<__nv_bfloat16, float, FromBf16>(in, out, n, s);
 }
@@ -87,10 +89,11 @@ void scaleInPlace(float* data, size_t n, float factor, void* s) {
 void scaleInPlaceHalf(uint16_t* data, size_t n, float factor, bool bf16, void* s) {
   if (n == 0) return;
   if (bf16) {
-    scale<__nv_bfloat16, FromBf16, ToBf16><<<blocksFor(n), kThreads, 0, toStream(s)>>>(
-        reinterpret_cast<__nv_bfloat16*>(data), n, factor);
+    scale<__nv_bfloat16, FromBf16, ToBf16>
+        <<<blocksFor(n), kThreads, 0, toStream(s)>>>(reinterpret_cast<__nv_bfloat16*>(data), n, factor);
   } else {
-    scale<__half, FromFp16, ToFp16><<<blocksFor(n), kThreads, 0, toStream(s)>>>(reinterpret_cast<__half*>(data), n, factor);
+    scale<__half, FromFp16, ToFp16>
+        <<<blocksFor(n), kThreads, 0, toStream(s)>>>(reinterpret_cast<__half*>(data), n, factor);
   }
 }
 

@@ -48,7 +48,8 @@ __attribute__((target("avx,f16c"))) void fromFp16F16c(const uint16_t* in, float*
 __attribute__((target("avx2"))) inline __m256i bf16Bits(__m256i u) {
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
   const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
-  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+  const __m256i nan =
+      _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
   const __m256i quiet_nan = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x0040));
   return _mm256_blendv_epi8(rounded, quiet_nan, nan);
 }
@@ -135,7 +136,8 @@ const std::vector<std::vector<float>>& MasterWeights::working() {
   return working_;
 }
 
-double clipGradNorm(const std::vector<float*>& grads, const std::vector<size_t>& counts, double max_norm, Backend* group) {
+double clipGradNorm(const std::vector<float*>& grads, const std::vector<size_t>& counts, double max_norm,
+                    Backend* group) {
   double squares = 0;
   for (size_t t = 0; t < grads.size(); ++t)
     for (size_t i = 0; i < counts[t]; ++i) squares += static_cast<double>(grads[t][i]) * grads[t][i];

@@ -107,8 +107,6 @@ std::string saveCheckpoint(Backend& group, const std::string& dir, const Checkpo
   return dir + "/" + trim(readFile(dir + "/latest"));
 }
 
-bool hasCheckpoint(const std::string& dir) {
-  return fileExists(dir + "/latest") || fileExists(dir + "/manifest");
-}
+bool hasCheckpoint(const std::string& dir) { return fileExists(dir + "/latest") || fileExists(dir + "/manifest"); }
 
 }  // namespace accel

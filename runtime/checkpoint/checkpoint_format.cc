@@ -20,8 +20,7 @@ constexpr char kMagic[8] = {'A', 'C', 'C', 'E', 'L', 'C', 'K', '1'};
 
 // The whole word as an integer of type T in `base` (from_chars: no sign games, no overflow);
 // base 16 reads a CRC as formatManifest writes it.
-template <typename T>
-std::optional<T> parseWord(const std::string& text, int base = 10) {
+template <typename T> std::optional<T> parseWord(const std::string& text, int base = 10) {
   T value{};
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
   if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
@@ -40,7 +39,8 @@ std::string changedHint() { return fmt::format("it was changed after accel wrote
 
 [[noreturn]] void truncated(const std::string& path, const std::string& what) {
   throw DamagedManifest(fmt::format("checkpoint manifest {} is truncated: {}", path, what),
-              fmt::format("a writer or a copy that stopped mid-way cut it short, or it was damaged since; {}", kOlderCheckpoint));
+                        fmt::format("a writer or a copy that stopped mid-way cut it short, or it was damaged since; {}",
+                                    kOlderCheckpoint));
 }
 
 // A line of the file for a message: quoted, and shortened when long (a damaged file may hold anything).
@@ -68,18 +68,20 @@ std::pair<std::string, bool> firstMissing(const Manifest& m, bool has_world, boo
   if (rank == m.world) return {"", false};
   const auto later = m.parts.upper_bound(rank);
   const bool tail = later == m.parts.end() || later->first >= m.world;
-  const std::string ranks = !tail || rank == m.world - 1 ? fmt::format("rank {}", rank) : fmt::format("ranks {} to {}", rank, m.world - 1);
+  const std::string ranks =
+      !tail || rank == m.world - 1 ? fmt::format("rank {}", rank) : fmt::format("ranks {} to {}", rank, m.world - 1);
   return {fmt::format("part line for {} (world_size {})", ranks, m.world), tail};
 }
 
 void checkComplete(const std::string& text, const Manifest& m, bool has_world, bool has_step, const std::string& path) {
   const auto [missing, tail] = firstMissing(m, has_world, has_step);
   if (missing.empty()) return;
-  if (!tail) throw DamagedManifest(fmt::format("checkpoint manifest {} is damaged: it has no {}", path, missing), changedHint());
+  if (!tail)
+    throw DamagedManifest(fmt::format("checkpoint manifest {} is damaged: it has no {}", path, missing), changedHint());
   const size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
   const size_t last = text.rfind('\n', text.size() - 2) + 1;  // the start of the last line
-  truncated(path, fmt::format("it ends after line {} ({}) with no {}", lines, quoted(text.substr(last, text.size() - 1 - last)),
-                              missing));
+  truncated(path, fmt::format("it ends after line {} ({}) with no {}", lines,
+                              quoted(text.substr(last, text.size() - 1 - last)), missing));
 }
 
 }  // namespace
@@ -179,7 +181,8 @@ CheckpointPart decodePart(const std::string& data, const std::string& path) {
     at += n;
     uint64_t size = get();
     need(size);
-    part.blobs[name] = std::vector<uint8_t>(data.begin() + static_cast<long>(at), data.begin() + static_cast<long>(at + size));
+    part.blobs[name] =
+        std::vector<uint8_t>(data.begin() + static_cast<long>(at), data.begin() + static_cast<long>(at + size));
     at += size;
   }
   return part;

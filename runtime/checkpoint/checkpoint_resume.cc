@@ -98,11 +98,13 @@ Decision decide(const std::string& dir, int world) {
     if (!hasCheckpoint(dir)) return {"none", dir, "", "", "", ""};
     d.name = fileExists(dir + "/manifest") ? "." : trim(readFile(dir + "/latest"));
     const std::string path = where(dir, d.name) + "/manifest";
-    if (!fileExists(path)) throw Error(fmt::format("{} names {}, which has no manifest", dir + "/latest", where(dir, d.name)));
+    if (!fileExists(path))
+      throw Error(fmt::format("{} names {}, which has no manifest", dir + "/latest", where(dir, d.name)));
     d.manifest_text = readFile(path);
     const Manifest m = parseChosen(dir, d, path);
     if (m.world != world) {
-      throw Error(fmt::format("checkpoint {} was saved by {} processes, but this run has {}", where(dir, d.name), m.world, world),
+      throw Error(fmt::format("checkpoint {} was saved by {} processes, but this run has {}", where(dir, d.name),
+                              m.world, world),
                   fmt::format("resume with --num_processes {}", m.world));
     }
   } catch (const Error& e) {
@@ -127,11 +129,13 @@ std::string examine(const std::string& dir, const Decision& d, const Manifest& m
   const std::string data = readFile(path);
   const uint32_t crc = crc32(reinterpret_cast<const uint8_t*>(data.data()), data.size());
   if (data.size() != entry->second.size || crc != entry->second.crc) {
-    return fmt::format("checkpoint part {} is corrupt: {} bytes with CRC-32 {:08x}, the manifest says {} bytes with {:08x}",
-                       path, data.size(), crc, entry->second.size, entry->second.crc);
+    return fmt::format(
+        "checkpoint part {} is corrupt: {} bytes with CRC-32 {:08x}, the manifest says {} bytes with {:08x}", path,
+        data.size(), crc, entry->second.size, entry->second.crc);
   }
   part = decodePart(data, path);
-  if (part.step != m.step) return fmt::format("checkpoint part {} is from step {}, the manifest says {}", path, part.step, m.step);
+  if (part.step != m.step)
+    return fmt::format("checkpoint part {} is from step {}, the manifest says {}", path, part.step, m.step);
   return "";
 }
 
@@ -151,12 +155,14 @@ void agreeOrThrow(Backend& group, const std::string& finding, const std::string&
 
 std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string& dir) {
   claimCheckpointDirectory(group, dir);
-  const Decision d = Decision::decode(broadcastText(group, group.rank() == 0 ? decide(dir, group.size()).encode() : ""));
+  const Decision d =
+      Decision::decode(broadcastText(group, group.rank() == 0 ? decide(dir, group.size()).encode() : ""));
   if (d.kind == "error") throw Error(d.message, d.hint);
   if (d.kind == "none") {
-    const std::string finding = group.rank() != 0 && hasCheckpoint(dir)
-                                    ? fmt::format("{} has a checkpoint ({})", dir, latestHere(dir)) : "";
-    agreeOrThrow(group, finding, fmt::format("rank 0 found no checkpoint to resume from in {}, but ", d.dir), kSameFilesHint);
+    const std::string finding =
+        group.rank() != 0 && hasCheckpoint(dir) ? fmt::format("{} has a checkpoint ({})", dir, latestHere(dir)) : "";
+    agreeOrThrow(group, finding, fmt::format("rank 0 found no checkpoint to resume from in {}, but ", d.dir),
+                 kSameFilesHint);
     return std::nullopt;
   }
   const Manifest m = parseManifest(d.manifest_text, "rank 0's " + where(d.dir, d.name) + "/manifest");  // parsed there
@@ -168,7 +174,8 @@ std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string
     finding = e.what();
   }
   agreeOrThrow(group, finding,
-               fmt::format("the ranks cannot all resume from the checkpoint rank 0 chose ({}, step {}): ", where(d.dir, d.name), m.step),
+               fmt::format("the ranks cannot all resume from the checkpoint rank 0 chose ({}, step {}): ",
+                           where(d.dir, d.name), m.step),
                kSameFilesHint);
   return part;
 }

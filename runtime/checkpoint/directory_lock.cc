@@ -58,12 +58,14 @@ std::map<std::string, std::string> readHolder(int fd) {
 std::string refusal(const std::string& dir, const std::string& path, int fd) {
   auto h = readHolder(fd);
   auto get = [&](const char* key) { return h.count(key) ? h[key] : std::string("?"); };
-  return fmt::format("checkpoint directory {} is in use by another job: run {}, pid {} on host {}, since {} (lock file {})",
-                     dir, get("run"), get("pid"), get("host"), get("since"), path);
+  return fmt::format(
+      "checkpoint directory {} is in use by another job: run {}, pid {} on host {}, since {} (lock file {})", dir,
+      get("run"), get("pid"), get("host"), get("since"), path);
 }
 
 void describeHolder(int fd) {
-  const std::string text = fmt::format("run {}\npid {}\nhost {}\nsince {}\n", runId(), ::getpid(), hostName(), nowUtc());
+  const std::string text =
+      fmt::format("run {}\npid {}\nhost {}\nsince {}\n", runId(), ::getpid(), hostName(), nowUtc());
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
     // The lock holds all the same; a refused job's message then shows "?" for the holder.
   }
@@ -85,8 +87,8 @@ std::string lockCheckpointDirectory(const std::string& dir) {
   if (fd < 0) throw Error(fmt::format("cannot open checkpoint lock {}: {}", path, std::strerror(errno)));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
-    std::string message = err == EWOULDBLOCK ? refusal(dir, path, fd)
-                                             : fmt::format("cannot lock {}: {}", path, std::strerror(err));
+    std::string message =
+        err == EWOULDBLOCK ? refusal(dir, path, fd) : fmt::format("cannot lock {}: {}", path, std::strerror(err));
     ::close(fd);
     if (err != EWOULDBLOCK) throw Error(message);
     return message;

@@ -26,7 +26,8 @@ std::string CallWatch::probe(const CollectiveCall& mine) {
   try {
     std::lock_guard<std::mutex> lock(mutex_);
     if (std::string known = knownVerdict(); !known.empty()) return known;
-    const std::string at = fmt::format("at/{}", mine.seq), same = fmt::format("at/{}/{:016x}", mine.seq, mine.fingerprint());
+    const std::string at = fmt::format("at/{}", mine.seq),
+                      same = fmt::format("at/{}/{:016x}", mine.seq, mine.fingerprint());
     if (counted_seq_ != mine.seq) {  // first look at this call: count in (same call first, then all)
       counted_seq_ = mine.seq;
       store_->set(callKey(rank_), toBytes(mine.encode()));
@@ -117,7 +118,8 @@ Findings CallWatch::lookBack(uint64_t seq) {
   return f;
 }
 
-std::string CallWatch::exchange(const std::string& place, const CollectiveCall& mine, std::chrono::milliseconds patience) {
+std::string CallWatch::exchange(const std::string& place, const CollectiveCall& mine,
+                                std::chrono::milliseconds patience) {
   std::vector<std::optional<CollectiveCall>> calls(static_cast<size_t>(size_));
   calls[static_cast<size_t>(rank_)] = mine;
   try {

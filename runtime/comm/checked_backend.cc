@@ -23,8 +23,8 @@ void CheckedBackend::check(CollectiveCall call) {
     same = same && calls.back() && calls.back()->fingerprint() == call.fingerprint();
   }
   if (!same) {
-    throw CommError(fmt::format("{} refused on rank {} of {}: {}; checked before it ran (ACCEL_DEBUG=DETAIL)", call.describe(),
-                                rank(), size(), mismatchText(calls)));
+    throw CommError(fmt::format("{} refused on rank {} of {}: {}; checked before it ran (ACCEL_DEBUG=DETAIL)",
+                                call.describe(), rank(), size(), mismatchText(calls)));
   }
 }
 

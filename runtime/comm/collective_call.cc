@@ -83,14 +83,19 @@ StepsOf::~StepsOf() { tl_outer = previous_; }
 uint64_t StepsOf::current() { return tl_outer; }
 
 std::array<int64_t, CollectiveCall::kWords> CollectiveCall::words() const {
-  return {static_cast<int64_t>(seq), static_cast<int64_t>(kind), static_cast<int64_t>(dtype), static_cast<int64_t>(op), root,
-          static_cast<int64_t>(count), static_cast<int64_t>(shown)};
+  return {static_cast<int64_t>(seq),
+          static_cast<int64_t>(kind),
+          static_cast<int64_t>(dtype),
+          static_cast<int64_t>(op),
+          root,
+          static_cast<int64_t>(count),
+          static_cast<int64_t>(shown)};
 }
 
 std::optional<CollectiveCall> CollectiveCall::fromWords(const int64_t* w) {
   if (w[0] < 0 || w[1] < 0 || w[1] > static_cast<int64_t>(CallKind::Barrier) || w[2] < 0 ||
-      w[2] > static_cast<int64_t>(DataType::U8) || w[3] < 0 || w[3] > static_cast<int64_t>(ReduceOp::Product) || w[5] < 0 ||
-      w[6] < 0) {
+      w[2] > static_cast<int64_t>(DataType::U8) || w[3] < 0 || w[3] > static_cast<int64_t>(ReduceOp::Product) ||
+      w[5] < 0 || w[6] < 0) {
     return std::nullopt;
   }
   CollectiveCall c = of(static_cast<CallKind>(w[1]), static_cast<DataType>(w[2]), static_cast<uint64_t>(w[5]));

@@ -9,7 +9,6 @@
 
 namespace accel {
 
-
 void checkCpuMemory(const Tensor& t, const char* op, const char* backend) {
   if (t.device != DeviceType::CPU) {
     throw CommError(fmt::format("{}: the tensor is in CUDA memory; {} work on CPU memory", op, backend),
@@ -17,7 +16,8 @@ void checkCpuMemory(const Tensor& t, const char* op, const char* backend) {
   }
 }
 
-std::shared_ptr<Work> copiedLocally(const Tensor& from, const Tensor& to, size_t bytes, const std::string& description) {
+std::shared_ptr<Work> copiedLocally(const Tensor& from, const Tensor& to, size_t bytes,
+                                    const std::string& description) {
   if (bytes && from.data != to.data) std::memcpy(to.data, from.data, bytes);
   return completedWork(description);
 }
@@ -31,7 +31,8 @@ void checkAllGather(const Tensor& in, const Tensor& out, int size) {
 size_t checkAllGatherV(const Tensor& in, const Tensor& out, const std::vector<size_t>& counts, int size, int rank) {
   size_t total = 0;
   for (size_t c : counts) total += c;
-  if (counts.size() != static_cast<size_t>(size) || counts[static_cast<size_t>(rank)] != in.count || out.count != total) {
+  if (counts.size() != static_cast<size_t>(size) || counts[static_cast<size_t>(rank)] != in.count ||
+      out.count != total) {
     throw CommError("all_gather_v: counts must list every rank's element count and sum to the output size");
   }
   return total;
@@ -45,14 +46,17 @@ std::vector<size_t> offsetsOf(const std::vector<size_t>& counts) {
 
 void checkReduceScatter(const Tensor& in, const Tensor& out, int size) {
   if (in.count != out.count * static_cast<size_t>(size)) {
-    throw CommError(fmt::format("reduce_scatter: input holds {} elements, expected {} x {}", in.count, size, out.count));
+    throw CommError(
+        fmt::format("reduce_scatter: input holds {} elements, expected {} x {}", in.count, size, out.count));
   }
 }
 
 void checkRooted(const char* op, const Tensor& whole, size_t chunk, int size, int rank, int root) {
-  if (root < 0 || root >= size) throw CommError(fmt::format("{}: root {} is not a rank of this group of {}", op, root, size));
+  if (root < 0 || root >= size)
+    throw CommError(fmt::format("{}: root {} is not a rank of this group of {}", op, root, size));
   if (rank == root && whole.count != chunk * static_cast<size_t>(size)) {
-    throw CommError(fmt::format("{}: the root's buffer holds {} elements, expected {} x {}", op, whole.count, size, chunk));
+    throw CommError(
+        fmt::format("{}: the root's buffer holds {} elements, expected {} x {}", op, whole.count, size, chunk));
   }
 }
 

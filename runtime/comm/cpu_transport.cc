@@ -41,7 +41,9 @@ std::unique_ptr<Backend> hostBackend(Store& store, int index, const std::vector<
       transport = "shared memory";
       return b;
     }
-    if (index == 0) warnLine(o, fmt::format("shared memory cannot be used by ranks {} ({}); they use Gloo", fmt::join(members, ","), why_not));
+    if (index == 0)
+      warnLine(o, fmt::format("shared memory cannot be used by ranks {} ({}); they use Gloo", fmt::join(members, ","),
+                              why_not));
   }
   transport = "Gloo";
   PrefixStore gloo("gloo", store);
@@ -55,7 +57,8 @@ std::unique_ptr<Backend> hostBackend(Store& store, int index, const std::vector<
 
 std::unique_ptr<Backend> makeCpuBackend(Store& store, int rank, int size, const CpuTransportOptions& o) {
   if (size == 1 || !o.shm) {
-    if (o.log && rank == 0) o.log(fmt::format("{} rank{}: Gloo{}", size, size == 1 ? "" : "s", o.shm ? "" : " (ACCEL_SHM=0)"));
+    if (o.log && rank == 0)
+      o.log(fmt::format("{} rank{}: Gloo{}", size, size == 1 ? "" : "s", o.shm ? "" : " (ACCEL_SHM=0)"));
     return std::make_unique<GlooBackend>(store, rank, size, o.gloo);
   }
   const HostLayout layout = exchangeHostIds(store, rank, size, o.host_id.empty() ? hostIdentity() : o.host_id);
@@ -68,7 +71,8 @@ std::unique_ptr<Backend> makeCpuBackend(Store& store, int rank, int size, const 
   const auto& members = layout.hosts[static_cast<size_t>(host)];
   PrefixStore mine(fmt::format("host{}", host), store);
   std::string transport;
-  const std::string part = layout.hosts.size() == 1 ? "" : fmt::format("its step within its machine (ranks {})", fmt::join(members, ","));
+  const std::string part =
+      layout.hosts.size() == 1 ? "" : fmt::format("its step within its machine (ranks {})", fmt::join(members, ","));
   auto local = hostBackend(mine, layout.localIndex(rank), members, o, transport, part);
   if (layout.hosts.size() == 1) {
     if (o.log && rank == 0) o.log(fmt::format("{} ranks on one host: {}", size, transport));
@@ -88,8 +92,8 @@ std::unique_ptr<Backend> makeCpuBackend(Store& store, int rank, int size, const 
   // Every rank reads the leaders' verdict: a non-leader's own error is only "its leader gave up".
   auto verdict = std::make_shared<CallWatch>(between, host, hosts, leader_ranks);
   if (o.log && rank == 0) {
-    o.log(fmt::format("{} ranks, {}: {} within a host (the first host's transport), Gloo between hosts' leaders",
-                      size, layout.describe(), transport));
+    o.log(fmt::format("{} ranks, {}: {} within a host (the first host's transport), Gloo between hosts' leaders", size,
+                      layout.describe(), transport));
   }
   return std::make_unique<HierarchicalBackend>(rank, layout, std::move(local), std::move(leaders),
                                                [verdict] { return verdict->verdict(); });

@@ -20,9 +20,9 @@
 namespace accel {
 
 struct CpuTransportOptions {
-  GlooOptions gloo;     // its timeout and diagnose serve the shared-memory transport too
-  bool shm = true;      // false: Gloo only (ACCEL_SHM=0)
-  std::string host_id;  // empty: hostIdentity()
+  GlooOptions gloo;            // its timeout and diagnose serve the shared-memory transport too
+  bool shm = true;             // false: Gloo only (ACCEL_SHM=0)
+  std::string host_id;         // empty: hostIdentity()
   size_t shm_chunk_bytes = 0;  // 0: ShmOptions::slotBytesFor(members); tests make it small
   // Gets one line per group saying which transport it uses (on the group's rank 0), when set.
   std::function<void(const std::string&)> log;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The one check of a CUDA runtime call, for every CUDA path of the runtime and of the programs
-// (included only where CUDA is built; here in comm/, the lowest layer that calls CUDA). A failed call throws CudaError "WHAT: CUDA error: TEXT",
-// with `hint` as its fix, and clears CUDA's last error so that the next call reports its own.
+// (included only where CUDA is built; here in comm/, the lowest layer that calls CUDA). A failed call throws CudaError
+// "WHAT: CUDA error: TEXT", with `hint` as its fix, and clears CUDA's last error so that the next call reports its own.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -36,5 +36,4 @@ struct Findings {
 // A sentence about the ranks in `clues` (their state, who hosts them), or "".
 using Diagnose = std::function<std::string(const FailureClues& clues)>;
 
-
 }  // namespace accel

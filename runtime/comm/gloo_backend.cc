@@ -16,8 +16,8 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/scatter.h>
 #include <gloo/transport/pair.h>
-#include <gloo/transport/tcp/device.h>
 #include <gloo/transport/tcp/address.h>
+#include <gloo/transport/tcp/device.h>
 
 #include "lib/common/socket.h"
 #include "runtime/comm/collective_shapes.h"
@@ -52,8 +52,7 @@ class StoreAdapter : public gloo::rendezvous::Store {
 };
 
 // Calls f with a pointer type whose size is the element size: Gloo only needs the width.
-template <typename F>
-void withWidth(DataType t, F&& f) {
+template <typename F> void withWidth(DataType t, F&& f) {
   switch (dtypeSize(t)) {
     case 1: return f(static_cast<uint8_t*>(nullptr));
     case 2: return f(static_cast<uint16_t*>(nullptr));
@@ -85,8 +84,7 @@ void closePairs(gloo::Context& ctx) {
 
 // `sockets`: this group's duplicates of Gloo's sockets (GlooBackend::sockets_). While they exist
 // Gloo's close() no longer ends a connection, so they are shut down with the pairs.
-template <typename Run>
-void runGuarded(gloo::Context& ctx, const std::vector<int>& sockets, Run&& run) {
+template <typename Run> void runGuarded(gloo::Context& ctx, const std::vector<int>& sockets, Run&& run) {
   try {
     run();
   } catch (...) {
@@ -96,8 +94,8 @@ void runGuarded(gloo::Context& ctx, const std::vector<int>& sockets, Run&& run) 
   }
 }
 
-void runAllReduce(const std::shared_ptr<gloo::rendezvous::Context>& ctx, const std::vector<int>& sockets, Tensor t, ReduceOp op,
-                  uint32_t tag, std::chrono::milliseconds timeout) {
+void runAllReduce(const std::shared_ptr<gloo::rendezvous::Context>& ctx, const std::vector<int>& sockets, Tensor t,
+                  ReduceOp op, uint32_t tag, std::chrono::milliseconds timeout) {
   withWidth(t.dtype, [&](auto* typed) {
     using S = std::remove_pointer_t<decltype(typed)>;
     gloo::AllreduceOptions o(ctx);
@@ -159,13 +157,14 @@ GlooBackend::GlooBackend(Store& store, int rank, int size, GlooOptions options)
   watch_ = std::make_unique<CallWatch>(store, rank_, size_, options_.names);
   const int name = options_.names.empty() ? rank_ : options_.names[static_cast<size_t>(rank_)];
   queue_ = std::make_unique<OpQueue>(
-      groupFailureText(name, size_, options_.diagnose,
-                       [this](const CollectiveCall& call, const std::exception&, std::chrono::steady_clock::duration waited) {
-                         // Who did not arrive is known once every waiting rank published its call
-                         // (CallWatch::probe, after a second): a quicker failure has other causes.
-                         return waited >= kLookedAt ? watch_->lookBack(call.seq) : Findings{watch_->verdict(), {}};
-                       },
-                       options_.part),
+      groupFailureText(
+          name, size_, options_.diagnose,
+          [this](const CollectiveCall& call, const std::exception&, std::chrono::steady_clock::duration waited) {
+            // Who did not arrive is known once every waiting rank published its call
+            // (CallWatch::probe, after a second): a quicker failure has other causes.
+            return waited >= kLookedAt ? watch_->lookBack(call.seq) : Findings{watch_->verdict(), {}};
+          },
+          options_.part),
       OpQueue::Watch{watch_.get(), [this] { abortRunning(); }});
 }
 
@@ -188,7 +187,6 @@ WorkPtr GlooBackend::enqueue(const CollectiveCall& call, std::function<void(uint
 void GlooBackend::abortRunning() { net::shutdownSockets(sockets_); }
 
 void GlooBackend::checkCpu(const Tensor& t, const char* op) const { checkCpuMemory(t, op, "Gloo collectives"); }
-
 
 WorkPtr GlooBackend::allReduce(Tensor t, ReduceOp op) {
   checkCpu(t, "all_reduce");
@@ -259,7 +257,8 @@ WorkPtr GlooBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
   if (out.count == 0) return completedWork(call.describe());
   if (size_ == 1) return copiedLocally(in, out, out.bytes(), call.describe());
   return enqueue(call, [this, in, out, op](uint32_t tag) {
-    std::vector<uint8_t> scratch(static_cast<const uint8_t*>(in.data), static_cast<const uint8_t*>(in.data) + in.bytes());
+    std::vector<uint8_t> scratch(static_cast<const uint8_t*>(in.data),
+                                 static_cast<const uint8_t*>(in.data) + in.bytes());
     Tensor all = in;
     all.data = scratch.data();
     runAllReduce(context_, sockets_, all, op, tag, options_.timeout);
@@ -297,7 +296,8 @@ WorkPtr GlooBackend::scatter(Tensor in, Tensor out, int root) {
       gloo::ScatterOptions o(context_);
       if (rank_ == root) {
         std::vector<S*> chunks;
-        for (int r = 0; r < size_; ++r) chunks.push_back(static_cast<S*>(in.slice(static_cast<size_t>(r) * out.count, out.count).data));
+        for (int r = 0; r < size_; ++r)
+          chunks.push_back(static_cast<S*>(in.slice(static_cast<size_t>(r) * out.count, out.count).data));
         o.setInputs(chunks, out.count);
       }
       o.setOutput(static_cast<S*>(out.data), out.count);

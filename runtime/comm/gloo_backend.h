@@ -21,8 +21,8 @@ class Context;
 namespace accel {
 
 struct GlooOptions {
-  std::string hostname = "127.0.0.1";  // the address other ranks reach this one at
-  std::string iface;                   // or a network interface (GLOO_SOCKET_IFNAME)
+  std::string hostname = "127.0.0.1";                          // the address other ranks reach this one at
+  std::string iface;                                           // or a network interface (GLOO_SOCKET_IFNAME)
   std::chrono::milliseconds timeout = defaults::kGlooTimeout;  // per collective
   // After a failure: what else is known of the ranks that did not arrive (failure_clues.h).
   Diagnose diagnose;

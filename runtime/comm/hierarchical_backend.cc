@@ -24,11 +24,12 @@ Tensor bufferView(std::vector<uint8_t>& buf, DataType t) { return {buf.data(), b
 HierarchicalBackend::HierarchicalBackend(int rank, HostLayout layout, std::unique_ptr<Backend> local,
                                          std::unique_ptr<Backend> leaders, std::function<std::string()> verdict)
     : rank_(rank), layout_(std::move(layout)), local_(std::move(local)), leaders_(std::move(leaders)) {
-  queue_ = std::make_unique<OpQueue>(groupFailureText(rank_, size(), {},
-                                                      [verdict = std::move(verdict)](const CollectiveCall&, const std::exception&,
-                                                                                     std::chrono::steady_clock::duration) {
-                                                        return Findings{verdict(), {}};
-                                                      }));
+  queue_ = std::make_unique<OpQueue>(
+      groupFailureText(rank_, size(), {},
+                       [verdict = std::move(verdict)](const CollectiveCall&, const std::exception&,
+                                                      std::chrono::steady_clock::duration) {
+                         return Findings{verdict(), {}};
+                       }));
 }
 
 HierarchicalBackend::~HierarchicalBackend() = default;
@@ -99,7 +100,8 @@ WorkPtr HierarchicalBackend::allReduce(Tensor t, ReduceOp op) {
 
 WorkPtr HierarchicalBackend::broadcast(Tensor t, int root) {
   checkCpuMemory(t, "broadcast", kWhat);
-  if (root < 0 || root >= size()) throw CommError(fmt::format("broadcast: root {} is not a rank of this group of {}", root, size()));
+  if (root < 0 || root >= size())
+    throw CommError(fmt::format("broadcast: root {} is not a rank of this group of {}", root, size()));
   const auto call = CollectiveCall::rooted(CallKind::Broadcast, t, root);
   if (t.count == 0) return completedWork(call.describe());
   return submit(call, [this, t, root] { runBroadcast(t, root); });

@@ -28,7 +28,8 @@ std::string hostIdentity() {
   if (const char* id = std::getenv(launch_env::kAccelHostId); id && *id) return id;
   std::string boot;
   std::getline(std::ifstream("/proc/sys/kernel/random/boot_id"), boot);
-  return fmt::format("{}/net:{}/pid:{}", boot, namespaceInode("/proc/self/ns/net"), namespaceInode("/proc/self/ns/pid"));
+  return fmt::format("{}/net:{}/pid:{}", boot, namespaceInode("/proc/self/ns/net"),
+                     namespaceInode("/proc/self/ns/pid"));
 }
 
 int HostLayout::localIndex(int rank) const {

@@ -21,7 +21,7 @@ struct HostLayout {
   std::vector<std::vector<int>> hosts;
 
   int localIndex(int rank) const;
-  bool spreadOut() const;  // every host has one rank: nothing to share
+  bool spreadOut() const;        // every host has one rank: nothing to share
   std::string describe() const;  // "2 hosts: ranks 0,1 | 2,3"
 };
 

@@ -175,7 +175,8 @@ class NcclBackend::Impl {
         } else if (!aborted_ && ncclCommGetAsyncError(comm_, &async) == ncclSuccess && async != ncclSuccess &&
                    async != ncclInProgress) {
           failAll(fmt::format("NCCL reported an asynchronous error: {}", ncclGetErrorString(async)));
-        } else if (!pending_.empty() && std::chrono::steady_clock::now() - pending_.front().started > options_.timeout) {
+        } else if (!pending_.empty() &&
+                   std::chrono::steady_clock::now() - pending_.front().started > options_.timeout) {
           failAll(fmt::format("no progress for {} s (a rank is missing or stuck); the communicator was aborted",
                               std::chrono::duration_cast<std::chrono::seconds>(options_.timeout).count()));
         }
@@ -208,13 +209,15 @@ std::string NcclBackend::version() {
 
 namespace {
 void requireCuda(const Tensor& t, const char* op) {
-  if (t.device != DeviceType::CUDA) throw CommError(fmt::format("nccl {}: the tensor is in CPU memory", op), "use the Gloo backend for CPU tensors");
+  if (t.device != DeviceType::CUDA)
+    throw CommError(fmt::format("nccl {}: the tensor is in CPU memory", op), "use the Gloo backend for CPU tensors");
 }
 }  // namespace
 
 WorkPtr NcclBackend::allReduce(Tensor t, ReduceOp op) {
   requireCuda(t, "all_reduce");
-  if (impl_->size_ == 1 || t.count == 0) return completedWork(CollectiveCall::reduction(CallKind::AllReduce, t, op).describe());  // in place: nothing to do
+  if (impl_->size_ == 1 || t.count == 0)
+    return completedWork(CollectiveCall::reduction(CallKind::AllReduce, t, op).describe());  // in place: nothing to do
   auto* c = impl_->comm_;
   return impl_->launch(CollectiveCall::reduction(CallKind::AllReduce, t, op).describe(), [&](cudaStream_t s) {
     check(ncclAllReduce(t.data, t.data, t.count, ncclType(t.dtype), ncclOp(op), c, s), "ncclAllReduce", c);
@@ -223,7 +226,8 @@ WorkPtr NcclBackend::allReduce(Tensor t, ReduceOp op) {
 
 WorkPtr NcclBackend::broadcast(Tensor t, int root) {
   requireCuda(t, "broadcast");
-  if (impl_->size_ == 1 || t.count == 0) return completedWork(CollectiveCall::rooted(CallKind::Broadcast, t, root).describe());
+  if (impl_->size_ == 1 || t.count == 0)
+    return completedWork(CollectiveCall::rooted(CallKind::Broadcast, t, root).describe());
   auto* c = impl_->comm_;
   return impl_->launch(CollectiveCall::rooted(CallKind::Broadcast, t, root).describe(), [&](cudaStream_t s) {
     check(ncclBroadcast(t.data, t.data, t.count, ncclType(t.dtype), root, c, s), "ncclBroadcast", c);
@@ -262,7 +266,8 @@ WorkPtr NcclBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
   checkReduceScatter(in, out, impl_->size_);
   auto* c = impl_->comm_;
   return impl_->launch(CollectiveCall::reduction(CallKind::ReduceScatter, out, op).describe(), [&](cudaStream_t s) {
-    check(ncclReduceScatter(in.data, out.data, out.count, ncclType(in.dtype), ncclOp(op), c, s), "ncclReduceScatter", c);
+    check(ncclReduceScatter(in.data, out.data, out.count, ncclType(in.dtype), ncclOp(op), c, s), "ncclReduceScatter",
+          c);
   });
 }
 

@@ -15,7 +15,8 @@ constexpr auto kProbeAfter = std::chrono::seconds(1);  // far above any healthy 
 
 OpQueue::OpQueue(FailureText failure_text) : OpQueue(std::move(failure_text), Watch{}) {}
 
-OpQueue::OpQueue(FailureText failure_text, Watch watch) : failure_text_(std::move(failure_text)), watch_(std::move(watch)) {
+OpQueue::OpQueue(FailureText failure_text, Watch watch)
+    : failure_text_(std::move(failure_text)), watch_(std::move(watch)) {
   thread_ = std::thread([this] { loop(); });
   if (watch_.calls) watch_thread_ = std::thread([this] { watchLoop(); });
 }
@@ -107,7 +108,8 @@ void OpQueue::watchLoop() {
   }
 }
 
-OpQueue::FailureText groupFailureText(int rank, int size, Diagnose diagnose, Investigate investigate, std::string part) {
+OpQueue::FailureText groupFailureText(int rank, int size, Diagnose diagnose, Investigate investigate,
+                                      std::string part) {
   return [rank, size, diagnose = std::move(diagnose), investigate = std::move(investigate), part = std::move(part)](
              const std::string& description, const CollectiveCall& call, const std::exception& error,
              std::chrono::steady_clock::duration waited) {

@@ -33,8 +33,9 @@ class OpQueue {
  public:
   // Makes the message of a failed operation from its description, its call and its exception.
   // `waited`: how long it ran before it failed.
-  using FailureText = std::function<std::string(const std::string& description, const CollectiveCall& call,
-                                                const std::exception& error, std::chrono::steady_clock::duration waited)>;
+  using FailureText =
+      std::function<std::string(const std::string& description, const CollectiveCall& call, const std::exception& error,
+                                std::chrono::steady_clock::duration waited)>;
   using Run = std::function<void(const CollectiveCall& call)>;  // `call` numbered
 
   struct Watch {
@@ -57,7 +58,7 @@ class OpQueue {
     Run run;
   };
   void loop();
-  void execute(Task& task);  // one at a time: `running_` is held around it
+  void execute(Task& task);      // one at a time: `running_` is held around it
   void begin(const Task& task);  // with mutex_ held: `task` runs now
   void watchLoop();
 

@@ -10,7 +10,12 @@ namespace accel {
 
 ProcessGroup::ProcessGroup(Store& store, const std::string& prefix, int rank, int size, BackendFactory factory,
                            std::vector<int> world_ranks)
-    : base_(store), prefix_(prefix), store_(prefix, store), rank_(rank), size_(size), factory_(std::move(factory)),
+    : base_(store),
+      prefix_(prefix),
+      store_(prefix, store),
+      rank_(rank),
+      size_(size),
+      factory_(std::move(factory)),
       world_ranks_(std::move(world_ranks)) {
   if (world_ranks_.empty()) {
     world_ranks_.resize(static_cast<size_t>(size));

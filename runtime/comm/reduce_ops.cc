@@ -10,13 +10,20 @@ namespace accel {
 
 namespace {
 
-struct Sum { template <typename T> T operator()(T a, T b) const { return a + b; } };
-struct Prod { template <typename T> T operator()(T a, T b) const { return a * b; } };
-struct Max { template <typename T> T operator()(T a, T b) const { return std::max(a, b); } };
-struct Min { template <typename T> T operator()(T a, T b) const { return std::min(a, b); } };
+struct Sum {
+  template <typename T> T operator()(T a, T b) const { return a + b; }
+};
+struct Prod {
+  template <typename T> T operator()(T a, T b) const { return a * b; }
+};
+struct Max {
+  template <typename T> T operator()(T a, T b) const { return std::max(a, b); }
+};
+struct Min {
+  template <typename T> T operator()(T a, T b) const { return std::min(a, b); }
+};
 
-template <typename T, typename Op>
-void plain(void* c, const void* a, const void* b, size_t n) {
+template <typename T, typename Op> void plain(void* c, const void* a, const void* b, size_t n) {
   auto* out = static_cast<T*>(c);
   auto* x = static_cast<const T*>(a);
   auto* y = static_cast<const T*>(b);
@@ -33,8 +40,7 @@ void viaFloat(void* c, const void* a, const void* b, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = FromFloat(op(ToFloat(x[i]), ToFloat(y[i])));
 }
 
-template <typename Op>
-ReduceFunction forOp(DataType t) {
+template <typename Op> ReduceFunction forOp(DataType t) {
   switch (t) {
     case DataType::F32: return &plain<float, Op>;
     case DataType::F64: return &plain<double, Op>;
@@ -47,8 +53,7 @@ ReduceFunction forOp(DataType t) {
   return nullptr;
 }
 
-template <typename T>
-void divide(void* data, size_t n, int world) {
+template <typename T> void divide(void* data, size_t n, int world) {
   auto* p = static_cast<T*>(data);
   for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(p[i] / static_cast<T>(world));
 }
@@ -88,9 +93,12 @@ void finishAverage(Tensor t, int world) {
 
 size_t dtypeSize(DataType t) {
   switch (t) {
-    case DataType::F32: case DataType::I32: return 4;
-    case DataType::F64: case DataType::I64: return 8;
-    case DataType::F16: case DataType::BF16: return 2;
+    case DataType::F32:
+    case DataType::I32: return 4;
+    case DataType::F64:
+    case DataType::I64: return 8;
+    case DataType::F16:
+    case DataType::BF16: return 2;
     case DataType::U8: return 1;
   }
   return 1;

@@ -31,7 +31,9 @@ void copy(void* to, const void* from, size_t bytes) {
 // lines so that no two members write the same cache line.
 std::pair<size_t, size_t> sliceOf(size_t n, int m, int members, size_t width) {
   const size_t line = std::max<size_t>(1, 64 / width);
-  auto edge = [&](int k) { return k == members ? n : n * static_cast<size_t>(k) / static_cast<size_t>(members) / line * line; };
+  auto edge = [&](int k) {
+    return k == members ? n : n * static_cast<size_t>(k) / static_cast<size_t>(members) / line * line;
+  };
   return {edge(m), edge(m + 1)};
 }
 
@@ -49,7 +51,8 @@ void checkCpu(const Tensor& t, const char* op) { checkCpuMemory(t, op, "shared-m
 
 }  // namespace
 
-std::unique_ptr<ShmBackend> ShmBackend::create(Store& store, int rank, int size, ShmOptions options, std::string& why_not) {
+std::unique_ptr<ShmBackend> ShmBackend::create(Store& store, int rank, int size, ShmOptions options,
+                                               std::string& why_not) {
   auto seg = ShmSegment::open(store, rank, size, options.slot_bytes, why_not);
   if (!seg) return nullptr;
   if (options.names.empty()) {
@@ -62,16 +65,20 @@ std::unique_ptr<ShmBackend> ShmBackend::create(Store& store, int rank, int size,
 
 ShmBackend::ShmBackend(std::unique_ptr<ShmSegment> segment, std::unique_ptr<CallWatch> watch, int rank, int size,
                        ShmOptions options)
-    : rank_(rank), size_(size), options_(std::move(options)), seg_(std::move(segment)), watch_(std::move(watch)),
+    : rank_(rank),
+      size_(size),
+      options_(std::move(options)),
+      seg_(std::move(segment)),
+      watch_(std::move(watch)),
       steps_(*seg_, rank, options_.names, options_.timeout) {
-  queue_ = std::make_unique<OpQueue>(groupFailureText(options_.names[static_cast<size_t>(rank)], size, options_.diagnose,
-                                                      [this](const CollectiveCall&, const std::exception&,
-                                                             std::chrono::steady_clock::duration) {
-                                                        Findings f{watch_->knownVerdict(), {}};
-                                                        if (steps_.lastMissing() >= 0) f.clues.told = {steps_.lastMissing()};
-                                                        return f;
-                                                      },
-                                                      options_.part));
+  queue_ = std::make_unique<OpQueue>(groupFailureText(
+      options_.names[static_cast<size_t>(rank)], size, options_.diagnose,
+      [this](const CollectiveCall&, const std::exception&, std::chrono::steady_clock::duration) {
+        Findings f{watch_->knownVerdict(), {}};
+        if (steps_.lastMissing() >= 0) f.clues.told = {steps_.lastMissing()};
+        return f;
+      },
+      options_.part));
 }
 
 ShmBackend::~ShmBackend() = default;
@@ -81,16 +88,18 @@ ShmBackend::~ShmBackend() = default;
 // the store, so each one's error lists them all.
 // A template, not a std::function inside the queue's: one allocation per operation, not two (a
 // 4 KiB all_reduce takes about a microsecond; the second cost a tenth of it).
-template <typename Run>
-WorkPtr ShmBackend::submit(const CollectiveCall& call, size_t bytes, Run run) {
-  return queue_->submit(call, [this, run = std::move(run)](const CollectiveCall& numbered) {
-    steps_.expect(numbered);
-    try {
-      run();
-    } catch (const ShmCallsDiffer& differ) {
-      throw CommError(watch_->exchange(fmt::format("step{}", differ.step), numbered, kTellingTime));
-    }
-  }, bytes <= kSmallBytes);
+template <typename Run> WorkPtr ShmBackend::submit(const CollectiveCall& call, size_t bytes, Run run) {
+  return queue_->submit(
+      call,
+      [this, run = std::move(run)](const CollectiveCall& numbered) {
+        steps_.expect(numbered);
+        try {
+          run();
+        } catch (const ShmCallsDiffer& differ) {
+          throw CommError(watch_->exchange(fmt::format("step{}", differ.step), numbered, kTellingTime));
+        }
+      },
+      bytes <= kSmallBytes);
 }
 
 void ShmBackend::abandon() { steps_.abandon(); }
@@ -116,8 +125,9 @@ void ShmBackend::runAllReduce(Tensor t, ReduceOp op) {
     if (k == chunks) break;
     const auto [lo, hi] = sliceOf(extent(k), rank_, size_, width);
     const uint8_t* mine = data + (k * per + lo) * width;
-    reduceInOrder(seg_->result(steps_.writeParity()) + lo * width,
-                  [&](int q) { return q == rank_ ? mine : seg_->slot(q, p) + lo * width; }, size_, hi - lo, t.dtype, op);
+    reduceInOrder(
+        seg_->result(steps_.writeParity()) + lo * width,
+        [&](int q) { return q == rank_ ? mine : seg_->slot(q, p) + lo * width; }, size_, hi - lo, t.dtype, op);
   }
 }
 
@@ -162,8 +172,9 @@ void ShmBackend::runReduceScatter(Tensor in, Tensor out, ReduceOp op) {
     steps_.sync();
     const uint8_t* mine = bytesOf(in) + (rank_ * m + off) * width;
     const size_t at = static_cast<size_t>(rank_) * per * width;
-    reduceInOrder(bytesOf(out) + off * width,
-                  [&](int q) { return q == rank_ ? mine : seg_->slot(q, steps_.readParity()) + at; }, size_, n, in.dtype, op);
+    reduceInOrder(
+        bytesOf(out) + off * width, [&](int q) { return q == rank_ ? mine : seg_->slot(q, steps_.readParity()) + at; },
+        size_, n, in.dtype, op);
   }
 }
 
@@ -190,7 +201,8 @@ WorkPtr ShmBackend::allReduce(Tensor t, ReduceOp op) {
 
 WorkPtr ShmBackend::broadcast(Tensor t, int root) {
   checkCpu(t, "broadcast");
-  if (root < 0 || root >= size_) throw CommError(fmt::format("broadcast: root {} is not a rank of this group of {}", root, size_));
+  if (root < 0 || root >= size_)
+    throw CommError(fmt::format("broadcast: root {} is not a rank of this group of {}", root, size_));
   const auto call = CollectiveCall::rooted(CallKind::Broadcast, t, root);
   if (size_ == 1 || t.count == 0) return completedWork(call.describe());
   return submit(call, t.bytes(), [this, t, root] { runBroadcast(t, root); });

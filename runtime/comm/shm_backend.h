@@ -39,7 +39,7 @@ struct ShmOptions {
   }
   std::vector<int> names;  // each member's rank as messages call it (default: its member index)
   std::string part;        // a step of a larger group (op_queue.h: groupFailureText), or ""
-  Diagnose diagnose;  // after a failure: what else is known of the ranks that did not arrive
+  Diagnose diagnose;       // after a failure: what else is known of the ranks that did not arrive
 };
 
 class ShmBackend : public Backend {
@@ -64,9 +64,9 @@ class ShmBackend : public Backend {
   void abandon() override;
 
  private:
-  ShmBackend(std::unique_ptr<ShmSegment> segment, std::unique_ptr<CallWatch> watch, int rank, int size, ShmOptions options);
-  template <typename Run>
-  WorkPtr submit(const CollectiveCall& call, size_t bytes, Run run);  // shm_backend.cc only
+  ShmBackend(std::unique_ptr<ShmSegment> segment, std::unique_ptr<CallWatch> watch, int rank, int size,
+             ShmOptions options);
+  template <typename Run> WorkPtr submit(const CollectiveCall& call, size_t bytes, Run run);  // shm_backend.cc only
   void runAllReduce(Tensor t, ReduceOp op);
   void runBroadcast(Tensor t, int root);
   // all_gather_v; with root >= 0 only the root copies the result out (gather).

@@ -124,7 +124,8 @@ std::string ShmSegment::attach(Store& store, int member) {
       try {
         map(mine);
         auto* h = reinterpret_cast<const Header*>(base_);
-        if (h->magic != kMagic || h->nonce != nonce) problem = path + " is not this group's segment (another PID namespace?)";
+        if (h->magic != kMagic || h->nonce != nonce)
+          problem = path + " is not this group's segment (another PID namespace?)";
       } catch (const std::exception& e) {
         problem = e.what();
       }
@@ -161,14 +162,17 @@ void ShmSegment::watchPeers() {
   }
 }
 
-ShmMember& ShmSegment::member(int m) const { return *reinterpret_cast<ShmMember*>(base_ + 64 + 64 * static_cast<size_t>(m)); }
+ShmMember& ShmSegment::member(int m) const {
+  return *reinterpret_cast<ShmMember*>(base_ + 64 + 64 * static_cast<size_t>(m));
+}
 
 uint8_t* ShmSegment::slots(int parity) {
   return base_ + data_offset_ + static_cast<size_t>(parity) * static_cast<size_t>(members_) * slot_bytes_;
 }
 
 uint8_t* ShmSegment::result(int parity) {
-  return base_ + data_offset_ + 2 * static_cast<size_t>(members_) * slot_bytes_ + static_cast<size_t>(parity) * slot_bytes_;
+  return base_ + data_offset_ + 2 * static_cast<size_t>(members_) * slot_bytes_ +
+         static_cast<size_t>(parity) * slot_bytes_;
 }
 
 bool ShmSegment::exited(int m) const {

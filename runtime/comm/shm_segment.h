@@ -8,8 +8,8 @@
 // falls back to another transport as one.
 //
 // Layout: a header, one cache line per member (its step counter, which the others sleep on as
-// a futex, its pid, whether it gave up, and its calls' fingerprints), then the data: for each of two parities a slot of slotBytes() per
-// member, then a result area of slotBytes() per parity (shm_backend.cc says who writes what).
+// a futex, its pid, whether it gave up, and its calls' fingerprints), then the data: for each of two parities a slot of
+// slotBytes() per member, then a result area of slotBytes() per parity (shm_backend.cc says who writes what).
 #pragma once
 
 #include <atomic>

@@ -95,7 +95,8 @@ void ShmSteps::waitFor(int m, uint32_t step) {
   for (unsigned spins = 1;; ++spins) {
     relax();
     if (reached(m, step)) return;
-    if (spins % 64 == 0 && (Clock::now() - start > kSpin || seg_.member(m).abandoned.load(std::memory_order_relaxed))) break;
+    if (spins % 64 == 0 && (Clock::now() - start > kSpin || seg_.member(m).abandoned.load(std::memory_order_relaxed)))
+      break;
   }
   ShmMember& peer = seg_.member(m);
   const auto deadline = start + timeout_;
@@ -103,7 +104,8 @@ void ShmSteps::waitFor(int m, uint32_t step) {
     peer.sleepers.fetch_add(1, std::memory_order_seq_cst);
     const uint32_t seen = peer.step.load(std::memory_order_seq_cst);
     if (static_cast<int32_t>(seen - step) < 0) {
-      futexWait(peer.step, seen, std::min<Clock::duration>(kWatch, std::max<Clock::duration>(deadline - Clock::now(), {})));
+      futexWait(peer.step, seen,
+                std::min<Clock::duration>(kWatch, std::max<Clock::duration>(deadline - Clock::now(), {})));
     }
     peer.sleepers.fetch_sub(1, std::memory_order_seq_cst);
     if (reached(m, step)) return;
@@ -122,9 +124,9 @@ void ShmSteps::fail(int m, uint32_t step, const std::string& why) {
   const int name = names_[static_cast<size_t>(m)];
   last_missing_ = name;
   throw CommError(fmt::format("rank {} (pid {}, on this machine) {} while rank {} waited for it over shared memory "
-                                 "(it is at step {} of this group, this rank at step {}{})",
-                                 name, seg_.pid(m), why, names_[static_cast<size_t>(me_)], at, step,
-                                 at + 1 < step ? ": it issued fewer collectives, or is stuck" : ""),
+                              "(it is at step {} of this group, this rank at step {}{})",
+                              name, seg_.pid(m), why, names_[static_cast<size_t>(me_)], at, step,
+                              at + 1 < step ? ": it issued fewer collectives, or is stuck" : ""),
                   "a rank that exits or stops calling collectives leaves its peers waiting; see its own output");
 }
 

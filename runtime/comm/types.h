@@ -38,8 +38,7 @@ template <> constexpr DataType dataTypeOf<int32_t>() { return DataType::I32; }
 template <> constexpr DataType dataTypeOf<int64_t>() { return DataType::I64; }
 template <> constexpr DataType dataTypeOf<uint8_t>() { return DataType::U8; }
 
-template <typename T>
-Tensor cpuTensor(T* data, size_t count) {
+template <typename T> Tensor cpuTensor(T* data, size_t count) {
   return {data, count, dataTypeOf<T>(), DeviceType::CPU, 0};
 }
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // One bucket's flat gradient storage (f32, f16 or bf16 elements), in CPU memory or on a CUDA
 // device, and the half-precision copy that goes on the wire when an f32 bucket's all-reduce is
-// compressed (PyTorch's fp16/bf16 compress hooks). Device work is queued on the legacy default stream, where the trainer's kernels write
-// the gradients, so it is ordered with them and the NCCL backend waits for it. CUDA memory needs
-// a runtime built with nvcc (ACCEL_HAVE_CUDA_KERNELS); otherwise the constructor throws Error.
-// Move-only; not thread-safe.
+// compressed (PyTorch's fp16/bf16 compress hooks). Device work is queued on the legacy default stream, where the
+// trainer's kernels write the gradients, so it is ordered with them and the NCCL backend waits for it. CUDA memory
+// needs a runtime built with nvcc (ACCEL_HAVE_CUDA_KERNELS); otherwise the constructor throws Error. Move-only; not
+// thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -51,8 +51,8 @@ class BucketStorage {
   DataType dtype_ = DataType::F32;
   DeviceType device_ = DeviceType::CPU;
   int index_ = 0;
-  uint16_t* half_ = nullptr;        // device half copy (made on first compressed use)
-  std::vector<uint8_t> host_;       // CPU storage
+  uint16_t* half_ = nullptr;   // device half copy (made on first compressed use)
+  std::vector<uint8_t> host_;  // CPU storage
   std::vector<uint16_t> host_half_;
 };
 

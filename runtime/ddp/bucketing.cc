@@ -27,7 +27,8 @@ std::vector<Bucket> assignBuckets(const std::vector<GradientInfo>& gradients, si
   for (auto& [key, b] : open) {
     if (!b.params.empty()) done.push_back(std::move(b));
   }
-  std::sort(done.begin(), done.end(), [](const Bucket& a, const Bucket& b) { return a.params.front() < b.params.front(); });
+  std::sort(done.begin(), done.end(),
+            [](const Bucket& a, const Bucket& b) { return a.params.front() < b.params.front(); });
   std::reverse(done.begin(), done.end());
   return done;
 }

@@ -20,8 +20,8 @@ struct Bucket {
   size_t bytes = 0;
 };
 
-inline constexpr size_t kDefaultFirstBucketBytes = size_t{1} << 20;   // DDP's 1 MiB
-inline constexpr size_t kDefaultBucketBytes = size_t{25} << 20;       // DDP's bucket_cap_mb = 25
+inline constexpr size_t kDefaultFirstBucketBytes = size_t{1} << 20;  // DDP's 1 MiB
+inline constexpr size_t kDefaultBucketBytes = size_t{25} << 20;      // DDP's bucket_cap_mb = 25
 
 // Packs gradients greedily in registration order, per (device, dtype), closing a bucket once it
 // reaches its limit (the first bucket of each group `first_cap`, later ones `cap`; a gradient

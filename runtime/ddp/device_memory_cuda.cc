@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "runtime/amp/amp_kernels.h"
-#include "runtime/ddp/device_memory.h"
 #include "runtime/comm/cuda_check.h"
+#include "runtime/ddp/device_memory.h"
 
 namespace accel::device_memory {
 

@@ -10,8 +10,9 @@
 namespace accel::device_memory {
 
 void* allocateZeroed(size_t, int) {
-  throw Error("gradient buckets in CUDA memory: this runtime was built without CUDA (nvcc was not found at configure time)",
-              "rebuild with the CUDA toolkit installed, or keep the gradients in CPU memory");
+  throw Error(
+      "gradient buckets in CUDA memory: this runtime was built without CUDA (nvcc was not found at configure time)",
+      "rebuild with the CUDA toolkit installed, or keep the gradients in CPU memory");
 }
 
 // Without device memory nothing below can be reached: a call is a programming error.

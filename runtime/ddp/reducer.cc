@@ -37,7 +37,8 @@ Reducer::Reducer(Backend& group, const std::vector<GradientBuffer>& gradients, R
     size_t offset = 0;
     for (size_t p : buckets_[b].params) {
       const size_t bytes = gradients[p].count * dtypeSize(dtype);
-      slots_[p] = {static_cast<uint8_t*>(state_[b].storage.data()) + offset, gradients[p].data, gradients[p].count, bytes, b};
+      slots_[p] = {static_cast<uint8_t*>(state_[b].storage.data()) + offset, gradients[p].data, gradients[p].count,
+                   bytes, b};
       offset += bytes;
     }
   }
@@ -113,7 +114,8 @@ void Reducer::finish() {
   }
   if (!unready.empty() && sync_) {
     throw Error(fmt::format("gradient sync: parameter(s) {} were never marked ready in this step; their buckets "
-                            "were not reduced", join(unready, ", ")),
+                            "were not reduced",
+                            join(unready, ", ")),
                 "call markReady for every parameter after its gradient is computed (mark unused ones too)");
   }
   const auto wait_start = std::chrono::steady_clock::now();

@@ -65,8 +65,8 @@ class Reducer {
   size_t launched() const { return next_launch_; }
 
   // Accumulated since construction: seconds during which any bucket all-reduce was in flight
-  // (launch to completion, overlaps counted once) and seconds finish() spent waiting for them. 1 - exposed/communication is the share of
-  // communication hidden behind backward.
+  // (launch to completion, overlaps counted once) and seconds finish() spent waiting for them. 1 -
+  // exposed/communication is the share of communication hidden behind backward.
   struct Timing {
     double communication = 0;
     double exposed = 0;

@@ -48,7 +48,8 @@ void ProgressBar::update(long step, double loss, double samples_per_second) {
   if (!enabled_) return;
   const int width = 30;
   int filled = total_ > 0 ? static_cast<int>(width * step / total_) : 0;
-  std::string bar = std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '.');
+  std::string bar =
+      std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(width - filled), '.');
   fmt::print(stderr, "\r[{}] {}/{} loss {:.4f} {:.0f} samples/s\x1b[K", bar, step, total_, loss, samples_per_second);
   std::fflush(stderr);
 }

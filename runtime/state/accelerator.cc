@@ -15,17 +15,16 @@
 #include "lib/launch/launch_env.h"
 #include "runtime/comm/checked_backend.h"
 #include "runtime/comm/cpu_transport.h"
+#include "runtime/comm/nccl_backend.h"
 #include "runtime/state/cuda_devices.h"
 #include "runtime/state/rank_inquiry.h"
 #include "runtime/store/hash_store.h"
 #include "runtime/store/prefix_store.h"
 #include "runtime/store/tcp_store.h"
-#include "runtime/comm/nccl_backend.h"
 
 namespace accel {
 
 namespace {
-
 
 // ACCEL_DEBUG (INFO, DETAIL; off or 0: none) and Accelerate's debug mode (`accel launch
 // --debug`), which checks operations across processes before they run, as DETAIL does.
@@ -80,8 +79,9 @@ std::chrono::milliseconds collectiveTimeout(const std::optional<std::chrono::mil
   if (!text || !*text) return defaults::kCollectiveTimeout;
   const auto seconds = parseDouble(text);
   if (!seconds || !(*seconds > 0) || *seconds > 1e7) {
-    throw Error(fmt::format("{}='{}' is not a number of seconds above 0", launch_env::kCollectiveTimeout, text),
-                fmt::format("e.g. 600, or unset it for the default ({:g} s)", defaults::seconds(defaults::kCollectiveTimeout)));
+    throw Error(
+        fmt::format("{}='{}' is not a number of seconds above 0", launch_env::kCollectiveTimeout, text),
+        fmt::format("e.g. 600, or unset it for the default ({:g} s)", defaults::seconds(defaults::kCollectiveTimeout)));
   }
   return defaults::fromSeconds(*seconds);
 }
@@ -118,19 +118,22 @@ Accelerator::Accelerator(AcceleratorOptions options)
   const Debug debug = debugLevel();
   detail_ = debug == Debug::Detail;
   if (debug != Debug::Off) {
-    cpu.log = [rank = env_.rank](const std::string& line) { std::cerr << "accel-runtime: rank " << rank << ": group of " << line << std::endl; };
+    cpu.log = [rank = env_.rank](const std::string& line) {
+      std::cerr << "accel-runtime: rank " << rank << ": group of " << line << std::endl;
+    };
   }
-  group_ = std::make_unique<ProcessGroup>(*store_, "accel/world", env_.rank, env_.world_size,
-                                          [cpu, detail = detail_, inquiry = inquiry_](Store& s, int r, int n,
-                                                                                       const std::vector<int>& world) {
-                                            CpuTransportOptions o = cpu;
-                                            o.gloo.diagnose = diagnoseFor(inquiry, world);
-                                            return checkedWhenDetail(makeCpuBackend(s, r, n, o), s, r, n, cpu, detail);
-                                          });
+  group_ = std::make_unique<ProcessGroup>(
+      *store_, "accel/world", env_.rank, env_.world_size,
+      [cpu, detail = detail_, inquiry = inquiry_](Store& s, int r, int n, const std::vector<int>& world) {
+        CpuTransportOptions o = cpu;
+        o.gloo.diagnose = diagnoseFor(inquiry, world);
+        return checkedWhenDetail(makeCpuBackend(s, r, n, o), s, r, n, cpu, detail);
+      });
   if (detail_ && env_.rank == 0 && env_.world_size > 1) {
-    std::cerr << "accel-runtime: rank 0: debug mode (ACCEL_DEBUG=DETAIL or --debug): every collective is checked against "
-                 "the other ranks' before it runs"
-              << std::endl;
+    std::cerr
+        << "accel-runtime: rank 0: debug mode (ACCEL_DEBUG=DETAIL or --debug): every collective is checked against "
+           "the other ranks' before it runs"
+        << std::endl;
   }
   cpu_ = cpu;
   rng_.seed(0);
@@ -142,8 +145,10 @@ ProcessGroup& Accelerator::deviceProcessGroup() {
     NcclOptions nccl;
     nccl.timeout = timeout_;
     const int device = device_.index;
-    device_group_ = std::make_unique<ProcessGroup>(*store_, "accel/device", env_.rank, env_.world_size,
-        [nccl, device, cpu = cpu_, detail = detail_, inquiry = inquiry_](Store& s, int r, int n, const std::vector<int>& world) {
+    device_group_ = std::make_unique<ProcessGroup>(
+        *store_, "accel/device", env_.rank, env_.world_size,
+        [nccl, device, cpu = cpu_, detail = detail_, inquiry = inquiry_](Store& s, int r, int n,
+                                                                         const std::vector<int>& world) {
           NcclOptions o = nccl;
           o.diagnose = diagnoseFor(inquiry, world);
           return checkedWhenDetail(std::make_unique<NcclBackend>(s, r, n, device, o), s, r, n, cpu, detail);

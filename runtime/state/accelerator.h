@@ -62,9 +62,15 @@ class Accelerator {
   void waitForEveryone();
   // The main process runs `fn` first; the others run it once it has finished (e.g. a download).
   template <typename F> void mainProcessFirst(F&& fn);
-  template <typename F> void onMainProcess(F&& fn) { if (isMainProcess()) fn(); }
-  template <typename F> void onLocalMainProcess(F&& fn) { if (isLocalMainProcess()) fn(); }
-  template <typename F> void onLastProcess(F&& fn) { if (isLastProcess()) fn(); }
+  template <typename F> void onMainProcess(F&& fn) {
+    if (isMainProcess()) fn();
+  }
+  template <typename F> void onLocalMainProcess(F&& fn) {
+    if (isLocalMainProcess()) fn();
+  }
+  template <typename F> void onLastProcess(F&& fn) {
+    if (isLastProcess()) fn();
+  }
   // Prints one line on the main process only.
   void print(const std::string& line) const;
 
@@ -78,10 +84,12 @@ class Accelerator {
   // `root`'s vector (size and contents) to every rank.
   template <typename T> void broadcast(std::vector<T>& data, int root = 0);
   // Pads every rank's vector to the longest one, with `pad` at the end (or the start).
-  template <typename T> std::vector<T> padAcrossProcesses(const std::vector<T>& data, T pad = T{}, bool pad_first = false);
+  template <typename T>
+  std::vector<T> padAcrossProcesses(const std::vector<T>& data, T pad = T{}, bool pad_first = false);
   // This rank's share of `items`: contiguous, the first (n % world) ranks one longer; with
   // `apply_padding`, short ranks repeat their last item so every share has the same length.
-  template <typename T> std::vector<T> splitBetweenProcesses(const std::vector<T>& items, bool apply_padding = false) const;
+  template <typename T>
+  std::vector<T> splitBetweenProcesses(const std::vector<T>& items, bool apply_padding = false) const;
 
   // Seeds rng() (and std::rand) with `seed`, or seed + rank when `per_process`. Returns it.
   uint64_t setSeed(uint64_t seed, bool per_process = false);
@@ -115,15 +123,13 @@ class Accelerator {
 
 // ---- templates ----
 
-template <typename F>
-void Accelerator::mainProcessFirst(F&& fn) {
+template <typename F> void Accelerator::mainProcessFirst(F&& fn) {
   if (isMainProcess()) fn();
   waitForEveryone();
   if (!isMainProcess()) fn();
 }
 
-template <typename T>
-std::vector<T> Accelerator::gather(const std::vector<T>& local) {
+template <typename T> std::vector<T> Accelerator::gather(const std::vector<T>& local) {
   return gatherWithCounts(local, lengths(local.size()));
 }
 
@@ -137,8 +143,7 @@ std::vector<T> Accelerator::gatherWithCounts(const std::vector<T>& local, const 
   return out;
 }
 
-template <typename T>
-std::vector<T> Accelerator::gatherForMetrics(const std::vector<T>& local, size_t dataset_size) {
+template <typename T> std::vector<T> Accelerator::gatherForMetrics(const std::vector<T>& local, size_t dataset_size) {
   const auto counts = lengths(local.size());  // one exchange of lengths serves both steps
   auto all = gatherWithCounts(local, counts);
   // Rank r's real share, by splitBetweenProcesses' rule; anything beyond it is padding.
@@ -153,13 +158,11 @@ std::vector<T> Accelerator::gatherForMetrics(const std::vector<T>& local, size_t
   return out;
 }
 
-template <typename T>
-void Accelerator::reduce(std::vector<T>& data, ReduceOp op) {
+template <typename T> void Accelerator::reduce(std::vector<T>& data, ReduceOp op) {
   group_->backend().allReduce(cpuTensor(data.data(), data.size()), op)->wait();
 }
 
-template <typename T>
-void Accelerator::broadcast(std::vector<T>& data, int root) {
+template <typename T> void Accelerator::broadcast(std::vector<T>& data, int root) {
   int64_t n = static_cast<int64_t>(data.size());
   group_->backend().broadcast(cpuTensor(&n, 1), root)->wait();
   data.resize(static_cast<size_t>(n));

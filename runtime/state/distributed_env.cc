@@ -41,8 +41,10 @@ DistributedEnv readDistributedEnv(const Getenv& get) {
   if (rank && world) {
     d.rank = *rank;
     d.world_size = *world;
-    d.local_rank = number(get, {E::kLocalRank, E::kOmpiLocalRank, E::kMpiLocalRankId, E::kMv2LocalRank}).value_or(d.rank);
-    d.local_world_size = number(get, {E::kLocalWorldSize, E::kOmpiLocalSize, E::kMpiLocalNRanks, E::kMv2LocalSize}).value_or(d.world_size);
+    d.local_rank =
+        number(get, {E::kLocalRank, E::kOmpiLocalRank, E::kMpiLocalRankId, E::kMv2LocalRank}).value_or(d.rank);
+    d.local_world_size = number(get, {E::kLocalWorldSize, E::kOmpiLocalSize, E::kMpiLocalNRanks, E::kMv2LocalSize})
+                             .value_or(d.world_size);
     std::string var = rank_var;
     d.source = var == E::kRank ? "accel launch / torchrun" : startsWith(var, "OMPI") ? "Open MPI" : "MPI";
   } else {

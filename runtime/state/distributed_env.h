@@ -18,10 +18,10 @@ struct DistributedEnv {
   int local_world_size = 1;
   std::string master_addr = "127.0.0.1";
   int master_port = defaults::kMainProcessPort;
-  std::string token;       // ACCEL_STORE_TOKEN
+  std::string token;            // ACCEL_STORE_TOKEN
   std::string launcher_socket;  // ACCEL_LAUNCHER_SOCKET: where the launcher answers questions about ranks
-  std::string source;      // "accel launch / torchrun", "Open MPI", "MPI" (other MPI launchers), "single process"
-  bool use_cpu = false;    // ACCELERATE_USE_CPU
+  std::string source;           // "accel launch / torchrun", "Open MPI", "MPI" (other MPI launchers), "single process"
+  bool use_cpu = false;         // ACCELERATE_USE_CPU
   std::string mixed_precision = "no";
   int gradient_accumulation_steps = 1;
 };

@@ -80,9 +80,10 @@ std::string RankInquiry::explain(const FailureClues& clues) const {
     }
   }
   if (silent) {
-    said.push_back(fmt::format("the store that rank 0 hosts did not answer within {:g} s either: rank 0's process is "
-                               "not running (stopped?) or its machine cannot be reached",
-                               defaults::seconds(kLookBack)));
+    said.push_back(
+        fmt::format("the store that rank 0 hosts did not answer within {:g} s either: rank 0's process is "
+                    "not running (stopped?) or its machine cannot be reached",
+                    defaults::seconds(kLookBack)));
     const bool told = std::find(clues.told.begin(), clues.told.end(), 0) != clues.told.end();
     if (!told && std::find(ask.begin(), ask.end(), 0) == ask.end()) ask.insert(ask.begin(), 0);
   }
@@ -90,7 +91,8 @@ std::string RankInquiry::explain(const FailureClues& clues) const {
   for (size_t i = 0; i < ask.size() && i < kMostAsked; ++i) {
     if (std::string answer = askLauncher(ask[i], deadline); !answer.empty()) said.push_back(answer);
   }
-  if (ask.size() > kMostAsked) said.push_back(fmt::format("and {} more rank(s) did not arrive", ask.size() - kMostAsked));
+  if (ask.size() > kMostAsked)
+    said.push_back(fmt::format("and {} more rank(s) did not arrive", ask.size() - kMostAsked));
   return join(said, "; ");
 }
 

@@ -6,8 +6,8 @@
 //   - the launcher's view (lib/launch/rank_questions.h, ACCEL_LAUNCHER_SOCKET): the process
 //     state of a rank on this machine, or what another machine's launcher reports of its own.
 // The store's questions give up within kLookBack (comm/failure_clues.h), and so do the
-// launcher's, all of them together: a second and a half at most. Workers started without accel's launcher get what the store says.
-// Thread-safe: each call opens connections of its own.
+// launcher's, all of them together: a second and a half at most. Workers started without accel's launcher get what the
+// store says. Thread-safe: each call opens connections of its own.
 #pragma once
 
 #include <chrono>

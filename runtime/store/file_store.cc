@@ -52,8 +52,7 @@ class FileStore::Lock {
   explicit Lock(FileStore& store) : store_(store), guard_(store.mutex_) {
     while (::flock(store_.fd_, LOCK_EX) != 0) {
       if (errno != EINTR) {
-        throw store_.ioError("cannot lock the file",
-                             "the file system must support flock() across nodes (NFS does)");
+        throw store_.ioError("cannot lock the file", "the file system must support flock() across nodes (NFS does)");
       }
     }
     try {
@@ -72,8 +71,7 @@ class FileStore::Lock {
   std::lock_guard<std::mutex> guard_;
 };
 
-FileStore::FileStore(std::string path, int world_size)
-    : path_(std::move(path)), world_size_(world_size) {
+FileStore::FileStore(std::string path, int world_size) : path_(std::move(path)), world_size_(world_size) {
   namespace fs = std::filesystem;
   fs::path dir = fs::path(path_).parent_path();
   std::error_code ec;
@@ -136,8 +134,7 @@ uint64_t FileStore::checkHeader(uint64_t size) {
   char head[kHeaderBytes] = {};
   auto n = ::pread(fd_, head, std::min(size, kHeaderBytes), 0);
   if (n < 0 || std::memcmp(head, kHeader, static_cast<size_t>(n)) != 0) {
-    throw Error(fmt::format("file store {}: this file is not a store file", path_),
-                "delete it or pick another path");
+    throw Error(fmt::format("file store {}: this file is not a store file", path_), "delete it or pick another path");
   }
   if (static_cast<uint64_t>(n) < kHeaderBytes &&
       ::pwrite(fd_, kHeader, kHeaderBytes, 0) != static_cast<ssize_t>(kHeaderBytes)) {
@@ -175,9 +172,10 @@ uint64_t FileStore::replay(const Bytes& log) {
 // Under the lock, after refresh(): offset_ is the end of the file.
 void FileStore::append(uint8_t op, const std::string& key, const Bytes& value) {
   if (key.size() > kMaxKeyBytes || value.size() > kMaxValueBytes) {
-    throw Error(fmt::format("file store {}: key {} or its value is over the limit ({} bytes "
-                            "for keys, {} MiB for values)",
-                            path_, key, kMaxKeyBytes, kMaxValueBytes >> 20));
+    throw Error(
+        fmt::format("file store {}: key {} or its value is over the limit ({} bytes "
+                    "for keys, {} MiB for values)",
+                    path_, key, kMaxKeyBytes, kMaxValueBytes >> 20));
   }
   Bytes record{op};
   putU32(record, static_cast<uint32_t>(key.size()));
@@ -201,8 +199,7 @@ void FileStore::append(uint8_t op, const std::string& key, const Bytes& value) {
 }
 
 Error FileStore::ioError(const std::string& what, std::string hint) const {
-  return Error(fmt::format("file store {}: {}: {}", path_, what, toLower(std::strerror(errno))),
-               std::move(hint));
+  return Error(fmt::format("file store {}: {}: {}", path_, what, toLower(std::strerror(errno))), std::move(hint));
 }
 
 int64_t FileStore::addLocked(const std::string& key, int64_t delta) {
@@ -221,8 +218,7 @@ std::vector<std::string> FileStore::missing(const std::vector<std::string>& keys
 }
 
 template <typename Found>
-auto FileStore::pollFor(const std::vector<std::string>& keys, std::chrono::milliseconds timeout,
-                        Found found) {
+auto FileStore::pollFor(const std::vector<std::string>& keys, std::chrono::milliseconds timeout, Found found) {
   const auto deadline = std::chrono::steady_clock::now() + std::min(timeout, kLongestWait);
   auto pause = std::chrono::duration_cast<std::chrono::steady_clock::duration>(kFirstPoll);
   while (true) {
@@ -234,8 +230,8 @@ auto FileStore::pollFor(const std::vector<std::string>& keys, std::chrono::milli
     }
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
-      throw StoreTimeout(fmt::format("file store {}: timed out after {} ms waiting for key(s) {}",
-                                     path_, timeout.count(), join(absent, ", ")));
+      throw StoreTimeout(fmt::format("file store {}: timed out after {} ms waiting for key(s) {}", path_,
+                                     timeout.count(), join(absent, ", ")));
     }
     std::this_thread::sleep_for(std::min(pause, deadline - now));
     pause = std::min<std::chrono::steady_clock::duration>(pause * 2, kMaxPoll);

@@ -31,7 +31,6 @@ class FileStore : public Store {
   int64_t numKeys() override;  // user keys only: the file's own bookkeeping keys are not counted
   Bytes compareSet(const std::string& key, const Bytes& expected, const Bytes& desired) override;
 
-
  private:
   class Lock;
   void refresh();
@@ -41,8 +40,7 @@ class FileStore : public Store {
   int64_t addLocked(const std::string& key, int64_t delta);
   std::vector<std::string> missing(const std::vector<std::string>& keys) const;
   template <typename Found>
-  auto pollFor(const std::vector<std::string>& keys, std::chrono::milliseconds timeout,
-               Found found);
+  auto pollFor(const std::vector<std::string>& keys, std::chrono::milliseconds timeout, Found found);
   Error ioError(const std::string& what, std::string hint = {}) const;  // from errno
 
   std::string path_;

@@ -52,8 +52,8 @@ void HashStore::wait(const std::vector<std::string>& keys, std::chrono::millisec
   for (const auto& k : keys) {
     if (!data_.count(k)) missing.push_back(k);
   }
-  throw StoreTimeout("store: timed out after " + std::to_string(timeout.count()) +
-                     " ms waiting for key(s) " + join(missing, ", "));
+  throw StoreTimeout("store: timed out after " + std::to_string(timeout.count()) + " ms waiting for key(s) " +
+                     join(missing, ", "));
 }
 
 bool HashStore::deleteKey(const std::string& key) {

@@ -15,7 +15,9 @@ class StoreView final : public Store {
   Bytes get(const std::string& key) override { return base_.get(key); }
   int64_t add(const std::string& key, int64_t delta) override { return base_.add(key, delta); }
   bool check(const std::vector<std::string>& keys) override { return base_.check(keys); }
-  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override { base_.wait(keys, timeout); }
+  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override {
+    base_.wait(keys, timeout);
+  }
   using Store::wait;
   bool deleteKey(const std::string& key) override { return base_.deleteKey(key); }
   int64_t numKeys() override { return base_.numKeys(); }

@@ -25,23 +25,22 @@ std::string bindHostFor(const std::string& host) {
 
 void checkKey(const std::string& key) {
   if (key.size() > proto::kMaxKeyBytes) {
-    throw Error(fmt::format("store: a key of {} bytes is over the {}-byte limit", key.size(),
-                            proto::kMaxKeyBytes));
+    throw Error(fmt::format("store: a key of {} bytes is over the {}-byte limit", key.size(), proto::kMaxKeyBytes));
   }
 }
 
 void checkKeys(const std::vector<std::string>& keys) {
   if (keys.size() > proto::kMaxKeysPerRequest) {
-    throw Error(fmt::format("store: {} keys in one request, over the limit of {}", keys.size(),
-                            proto::kMaxKeysPerRequest));
+    throw Error(
+        fmt::format("store: {} keys in one request, over the limit of {}", keys.size(), proto::kMaxKeysPerRequest));
   }
   for (const auto& k : keys) checkKey(k);
 }
 
 void checkValue(const std::string& key, const Bytes& value) {
   if (value.size() > proto::kMaxValueBytes) {
-    throw Error(fmt::format("store: the value of key {} ({} bytes) is over the {} MiB limit", key,
-                            value.size(), proto::kMaxValueBytes >> 20),
+    throw Error(fmt::format("store: the value of key {} ({} bytes) is over the {} MiB limit", key, value.size(),
+                            proto::kMaxValueBytes >> 20),
                 "keep bulk data out of the store: send it through the process group");
   }
 }
@@ -94,9 +93,8 @@ TCPStore::~TCPStore() {
   if (!server_ || server_->waitUntilClientsLeft(timeout())) return;
   std::vector<std::string> ranks;
   for (int rank : server_->connectedRanks()) ranks.push_back(std::to_string(rank));
-  fmt::print(stderr, "accel-runtime: store on port {} stopped with {} client(s) connected{}\n",
-             port_, server_->connectedClients(),
-             ranks.empty() ? "" : " (ranks " + join(ranks, ", ") + ")");
+  fmt::print(stderr, "accel-runtime: store on port {} stopped with {} client(s) connected{}\n", port_,
+             server_->connectedClients(), ranks.empty() ? "" : " (ranks " + join(ranks, ", ") + ")");
 }
 
 void TCPStore::set(const std::string& key, const Bytes& value) {

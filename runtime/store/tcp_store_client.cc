@@ -35,9 +35,7 @@ constexpr milliseconds kMaxRetry{1000};
 constexpr milliseconds kMinReplyGrace{5000};
 constexpr milliseconds kMaxReplyGrace = std::chrono::hours(1);
 
-std::string seconds(milliseconds ms) {
-  return fmt::format("{} s", static_cast<double>(ms.count()) / 1000);
-}
+std::string seconds(milliseconds ms) { return fmt::format("{} s", static_cast<double>(ms.count()) / 1000); }
 
 }  // namespace
 
@@ -56,7 +54,8 @@ TCPStoreClient::TCPStoreClient(const std::string& host, int port, const TCPStore
     }
     if (now >= deadline) {
       throw StoreTimeout(fmt::format("rendezvous: cannot reach the store at {} after {} ({}); is "
-                                     "rank 0 running?", where_, seconds(options.timeout), error),
+                                     "rank 0 running?",
+                                     where_, seconds(options.timeout), error),
                          "start rank 0 first, or check MASTER_ADDR/MASTER_PORT and that this host "
                          "can reach that port");
     }
@@ -83,10 +82,9 @@ proto::Writer TCPStoreClient::newRequest(Command command) {
   return w;
 }
 
-StoreTimeout TCPStoreClient::keyTimeout(const std::vector<std::string>& keys,
-                                        milliseconds timeout) const {
-  return StoreTimeout(fmt::format("store at {}: timed out after {} ms waiting for key(s) {}",
-                                  where_, timeout.count(), join(keys, ", ")));
+StoreTimeout TCPStoreClient::keyTimeout(const std::vector<std::string>& keys, milliseconds timeout) const {
+  return StoreTimeout(fmt::format("store at {}: timed out after {} ms waiting for key(s) {}", where_, timeout.count(),
+                                  join(keys, ", ")));
 }
 
 void TCPStoreClient::throwMalformed(const std::exception& e) const {
@@ -95,8 +93,7 @@ void TCPStoreClient::throwMalformed(const std::exception& e) const {
 
 void TCPStoreClient::handshake(const TCPStoreOptions& options, Clock::time_point deadline) {
   if (options.token.size() > proto::kMaxTokenBytes) {
-    throw Error(fmt::format("store: the run token is over the {}-byte limit",
-                            proto::kMaxTokenBytes));
+    throw Error(fmt::format("store: the run token is over the {}-byte limit", proto::kMaxTokenBytes));
   }
   proto::Writer w;
   w.u32(proto::kMagic);
@@ -110,8 +107,10 @@ void TCPStoreClient::handshake(const TCPStoreOptions& options, Clock::time_point
   auto status = Status(r.u8());
   uint32_t len = r.u32();
   if (len > proto::kMaxReasonBytes) {
-    throw Error(fmt::format("store at {} answered the handshake with garbage; is another program "
-                            "listening on that port?", where_));
+    throw Error(
+        fmt::format("store at {} answered the handshake with garbage; is another program "
+                    "listening on that port?",
+                    where_));
   }
   std::string reason(len, '\0');
   recvAll(reinterpret_cast<uint8_t*>(reason.data()), len, deadline);
@@ -126,8 +125,7 @@ void TCPStoreClient::handshake(const TCPStoreOptions& options, Clock::time_point
 Bytes TCPStoreClient::roundTrip(proto::Writer& request, milliseconds server_wait) {
   request.finishFrame();
   if (request.bytes().size() - 4 > proto::kMaxFrameBytes) {
-    throw Error(fmt::format("store: a request of {} bytes is over the protocol limit",
-                            request.bytes().size()));
+    throw Error(fmt::format("store: a request of {} bytes is over the protocol limit", request.bytes().size()));
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (broken_) {
@@ -160,16 +158,17 @@ void TCPStoreClient::waitReady(short events, Clock::time_point deadline) {
     int rc = ::poll(&p, 1, net::remainingMs(deadline));
     if (rc > 0) return;
     if (rc == 0) {
-      throw StoreTimeout(fmt::format("store at {} stopped answering (is the process of rank 0 "
-                                     "stopped or overloaded?)", where_));
+      throw StoreTimeout(
+          fmt::format("store at {} stopped answering (is the process of rank 0 "
+                      "stopped or overloaded?)",
+                      where_));
     }
     if (errno != EINTR) throw systemError();
   }
 }
 
 Error TCPStoreClient::systemError() const {
-  return Error(fmt::format("store at {}: {} (did rank 0 exit?)", where_,
-                           toLower(std::strerror(errno))));
+  return Error(fmt::format("store at {}: {} (did rank 0 exit?)", where_, toLower(std::strerror(errno))));
 }
 
 void TCPStoreClient::sendAll(const uint8_t* data, size_t size, Clock::time_point deadline) {
@@ -202,11 +201,9 @@ void TCPStoreClient::recvAll(uint8_t* data, size_t size, Clock::time_point deadl
   }
 }
 
-void TCPStoreClient::waitForRanks(int world_size, Clock::time_point deadline,
-                                  milliseconds timeout) {
+void TCPStoreClient::waitForRanks(int world_size, Clock::time_point deadline, milliseconds timeout) {
   if (world_size > proto::kMaxWorldSize) {
-    throw Error(fmt::format("store: world size {} is over the limit of {}", world_size,
-                            proto::kMaxWorldSize));
+    throw Error(fmt::format("store: world size {} is over the limit of {}", world_size, proto::kMaxWorldSize));
   }
   auto left = milliseconds(net::remainingMs(deadline));
   auto w = newRequest(Command::kWaitRanks);
@@ -221,10 +218,9 @@ void TCPStoreClient::waitForRanks(int world_size, Clock::time_point deadline,
     const auto missing = static_cast<size_t>(world_size - joined);
     std::string ranks = join(listed, ", ");
     if (missing > listed.size()) ranks += fmt::format(" and {} more", missing - listed.size());
-    throw StoreTimeout(
-        fmt::format("rendezvous: {}/{} ranks joined {} after {}; missing: {} {}", joined,
-                    world_size, where_, seconds(timeout), missing == 1 ? "rank" : "ranks", ranks),
-        "check that every rank was started, with the same world size and store address");
+    throw StoreTimeout(fmt::format("rendezvous: {}/{} ranks joined {} after {}; missing: {} {}", joined, world_size,
+                                   where_, seconds(timeout), missing == 1 ? "rank" : "ranks", ranks),
+                       "check that every rank was started, with the same world size and store address");
   });
 }
 

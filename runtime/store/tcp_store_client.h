@@ -55,8 +55,7 @@ class TCPStoreClient {
   void waitForRanks(int world_size, Clock::time_point deadline, std::chrono::milliseconds timeout);
 
   // The error for a get/wait whose keys did not appear in time.
-  StoreTimeout keyTimeout(const std::vector<std::string>& keys,
-                          std::chrono::milliseconds timeout) const;
+  StoreTimeout keyTimeout(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) const;
 
  private:
   Bytes roundTrip(store_protocol::Writer& request, std::chrono::milliseconds server_wait);

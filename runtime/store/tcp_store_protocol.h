@@ -75,8 +75,7 @@ class Writer {
     const auto u = static_cast<uint64_t>(v);
     for (int i = 0; i < 8; ++i) out_.push_back(static_cast<uint8_t>(u >> (8 * i)));
   }
-  template <typename Range>
-  void field(const Range& data) {
+  template <typename Range> void field(const Range& data) {
     u32(static_cast<uint32_t>(data.size()));
     out_.insert(out_.end(), data.begin(), data.end());
   }
@@ -85,7 +84,10 @@ class Writer {
     for (const auto& k : keys) field(k);
   }
   // Starts a frame: reserves the length, which finishFrame() fills in.
-  void beginFrame() { start_ = out_.size(); u32(0); }
+  void beginFrame() {
+    start_ = out_.size();
+    u32(0);
+  }
   void finishFrame() {
     auto n = static_cast<uint32_t>(out_.size() - start_ - 4);
     for (int i = 0; i < 4; ++i) out_[start_ + i] = static_cast<uint8_t>(n >> (8 * i));
@@ -101,7 +103,10 @@ class Reader {
  public:
   Reader(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
   size_t remaining() const { return static_cast<size_t>(end_ - p_); }
-  uint8_t u8() { need(1); return *p_++; }
+  uint8_t u8() {
+    need(1);
+    return *p_++;
+  }
   uint32_t u32() {
     need(4);
     uint32_t v = 0;

@@ -39,22 +39,19 @@ int listenOn(const std::string& host, int port) {
   int fd = net::listenTcp(host, port, error, error_number);
   if (fd >= 0) return fd;
   std::string hint = error_number == EADDRINUSE ? "another process holds this port; pick another "
-                                                  "--main_process_port, or 0 for a free one" : "";
-  throw Error(fmt::format("store: cannot listen on {}: {}", proto::endpoint(host.empty() ? "*" : host, port), error), hint);
+                                                  "--main_process_port, or 0 for a free one"
+                                                : "";
+  throw Error(fmt::format("store: cannot listen on {}: {}", proto::endpoint(host.empty() ? "*" : host, port), error),
+              hint);
 }
 
-uint32_t readU32(const std::vector<uint8_t>& in, size_t at) {
-  return proto::Reader(in.data() + at, 4).u32();
-}
+uint32_t readU32(const std::vector<uint8_t>& in, size_t at) { return proto::Reader(in.data() + at, 4).u32(); }
 
 }  // namespace
 
-void TCPStoreServer::log(const std::string& line) {
-  fmt::print(stderr, "accel-runtime: {}\n", line);
-}
+void TCPStoreServer::log(const std::string& line) { fmt::print(stderr, "accel-runtime: {}\n", line); }
 
-TCPStoreServer::TCPStoreServer(const std::string& host, int port, std::string token)
-    : token_(std::move(token)) {
+TCPStoreServer::TCPStoreServer(const std::string& host, int port, std::string token) : token_(std::move(token)) {
   listen_fd_ = listenOn(host, port);
   port_ = net::boundPort(listen_fd_);
   if (::pipe2(wake_fds_, O_NONBLOCK | O_CLOEXEC) != 0) {
@@ -113,8 +110,7 @@ void TCPStoreServer::serve() {
     fds.push_back({Clock::now() >= accept_paused_until_ ? listen_fd_ : -1, POLLIN, 0});
     for (const auto& c : conns_) {
       short events = 0;
-      bool backlogged = c->in.size() > kReadChunk &&
-                        (c->parked || c->out.size() - c->out_pos > kMaxPendingOutput);
+      bool backlogged = c->in.size() > kReadChunk && (c->parked || c->out.size() - c->out_pos > kMaxPendingOutput);
       if (!c->closing && !backlogged) events |= POLLIN;
       if (c->out_pos < c->out.size()) events |= POLLOUT;
       fds.push_back({c->fd, events, 0});
@@ -208,8 +204,7 @@ void TCPStoreServer::readFrom(Connection& c) {
 
 void TCPStoreServer::flush(Connection& c) {
   while (!c.dead && c.out_pos < c.out.size()) {
-    ssize_t n = ::send(c.fd, c.out.data() + c.out_pos, c.out.size() - c.out_pos,
-                       MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = ::send(c.fd, c.out.data() + c.out_pos, c.out.size() - c.out_pos, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       c.out_pos += static_cast<size_t>(n);
     } else if (n < 0 && errno == EINTR) {

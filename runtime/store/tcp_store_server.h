@@ -85,8 +85,7 @@ class TCPStoreServer {
   void publishDepartures(const std::vector<int>& left);
   // tcp_store_server_requests.cc: the handshake, the commands and the parked requests.
   bool handshake(Connection& c);
-  void refuse(Connection& c, store_protocol::Status status, const std::string& reason,
-              std::optional<int> rank);
+  void refuse(Connection& c, store_protocol::Status status, const std::string& reason, std::optional<int> rank);
   void handleRequest(Connection& c, const uint8_t* payload, size_t size);
   void send(Connection& c, store_protocol::Writer& w);
   void park(Connection& c, Parked parked);

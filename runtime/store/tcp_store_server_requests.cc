@@ -27,8 +27,7 @@ constexpr size_t kMaxMissingRanksListed = 64;
 // Clamped so that a client asking for "forever" cannot overflow the clock arithmetic.
 std::chrono::steady_clock::time_point deadlineAfter(int64_t ms) {
   constexpr int64_t kMaxMs = int64_t{30} * 24 * 3600 * 1000;
-  return std::chrono::steady_clock::now() +
-         std::chrono::milliseconds(std::clamp<int64_t>(ms, 0, kMaxMs));
+  return std::chrono::steady_clock::now() + std::chrono::milliseconds(std::clamp<int64_t>(ms, 0, kMaxMs));
 }
 
 std::string peerName(int fd) {
@@ -54,8 +53,7 @@ proto::Writer reply(Status status) {
 bool TCPStoreServer::handshake(Connection& c) {
   const size_t available = c.in.size() - c.in_pos;
   if (available >= 4 && proto::Reader(c.in.data() + c.in_pos, 4).u32() != proto::kMagic) {
-    refuse(c, Status::kRefusedMagic, "not an accel store client (wrong magic number)",
-           std::nullopt);
+    refuse(c, Status::kRefusedMagic, "not an accel store client (wrong magic number)", std::nullopt);
     return false;
   }
   if (available < proto::kHandshakeFixedBytes) return false;
@@ -66,7 +64,9 @@ bool TCPStoreServer::handshake(Connection& c) {
   if (version != proto::kVersion) {
     refuse(c, Status::kRefusedVersion,
            fmt::format("protocol version {} is not this server's version {} (are all ranks running "
-                       "the same accel build?)", version, proto::kVersion), rank);
+                       "the same accel build?)",
+                       version, proto::kVersion),
+           rank);
     return false;
   }
   if (token_len > proto::kMaxTokenBytes) throw proto::ProtocolError("token too long");
@@ -96,12 +96,10 @@ bool TCPStoreServer::handshake(Connection& c) {
   return true;
 }
 
-void TCPStoreServer::refuse(Connection& c, Status status, const std::string& reason,
-                            std::optional<int> rank) {
+void TCPStoreServer::refuse(Connection& c, Status status, const std::string& reason, std::optional<int> rank) {
   // Only clients that spoke our protocol are worth a log line; port scanners are not.
   if (rank) {
-    log(fmt::format("store on port {} refused a client from {} (rank {}): {}", port_,
-                    peerName(c.fd), *rank, reason));
+    log(fmt::format("store on port {} refused a client from {} (rank {}): {}", port_, peerName(c.fd), *rank, reason));
   }
   proto::Writer w;
   w.u8(uint8_t(status));
@@ -124,8 +122,7 @@ void TCPStoreServer::handleRequest(Connection& c, const uint8_t* payload, size_t
   proto::Writer w = reply(Status::kOk);
   bool changed = false;
   switch (Command(command)) {
-    case Command::kPing:
-      break;
+    case Command::kPing: break;
     case Command::kSet: {
       std::string key = r.string(proto::kMaxKeyBytes);
       Bytes value = r.bytes(proto::kMaxValueBytes);
@@ -169,9 +166,7 @@ void TCPStoreServer::handleRequest(Connection& c, const uint8_t* payload, size_t
       w.u8(data_.erase(key) > 0);
       break;
     }
-    case Command::kNumKeys:
-      w.i64(static_cast<int64_t>(data_.size()));
-      break;
+    case Command::kNumKeys: w.i64(static_cast<int64_t>(data_.size())); break;
     case Command::kCompareSet: {
       std::string key = r.string(proto::kMaxKeyBytes);
       Bytes expected = r.bytes(proto::kMaxValueBytes);
@@ -218,8 +213,7 @@ bool TCPStoreServer::tryFinish(Connection& c, bool expired) {
       for (int32_t r = 0; r < p.world_size && missing.size() < kMaxMissingRanksListed; ++r) {
         if (!joined_ranks_.count(r)) missing.push_back(r);
       }
-      joined = static_cast<int32_t>(
-          std::distance(joined_ranks_.begin(), joined_ranks_.lower_bound(p.world_size)));
+      joined = static_cast<int32_t>(std::distance(joined_ranks_.begin(), joined_ranks_.lower_bound(p.world_size)));
     }
     w = reply(missing.empty() ? Status::kOk : Status::kTimeout);
     w.i32(joined);

@@ -7,8 +7,8 @@
 
 #include "tests/support/process.h"
 
-using accel::test::contains;
 using accel::test::accelBinary;
+using accel::test::contains;
 using accel::test::fakeNvmlLibrary;
 using accel::test::run;
 using accel::test::slurp;
@@ -18,7 +18,8 @@ namespace {
 
 // Environment for a machine without GPUs whose Accelerate cache lives in `dir`.
 std::map<std::string, std::string> noGpuEnv(const TempDir& dir) {
-  return {{"HF_HOME", dir.file("hf")}, {"ACCEL_NVML_LIBRARY", dir.file("no-such-nvml.so")},
+  return {{"HF_HOME", dir.file("hf")},
+          {"ACCEL_NVML_LIBRARY", dir.file("no-such-nvml.so")},
           {"ACCEL_CUDA_LIBRARY", dir.file("no-such-cuda.so")}};
 }
 
@@ -43,15 +44,13 @@ TEST_CASE("config default on a machine without GPUs: one CPU process, never 0", 
 TEST_CASE("config default refuses to overwrite without --force", "[config]") {
   TempDir dir;
   std::string path = dir.write("cfg.yaml", "distributed_type: MULTI_CPU\nnum_processes: 8\n");
-  auto r = run({accelBinary(), "config", "default", "--config-file", path, "--mixed-precision",
-                "bf16"},
-               {}, noGpuEnv(dir));
+  auto r =
+      run({accelBinary(), "config", "default", "--config-file", path, "--mixed-precision", "bf16"}, {}, noGpuEnv(dir));
   CHECK(r.exit_code == 0);
   CHECK(contains(r.out, "Configuration already exists at " + path));
   CHECK(contains(r.out, "--force"));
   CHECK(slurp(path) == "distributed_type: MULTI_CPU\nnum_processes: 8\n");
-  auto forced = run({accelBinary(), "config", "default", "--config_file", path,
-                     "--mixed_precision", "bf16", "--force"},
+  auto forced = run({accelBinary(), "config", "default", "--config_file", path, "--mixed_precision", "bf16", "--force"},
                     {}, noGpuEnv(dir));
   CHECK(forced.exit_code == 0);
   CHECK(contains(slurp(path), "mixed_precision: bf16\n"));
@@ -59,8 +58,7 @@ TEST_CASE("config default refuses to overwrite without --force", "[config]") {
 
 TEST_CASE("config default rejects a bad --mixed_precision with a suggestion", "[config]") {
   TempDir dir;
-  auto r = run({accelBinary(), "config", "default", "--mixed_precision", "bf61"}, {},
-               noGpuEnv(dir));
+  auto r = run({accelBinary(), "config", "default", "--mixed_precision", "bf61"}, {}, noGpuEnv(dir));
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "accel: error: --mixed_precision: 'bf61' is not a valid precision"));
   CHECK(contains(r.err, "did you mean 'bf16'?"));
@@ -68,8 +66,7 @@ TEST_CASE("config default rejects a bad --mixed_precision with a suggestion", "[
 
 TEST_CASE("config default writes JSON for a .json path", "[config]") {
   TempDir dir;
-  auto r = run({accelBinary(), "config", "default", "--config_file", dir.file("c.json")}, {},
-               noGpuEnv(dir));
+  auto r = run({accelBinary(), "config", "default", "--config_file", dir.file("c.json")}, {}, noGpuEnv(dir));
   REQUIRE(r.exit_code == 0);
   CHECK(contains(slurp(dir.file("c.json")), "  \"distributed_type\": \"NO\",\n"));
 }
@@ -138,7 +135,7 @@ TEST_CASE("config update reads and writes the JSON Accelerate's config default w
   std::string as_json = dir.write("c.json", json);
   auto r = run({accelBinary(), "config", "update", "--config_file", as_json});
   REQUIRE(r.exit_code == 0);
-  CHECK(slurp(as_json) == json);  // already canonical: byte-identical
+  CHECK(slurp(as_json) == json);                    // already canonical: byte-identical
   std::string as_yaml = dir.write("c.yaml", json);  // Accelerate writes JSON into .yaml too
   REQUIRE(run({accelBinary(), "config", "update", "--config_file", as_yaml}).exit_code == 0);
   CHECK(contains(slurp(as_yaml), "distributed_type: MULTI_GPU\n"));
@@ -158,16 +155,16 @@ TEST_CASE("config show names the file and the source of every value", "[config]"
   auto j = run({accelBinary(), "config", "show", "--config_file", path, "--json"});
   REQUIRE(j.exit_code == 0);
   CHECK(contains(j.out, "\"config_file\": \"" + path + "\""));
-  CHECK(contains(j.out, "\"num_processes\": {\n      \"line\": 2,\n      \"source\": \"file\",\n"
-                        "      \"value\": 4\n    }"));
+  CHECK(contains(j.out,
+                 "\"num_processes\": {\n      \"line\": 2,\n      \"source\": \"file\",\n"
+                 "      \"value\": 4\n    }"));
 }
 
 TEST_CASE("config show without any file shows defaults and says so", "[config]") {
   TempDir dir;
   auto r = run({accelBinary(), "config", "show"}, {}, {{"HF_HOME", dir.file("hf")}});
   REQUIRE(r.exit_code == 0);
-  CHECK(contains(r.out, "config file: none (no file at " +
-                            dir.file("hf/accelerate/default_config.yaml")));
+  CHECK(contains(r.out, "config file: none (no file at " + dir.file("hf/accelerate/default_config.yaml")));
 }
 
 TEST_CASE("cli: version, help, help CMD, CMD --help", "[cli]") {
@@ -219,11 +216,12 @@ TEST_CASE("config-templates: every file validates through the real binary", "[co
 
 TEST_CASE("config default counts GPUs through NVML and honours CUDA_VISIBLE_DEVICES", "[config][gpu]") {
   TempDir dir;
-  auto configure = [&](const std::string& gpus, const std::string& visible,
-                       const std::string& fail = "") {
+  auto configure = [&](const std::string& gpus, const std::string& visible, const std::string& fail = "") {
     auto r = run({accelBinary(), "config", "default", "--force"}, {},
-                 {{"HF_HOME", dir.file("hf")}, {"ACCEL_NVML_LIBRARY", fakeNvmlLibrary()},
-                  {"FAKE_NVML_GPUS", gpus}, {"CUDA_VISIBLE_DEVICES", visible},
+                 {{"HF_HOME", dir.file("hf")},
+                  {"ACCEL_NVML_LIBRARY", fakeNvmlLibrary()},
+                  {"FAKE_NVML_GPUS", gpus},
+                  {"CUDA_VISIBLE_DEVICES", visible},
                   {"FAKE_NVML_FAIL", fail}});
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Bad config input through the real binary: each problem is named with file:line:column and a
 // fix, the exit code is 2, and no existing file is changed.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "tests/support/process.h"
 
@@ -83,35 +83,35 @@ void expectWarned(const std::string& text, const std::vector<std::string>& expec
 
 TEST_CASE("config errors: unknown key gets file:line:column and did-you-mean", "[config][errors]") {
   expectRejected(kGood + "num_proccesses: 3\n",
-                 {"bad.yaml:6:1: unknown key 'num_proccesses'",
-                  "accel: hint: did you mean 'num_processes'?"});
+                 {"bad.yaml:6:1: unknown key 'num_proccesses'", "accel: hint: did you mean 'num_processes'?"});
 }
 
 TEST_CASE("config errors: a nested key Accelerate does not read is kept with a warning", "[config][errors]") {
-  expectWarned(kGood + "deepspeed_config:\n  zero_stag: 2\n",
-               {"odd.yaml:7:3: 'zero_stag' is not a key of deepspeed_config that Accelerate 1.15 reads: kept, and ignored",
-                "did you mean 'zero_stage'?"});
+  expectWarned(
+      kGood + "deepspeed_config:\n  zero_stag: 2\n",
+      {"odd.yaml:7:3: 'zero_stag' is not a key of deepspeed_config that Accelerate 1.15 reads: kept, and ignored",
+       "did you mean 'zero_stage'?"});
 }
 
 TEST_CASE("config errors: wrong value lists the allowed values", "[config][errors]") {
   expectRejected("distributed_type: MULTI_GPUS\nnum_processes: 2\n",
-                 {"bad.yaml:1:19: 'MULTI_GPUS' is not a valid value for distributed_type",
-                  "did you mean 'MULTI_GPU'?", "allowed values: NO, MULTI_CPU, MULTI_GPU"});
+                 {"bad.yaml:1:19: 'MULTI_GPUS' is not a valid value for distributed_type", "did you mean 'MULTI_GPU'?",
+                  "allowed values: NO, MULTI_CPU, MULTI_GPU"});
 }
 
 TEST_CASE("config errors: wrong type", "[config][errors]") {
   expectUnusable("distributed_type: MULTI_CPU\nnum_processes: four\n",
                  {"bad.yaml:2:16: num_processes must be an integer >= 1, got 'four'"});
-  expectUnusable("distributed_type: 'NO'\nuse_cpu: 'false'\n",
-                 {"bad.yaml:2:10: use_cpu must be true or false",
-                  "remove the quotes: Accelerate reads any quoted text as true"});
+  expectUnusable(
+      "distributed_type: 'NO'\nuse_cpu: 'false'\n",
+      {"bad.yaml:2:10: use_cpu must be true or false", "remove the quotes: Accelerate reads any quoted text as true"});
   expectUnusable("distributed_type: MULTI_CPU\nnum_processes: 99999999999999999999\n",
                  {"bad.yaml:2:16: num_processes: '99999999999999999999' is out of range: it must be from 1 to"});
   expectUnusable("distributed_type: 'NO'\nmain_process_port: 70000\n",
                  {"main_process_port is 70000, but it must be an integer from 0 to 65535"});
-  expectUnusable("distributed_type: 'NO'\nfsdp_config:\n  fsdp_min_num_params: 1e8\n",
-                 {"bad.yaml:3:24: fsdp_config.fsdp_min_num_params must be an integer",
-                  "write it as a plain integer: 100000000"});
+  expectUnusable(
+      "distributed_type: 'NO'\nfsdp_config:\n  fsdp_min_num_params: 1e8\n",
+      {"bad.yaml:3:24: fsdp_config.fsdp_min_num_params must be an integer", "write it as a plain integer: 100000000"});
 }
 
 TEST_CASE("config errors: MULTI_GPU with one process on one machine", "[config][errors]") {
@@ -130,14 +130,12 @@ TEST_CASE("config errors: machine_rank not below num_machines", "[config][errors
   expectUnusable(
       "distributed_type: MULTI_GPU\nmachine_rank: 2\nmain_process_ip: h\nnum_machines: 2\n"
       "num_processes: 4\n",
-      {"bad.yaml:2:1: machine_rank 2 must be less than num_machines 2 (line 4)",
-       "machine ranks run from 0 to 1"});
+      {"bad.yaml:2:1: machine_rank 2 must be less than num_machines 2 (line 4)", "machine ranks run from 0 to 1"});
 }
 
 TEST_CASE("config errors: num_processes not divisible by num_machines", "[config][errors]") {
-  expectUnusable(
-      "distributed_type: MULTI_GPU\nmain_process_ip: h\nnum_machines: 2\nnum_processes: 3\n",
-      {"bad.yaml:4:1: num_processes 3 is not divisible by num_machines 2 (line 3)"});
+  expectUnusable("distributed_type: MULTI_GPU\nmain_process_ip: h\nnum_machines: 2\nnum_processes: 3\n",
+                 {"bad.yaml:4:1: num_processes 3 is not divisible by num_machines 2 (line 3)"});
 }
 
 TEST_CASE("config errors: several machines without main_process_ip", "[config][errors]") {
@@ -147,16 +145,17 @@ TEST_CASE("config errors: several machines without main_process_ip", "[config][e
 }
 
 TEST_CASE("config errors: YAML syntax error has line:column", "[config][errors]") {
-  expectRejected("distributed_type: 'NO'\nfsdp_config:\n  a: [1, 2\n",
-                 {"bad.yaml:", "invalid YAML"});
+  expectRejected("distributed_type: 'NO'\nfsdp_config:\n  a: [1, 2\n", {"bad.yaml:", "invalid YAML"});
 }
 
-TEST_CASE("config errors: a key given twice is a warning, and the last one counts, as in Accelerate", "[config][errors]") {
+TEST_CASE("config errors: a key given twice is a warning, and the last one counts, as in Accelerate",
+          "[config][errors]") {
   expectWarned("distributed_type: 'NO'\ndistributed_type: MULTI_CPU\nnum_processes: 2\n",
                {"odd.yaml:2:1: 'distributed_type' is given twice, at lines 1 and 2: the last one counts"});
   TempDir dir;
-  auto r = run(configCommand("show", dir.write("twice.yaml", "distributed_type: 'NO'\ndistributed_type: MULTI_CPU\n"
-                                                              "num_processes: 2\n")));
+  auto r = run(configCommand("show", dir.write("twice.yaml",
+                                               "distributed_type: 'NO'\ndistributed_type: MULTI_CPU\n"
+                                               "num_processes: 2\n")));
   CHECK(r.out.find("distributed_type        MULTI_CPU") != std::string::npos);
 }
 
@@ -173,7 +172,8 @@ TEST_CASE("config errors: what fuzzing found is an error with a position, not a 
   bomb += "tpu_env: [*l8, *l8]\n";  // tpu_env: a list of any values (10^9 of them here)
   expectRejected(bomb, {"bad.yaml:", "expands to more values than the file has characters"});
   // A long text repeated by aliases (gigabytes of copies from a file of 1 MB).
-  std::string repeated = "distributed_type: MULTI_CPU\nnum_processes: 2\ntpu_env: [&x \"" + std::string(200000, 'a') + "\"";
+  std::string repeated =
+      "distributed_type: MULTI_CPU\nnum_processes: 2\ntpu_env: [&x \"" + std::string(200000, 'a') + "\"";
   for (int i = 0; i < 50000; ++i) repeated += ", *x";
   expectRejected(repeated + "]\n", {"bad.yaml:", "a long text repeated"});
   // Bytes that are not UTF-8 (yaml-cpp reads them, PyYAML refuses them).
@@ -201,8 +201,7 @@ TEST_CASE("config errors: --config_file that does not exist never falls back", "
     auto r = run({accelBinary(), "config", command, "--config_file", dir.file("typo.yaml")}, {},
                  {{"HF_HOME", dir.file("hf")}});
     CHECK(r.exit_code == 2);
-    CHECK(r.err.find("accel: error: " + dir.file("typo.yaml") + ": config file does not exist") !=
-          std::string::npos);
+    CHECK(r.err.find("accel: error: " + dir.file("typo.yaml") + ": config file does not exist") != std::string::npos);
     CHECK_FALSE(accel::test::slurp(dir.file("typo.yaml")).size());
   }
   auto v = run({accelBinary(), "config", "validate", dir.file("typo.yaml")});

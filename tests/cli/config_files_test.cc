@@ -44,15 +44,18 @@ TEST_CASE("config files: a SageMaker config is read and shown, and refused only 
   CHECK(runAccel(dir, {"config", "validate", path}).exit_code == 0);
   auto launched = runAccel(dir, {"launch", "--config_file", path, "--no_python", "true"});
   CHECK(launched.exit_code == 2);
-  CHECK(contains(launched.err, "sagemaker.yaml:1:1: compute_environment AMAZON_SAGEMAKER: accel does not launch SageMaker jobs"));
+  CHECK(contains(launched.err,
+                 "sagemaker.yaml:1:1: compute_environment AMAZON_SAGEMAKER: accel does not launch SageMaker jobs"));
   CHECK(contains(launched.err, "launch it with `accelerate launch`"));
   // What Accelerate's loader refuses in a SageMaker file, accel refuses.
-  auto cluster_key = runAccel(dir, {"config", "show", "--config_file", dir.write("k.yaml", kSageMaker + "num_processes: 8\n")});
+  auto cluster_key =
+      runAccel(dir, {"config", "show", "--config_file", dir.write("k.yaml", kSageMaker + "num_processes: 8\n")});
   CHECK(cluster_key.exit_code == 2);
   CHECK(contains(cluster_key.err, "k.yaml:7:1: unknown key 'num_processes' in a SageMaker config"));
   auto no_role = runAccel(dir, {"config", "show", "--config_file",
-                             dir.write("r.yaml", "compute_environment: AMAZON_SAGEMAKER\ndistributed_type: DATA_PARALLEL\n"
-                                                 "ec2_instance_type: ml.p3.2xlarge\n")});
+                                dir.write("r.yaml",
+                                          "compute_environment: AMAZON_SAGEMAKER\ndistributed_type: DATA_PARALLEL\n"
+                                          "ec2_instance_type: ml.p3.2xlarge\n")});
   CHECK(no_role.exit_code == 2);
   CHECK(contains(no_role.err, "a SageMaker config (compute_environment AMAZON_SAGEMAKER) needs iam_role_name"));
 }
@@ -60,9 +63,10 @@ TEST_CASE("config files: a SageMaker config is read and shown, and refused only 
 TEST_CASE("config files: fp8 override_linear_precision as tuple text is read and launched as its booleans",
           "[config][compat]") {
   TempDir dir;
-  const std::string path = dir.write("fp8.yaml",
-                                     "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: fp8\nfp8_config:\n"
-                                     "  backend: TE\n  override_linear_precision: (false, true, false)\n");
+  const std::string path =
+      dir.write("fp8.yaml",
+                "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: fp8\nfp8_config:\n"
+                "  backend: TE\n  override_linear_precision: (false, true, false)\n");
   auto shown = runAccel(dir, {"config", "show", "--config_file", path});
   CHECK(shown.exit_code == 0);
   CHECK(contains(shown.out, "fp8_config.override_linear_precision  (false, true, false)"));
@@ -84,7 +88,8 @@ TEST_CASE("config files: a file larger than any config is refused at once, a dir
   auto r = runAccel(dir, {"config", "validate", path});
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(r.exit_code == 2);
-  CHECK(contains(r.err, "big.yaml: the file is 3.0 MB; accel reads config files up to 1.0 MB (real ones are a few KB)"));
+  CHECK(
+      contains(r.err, "big.yaml: the file is 3.0 MB; accel reads config files up to 1.0 MB (real ones are a few KB)"));
   CHECK(took < (std::getenv("ACCEL_TEST_QUICK") ? 3.0 : 1.0));
   auto d = runAccel(dir, {"config", "validate", dir.path()});
   CHECK(d.exit_code == 2);

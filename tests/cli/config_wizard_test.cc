@@ -24,10 +24,8 @@ void expectRoundTrip(const TempDir& dir, const std::string& file) {
 }
 
 // Runs the wizard with one answer per line, writing to <tmp>/out.yaml; round-trips the result.
-accel::test::RunResult wizard(const TempDir& dir, const std::string& answers,
-                              const std::string& file = "out.yaml") {
-  auto r = run({accelBinary(), "config", "--config_file", dir.file(file)}, answers,
-               {{"HOME", dir.path()}});
+accel::test::RunResult wizard(const TempDir& dir, const std::string& answers, const std::string& file = "out.yaml") {
+  auto r = run({accelBinary(), "config", "--config_file", dir.file(file)}, answers, {{"HOME", dir.path()}});
   if (r.exit_code == 0) expectRoundTrip(dir, file);
   return r;
 }
@@ -67,16 +65,14 @@ TEST_CASE("wizard golden: DeepSpeed ZeRO-3 with CPU offload", "[wizard][golden]"
   // type, machines, debug, dynamo, deepspeed, json file?, stage, optimizer offload, param
   // offload, accumulation, clipping?, clipping value, 16-bit save, zero.Init, MoE, processes,
   // precision
-  expectGolden("2\n\n\n\nyes\n\n3\ncpu\ncpu\n\nyes\n\nyes\nyes\n\n4\nbf16\n",
-               "deepspeed_zero3_offload.yaml");
+  expectGolden("2\n\n\n\nyes\n\n3\ncpu\ncpu\n\nyes\n\nyes\nyes\n\n4\nbf16\n", "deepspeed_zero3_offload.yaml");
 }
 
 TEST_CASE("wizard golden: FSDP2 with transformer-based wrapping", "[wizard][golden]") {
   // type, machines, debug, dynamo, deepspeed, fsdp, version, reshard, offload, wrap policy,
   // _no_split_modules?, layer classes, state dict, ram-efficient loading, activation
   // checkpointing, parallelism config, processes, precision
-  expectGolden("multi-GPU\n\n\n\n\nyes\n\n\n\n\n\nLlamaDecoderLayer\n\n\n\n\n4\nbf16\n",
-               "fsdp2.yaml");
+  expectGolden("multi-GPU\n\n\n\n\nyes\n\n\n\n\n\nLlamaDecoderLayer\n\n\n\n\n4\nbf16\n", "fsdp2.yaml");
 }
 
 TEST_CASE("wizard: CPU-only no-distributed drops gpu_ids and sets use_cpu", "[wizard]") {
@@ -93,8 +89,8 @@ TEST_CASE("wizard: multi-CPU with mpirun expands ~ in the hostfile", "[wizard]")
   TempDir dir;
   auto r = wizard(dir, "1\n\n\nyes\n\n\n4\n\n");
   REQUIRE(r.exit_code == 0);
-  CHECK(slurp(dir.file("out.yaml")).find("mpirun_config:\n  mpirun_hostfile: " + dir.path() +
-                                         "/hostfile\n") != std::string::npos);
+  CHECK(slurp(dir.file("out.yaml")).find("mpirun_config:\n  mpirun_hostfile: " + dir.path() + "/hostfile\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("wizard: FSDP version 1 writes the v1 keys", "[wizard]") {
@@ -121,19 +117,17 @@ TEST_CASE("wizard: dynamo with custom options and fp8 TE", "[wizard]") {
   // yes, dynamic no, regional yes, deepspeed no, gpu ids, numa, precision fp8, backend te,
   // autocast, margin, interval, format, history, algo, higher precision yes, fprop yes, dgrad
   // no, wgrad yes
-  auto r = wizard(dir,
-                  "\n\nyes\n\nyes\n2\nyes\n\nyes\n\n\n\nfp8\nte\n\n\n\n\n\n\nyes\nyes\n\nyes\n");
+  auto r = wizard(dir, "\n\nyes\n\nyes\n2\nyes\n\nyes\n\n\n\nfp8\nte\n\n\n\n\n\n\nyes\nyes\n\nyes\n");
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(slurp(dir.file("out.yaml")).find(
-            "dynamo_config:\n  dynamo_backend: INDUCTOR\n  dynamo_mode: max-autotune\n"
-            "  dynamo_use_dynamic: false\n  dynamo_use_fullgraph: true\n"
-            "  dynamo_use_regional_compilation: true\n") != std::string::npos);
-  CHECK(slurp(dir.file("out.yaml")).find(
-            "fp8_config:\n  amax_compute_algo: max\n  amax_history_len: 1024\n  backend: TE\n"
-            "  fp8_format: HYBRID\n  interval: 1\n  margin: 0\n  override_linear_precision:\n"
-            "  - true\n  - false\n  - true\n  use_autocast_during_eval: false\n") !=
-        std::string::npos);
+  CHECK(slurp(dir.file("out.yaml"))
+            .find("dynamo_config:\n  dynamo_backend: INDUCTOR\n  dynamo_mode: max-autotune\n"
+                  "  dynamo_use_dynamic: false\n  dynamo_use_fullgraph: true\n"
+                  "  dynamo_use_regional_compilation: true\n") != std::string::npos);
+  CHECK(slurp(dir.file("out.yaml"))
+            .find("fp8_config:\n  amax_compute_algo: max\n  amax_history_len: 1024\n  backend: TE\n"
+                  "  fp8_format: HYBRID\n  interval: 1\n  margin: 0\n  override_linear_precision:\n"
+                  "  - true\n  - false\n  - true\n  use_autocast_during_eval: false\n") != std::string::npos);
   CHECK(slurp(dir.file("out.yaml")).find("mixed_precision: fp8\n") != std::string::npos);
 }
 
@@ -161,7 +155,8 @@ TEST_CASE("wizard: Enter at the process count takes a default it accepts, one pe
   auto enterAll = [](int gpus, const std::string& given, int enters) {
     TempDir dir;
     auto r = run({accelBinary(), "config", "--config_file", dir.file("out.yaml")}, given + std::string(enters, '\n'),
-                 accel::test::hermeticEnv(dir, {{"HOME", dir.path()}, {"CUDA_VISIBLE_DEVICES", ""},
+                 accel::test::hermeticEnv(dir, {{"HOME", dir.path()},
+                                                {"CUDA_VISIBLE_DEVICES", ""},
                                                 {"ACCEL_NVML_LIBRARY", accel::test::fakeNvmlLibrary()},
                                                 {"FAKE_NVML_GPUS", std::to_string(gpus)}}));
     if (r.exit_code == 0) r.out += slurp(dir.file("out.yaml"));
@@ -173,7 +168,8 @@ TEST_CASE("wizard: Enter at the process count takes a default it accepts, one pe
     auto r = enterAll(gpus, "2\n", 10);
     INFO(gpus << " GPU(s): " << r.out << r.err);
     REQUIRE(r.exit_code == 0);
-    CHECK(r.out.find("How many GPU(s) should be used for distributed training? [" + offered + "]:") != std::string::npos);
+    CHECK(r.out.find("How many GPU(s) should be used for distributed training? [" + offered + "]:") !=
+          std::string::npos);
     CHECK(r.out.find("needs at least 2 processes") == std::string::npos);
     CHECK(r.out.find("\nnum_processes: " + offered + "\n") != std::string::npos);
   }

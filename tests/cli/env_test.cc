@@ -6,8 +6,8 @@
 
 #include "tests/support/process.h"
 
-using accel::test::contains;
 using accel::test::accelBinary;
+using accel::test::contains;
 using accel::test::fakeCudaLibrary;
 using accel::test::fakeNvmlLibrary;
 using accel::test::run;
@@ -65,31 +65,39 @@ TEST_CASE("env with one fake GPU lists every device fact", "[env]") {
   TempDir dir;
   auto r = env(dir, 1);
   REQUIRE(r.exit_code == 0);
-  CHECK(contains(r.out, "- GPUs: 1 visible of 1 (CUDA_VISIBLE_DEVICES unset; via NVML, driver "
-                        "560.35.03, supports CUDA 12.6)\n"));
-  CHECK(contains(r.out, "\t- GPU 0: NVIDIA H100 80GB HBM3 | 80.00 GiB (80.00 GiB free) | compute "
-                        "9.0 | PCI 00000000:18:00.0 | GPU-00000000-1111-4222-8333-000000000000\n"));
+  CHECK(contains(r.out,
+                 "- GPUs: 1 visible of 1 (CUDA_VISIBLE_DEVICES unset; via NVML, driver "
+                 "560.35.03, supports CUDA 12.6)\n"));
+  CHECK(contains(r.out,
+                 "\t- GPU 0: NVIDIA H100 80GB HBM3 | 80.00 GiB (80.00 GiB free) | compute "
+                 "9.0 | PCI 00000000:18:00.0 | GPU-00000000-1111-4222-8333-000000000000\n"));
   CHECK_FALSE(contains(r.out, "GPU topology"));
   json d = envJson(dir, 1)["gpus"]["devices"][0];
-  CHECK(d == json({{"index", 0}, {"physical_index", 0}, {"name", "NVIDIA H100 80GB HBM3"},
+  CHECK(d == json({{"index", 0},
+                   {"physical_index", 0},
+                   {"name", "NVIDIA H100 80GB HBM3"},
                    {"uuid", "GPU-00000000-1111-4222-8333-000000000000"},
-                   {"pci_bus_id", "00000000:18:00.0"}, {"memory_total_bytes", 85899345920ull},
-                   {"memory_free_bytes", 85899345920ull}, {"compute_capability", "9.0"}}));
+                   {"pci_bus_id", "00000000:18:00.0"},
+                   {"memory_total_bytes", 85899345920ull},
+                   {"memory_free_bytes", 85899345920ull},
+                   {"compute_capability", "9.0"}}));
 }
 
 TEST_CASE("env with 4 GPUs prints the topology matrix", "[env]") {
   TempDir dir;
   SECTION("NVSwitch board: NV18 between every pair") {
     auto r = env(dir, 4);
-    CHECK(contains(r.out, "\t      GPU0  GPU1  GPU2  GPU3\n\tGPU0  X     NV18  NV18  NV18\n"
-                          "\tGPU1  NV18  X     NV18  NV18\n"));
+    CHECK(contains(r.out,
+                   "\t      GPU0  GPU1  GPU2  GPU3\n\tGPU0  X     NV18  NV18  NV18\n"
+                   "\tGPU1  NV18  X     NV18  NV18\n"));
     CHECK(envJson(dir, 4)["gpus"]["topology"][3] == json({"NV18", "NV18", "NV18", "X"}));
   }
   SECTION("a chosen matrix: NVLink pairs, PCIe switches, across sockets") {
     const std::string matrix = "X,NV4,PXB,SYS;NV4,X,SYS,PHB;PXB,SYS,X,NV2;SYS,PHB,NV2,X";
     auto r = env(dir, 4, {}, {{"FAKE_NVML_MATRIX", matrix}});
-    CHECK(contains(r.out, "\tGPU0  X     NV4   PXB   SYS\n\tGPU1  NV4   X     SYS   PHB\n"
-                          "\tGPU2  PXB   SYS   X     NV2\n\tGPU3  SYS   PHB   NV2   X\n"));
+    CHECK(contains(r.out,
+                   "\tGPU0  X     NV4   PXB   SYS\n\tGPU1  NV4   X     SYS   PHB\n"
+                   "\tGPU2  PXB   SYS   X     NV2\n\tGPU3  SYS   PHB   NV2   X\n"));
   }
 }
 
@@ -116,8 +124,9 @@ TEST_CASE("env reports a failing NVML call as a warning and carries on", "[env]"
   TempDir dir;
   auto memory = env(dir, 2, {}, {{"FAKE_NVML_FAIL", "memory"}});
   CHECK(memory.exit_code == 0);
-  CHECK(contains(memory.out, "- Warning: nvmlDeviceGetMemoryInfo failed for GPU 1: Unknown Error "
-                             "(NVML error 999)\n"));
+  CHECK(contains(memory.out,
+                 "- Warning: nvmlDeviceGetMemoryInfo failed for GPU 1: Unknown Error "
+                 "(NVML error 999)\n"));
   CHECK(contains(memory.out, "\t- GPU 1: NVIDIA H100 80GB HBM3 | compute 9.0 |"));
   CHECK(contains(memory.out, "- Hostname: "));  // the rest of the report is there
   auto init = env(dir, 2, {}, {{"FAKE_NVML_FAIL", "init"}});
@@ -132,8 +141,10 @@ TEST_CASE("env reports a failing NVML call as a warning and carries on", "[env]"
 TEST_CASE("env falls back to libcuda when NVML is missing", "[env]") {
   TempDir dir;
   auto r = run({accelBinary(), "env", "--json"}, {},
-               {{"HF_HOME", dir.file("hf")}, {"ACCEL_NVML_LIBRARY", dir.file("no-nvml.so")},
-                {"ACCEL_CUDA_LIBRARY", fakeCudaLibrary()}, {"FAKE_CUDA_GPUS", "2"}});
+               {{"HF_HOME", dir.file("hf")},
+                {"ACCEL_NVML_LIBRARY", dir.file("no-nvml.so")},
+                {"ACCEL_CUDA_LIBRARY", fakeCudaLibrary()},
+                {"FAKE_CUDA_GPUS", "2"}});
   REQUIRE(r.exit_code == 0);
   json g = json::parse(r.out)["gpus"];
   CHECK(g["source"] == "cuda");
@@ -150,8 +161,7 @@ TEST_CASE("env --json: stable keys, numbers as numbers, lists as arrays", "[env]
   TempDir dir;
   json j = envJson(dir, 4);
   CHECK(j["schema_version"] == 1);
-  for (const char* key : {"accel", "os", "cpu", "memory", "gpus", "libraries", "host",
-                          "environment", "config"}) {
+  for (const char* key : {"accel", "os", "cpu", "memory", "gpus", "libraries", "host", "environment", "config"}) {
     INFO(key);
     CHECK(j.contains(key));
   }
@@ -175,8 +185,8 @@ TEST_CASE("env --json: stable keys, numbers as numbers, lists as arrays", "[env]
 
 TEST_CASE("env shows the launch environment variables that are set", "[env]") {
   TempDir dir;
-  auto r = env(dir, -1, {}, {{"NCCL_DEBUG", "INFO"}, {"SLURM_JOB_ID", "77"}, {"ACCEL_UNRELATED", "x"},
-                             {"MY_VAR", "y"}});
+  auto r =
+      env(dir, -1, {}, {{"NCCL_DEBUG", "INFO"}, {"SLURM_JOB_ID", "77"}, {"ACCEL_UNRELATED", "x"}, {"MY_VAR", "y"}});
   CHECK(contains(r.out, "\t- NCCL_DEBUG=INFO\n"));
   CHECK(contains(r.out, "\t- SLURM_JOB_ID=77\n"));
   CHECK_FALSE(contains(r.out, "MY_VAR"));
@@ -187,17 +197,19 @@ TEST_CASE("env shows the launch environment variables that are set", "[env]") {
 TEST_CASE("env shows the config in effect the way Accelerate's env does", "[env][config]") {
   TempDir dir;
   auto missing = env(dir, -1);
-  CHECK(contains(missing.out, "- `accel` default config: " +
-                                  dir.file("hf/accelerate/default_config.yaml") + "\n\tNot found\n"));
+  CHECK(contains(missing.out,
+                 "- `accel` default config: " + dir.file("hf/accelerate/default_config.yaml") + "\n\tNot found\n"));
   CHECK(envJson(dir, -1)["config"]["found"] == false);
   dir.write("hf/accelerate/default_config.yaml",
             "distributed_type: DEEPSPEED\nmixed_precision: bf16\nnum_processes: 4\n"
             "deepspeed_config:\n  zero_stage: 3\n  gradient_clipping: 1.0\n");
   auto found = env(dir, -1);
-  CHECK(contains(found.out, "\t- compute_environment: LOCAL_MACHINE\n\t- distributed_type: "
-                            "DEEPSPEED\n\t- mixed_precision: bf16\n\t- use_cpu: False\n"));
-  CHECK(contains(found.out, "\t- deepspeed_config: {'gradient_clipping': 1.0, 'zero_stage': 3}\n"
-                            "\t- downcast_bf16: False\n"));
+  CHECK(contains(found.out,
+                 "\t- compute_environment: LOCAL_MACHINE\n\t- distributed_type: "
+                 "DEEPSPEED\n\t- mixed_precision: bf16\n\t- use_cpu: False\n"));
+  CHECK(contains(found.out,
+                 "\t- deepspeed_config: {'gradient_clipping': 1.0, 'zero_stage': 3}\n"
+                 "\t- downcast_bf16: False\n"));
   json config = envJson(dir, -1)["config"];
   CHECK(config["values"]["num_processes"] == 4);
   CHECK(config["passed"] == false);

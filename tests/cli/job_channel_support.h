@@ -32,12 +32,27 @@ struct Job {
 
 // Each machine's worker waits for the file GO, then trains: the channel is attacked while the
 // job runs, and the weights show whether anything of it reached the training.
-inline std::vector<std::string> machine(const Job& job, int rank, const TempDir& dir, std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {accelBinary(), "launch", "--cpu", "--num_machines", std::to_string(job.machines),
-                                   "--machine_rank", std::to_string(rank), "--num_processes",
-                                   std::to_string(job.machines), "--main_process_ip", "127.0.0.1",
-                                   "--main_process_port", std::to_string(job.port), "--job_port",
-                                   std::to_string(job.job_port), "--rdzv_token", kToken, "--grace_period", "2"};
+inline std::vector<std::string> machine(const Job& job, int rank, const TempDir& dir,
+                                        std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {accelBinary(),
+                                   "launch",
+                                   "--cpu",
+                                   "--num_machines",
+                                   std::to_string(job.machines),
+                                   "--machine_rank",
+                                   std::to_string(rank),
+                                   "--num_processes",
+                                   std::to_string(job.machines),
+                                   "--main_process_ip",
+                                   "127.0.0.1",
+                                   "--main_process_port",
+                                   std::to_string(job.port),
+                                   "--job_port",
+                                   std::to_string(job.job_port),
+                                   "--rdzv_token",
+                                   kToken,
+                                   "--grace_period",
+                                   "2"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   const std::string go = dir.file("GO");
   argv.insert(argv.end(), {"--no_python", "sh", "-c",
@@ -100,7 +115,6 @@ inline std::optional<std::string> closedWithin(int fd, int timeout_ms) {
   }
 }
 
-
 inline double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // A running pair whose workers wait for GO.
@@ -125,8 +139,6 @@ inline void finishesUnharmed(Pair& p, const TempDir& dir, const std::string& not
   CHECK(crcIn(r0.out) == referenceCrc());
   CHECK(contains(r0.err, note));
 }
-
-
 
 inline std::string join(int version, int machine, const std::string& token) {
   return "{\"t\":\"join\",\"v\":" + std::to_string(version) + ",\"machine\":" + std::to_string(machine) +

@@ -83,7 +83,8 @@ void strangersAndSilence(const Job& job) {
       std::string("\x00\xff\xfe garbage\n", sizeof "\x00\xff\xfe garbage\n" - 1),
       join(2, 1, "not-the-token"),
       join(2, 1, kToken),  // the right token, after the start: turned away, the job goes on
-      "{\"t\":\"join\",\"v\":2,\"machine\":-4,\"host\":\"h\",\"pid\":1,\"machines\":2,\"world\":2,\"token\":\"" + kToken + "\"}\n",
+      "{\"t\":\"join\",\"v\":2,\"machine\":-4,\"host\":\"h\",\"pid\":1,\"machines\":2,\"world\":2,\"token\":\"" +
+          kToken + "\"}\n",
       std::string(300 * 1024, 'x'),  // an endless line
   };
   for (const auto& line : lines) {

@@ -20,8 +20,9 @@ using Clock = std::chrono::steady_clock;
 
 std::vector<std::string> launch(const std::vector<std::string>& wrapper, const std::vector<std::string>& worker) {
   std::vector<std::string> argv = wrapper;
-  const std::vector<std::string> launcher = {accelBinary(), "launch", "--cpu", "--num_processes", "2", "--main_process_port",
-                                             "0", "--grace_period", "30", "--no_python"};
+  const std::vector<std::string> launcher = {
+      accelBinary(), "launch",         "--cpu", "--num_processes", "2", "--main_process_port",
+      "0",           "--grace_period", "30",    "--no_python"};
   argv.insert(argv.end(), launcher.begin(), launcher.end());
   argv.insert(argv.end(), worker.begin(), worker.end());
   return argv;
@@ -33,7 +34,8 @@ std::vector<std::string> sh(const std::string& script) { return {"sh", "-c", scr
 unsigned long long ignoredSignals(const std::string& pid) {
   const std::string status = slurp("/proc/" + pid + "/status");
   const auto at = status.find("SigIgn:");
-  return at == std::string::npos ? ~0ULL : std::stoull(status.substr(at + 7, status.find('\n', at) - at - 7), nullptr, 16);
+  return at == std::string::npos ? ~0ULL
+                                 : std::stoull(status.substr(at + 7, status.find('\n', at) - at - 7), nullptr, 16);
 }
 
 }  // namespace
@@ -43,8 +45,8 @@ TEST_CASE("dispositions: SIGINT ignored on entry (a shell's &) is still acted on
   TempDir dir;
   // `exec` keeps the ignore the shell set: the launcher starts as a background command would.
   const std::string sig = GENERATE("INT", "QUIT");
-  BackgroundProcess launcher(launch({"sh", "-c", "trap '' " + sig + "; exec \"$@\"", "sh"}, {envWorker(), "--sleep", "60"}),
-                             hermeticEnv(dir));
+  BackgroundProcess launcher(
+      launch({"sh", "-c", "trap '' " + sig + "; exec \"$@\"", "sh"}, {envWorker(), "--sleep", "60"}), hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("pgid ", 2));
   for (size_t at = 0; (at = launcher.output().find("] pid ", at)) != std::string::npos; ++at) {
     const std::string pid = launcher.output().substr(at + 6, launcher.output().find('\n', at) - at - 6);
@@ -75,7 +77,8 @@ TEST_CASE("dispositions: under nohup a hangup neither stops the launcher nor rea
   CHECK_FALSE(contains(r.err, "SIGHUP"));
 }
 
-TEST_CASE("dispositions: without nohup a hangup stops the job, forwarded to the workers", "[launch][signals][failure]") {
+TEST_CASE("dispositions: without nohup a hangup stops the job, forwarded to the workers",
+          "[launch][signals][failure]") {
   TempDir dir;
   BackgroundProcess launcher(launch({}, sh("echo started; sleep 60")), hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("started", 2));

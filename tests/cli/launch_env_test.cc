@@ -15,11 +15,11 @@
 #include "lib/launch/cpu_affinity.h"
 #include "tests/support/process.h"
 
-using accel::test::contains;
 using accel::test::accelBinary;
+using accel::test::BackgroundProcess;
+using accel::test::contains;
 using accel::test::envWorker;
 using accel::test::fakeNvmlLibrary;
-using accel::test::BackgroundProcess;
 using accel::test::run;
 using accel::test::RunResult;
 using accel::test::TempDir;
@@ -53,15 +53,13 @@ std::map<int, std::map<std::string, std::string>> workerEnvs(const std::string& 
   return envs;
 }
 
-
 }  // namespace
 
 TEST_CASE("launch: the environment of 1, 2 and 4 workers", "[launch]") {
   TempDir dir;
   for (int n : {1, 2, 4}) {
     INFO(n << " workers");
-    auto r = launch(dir, {"--cpu", "--num_processes", std::to_string(n), "--main_process_port", "29611",
-                          envWorker()});
+    auto r = launch(dir, {"--cpu", "--num_processes", std::to_string(n), "--main_process_port", "29611", envWorker()});
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
     auto envs = workerEnvs(r.out);
@@ -127,7 +125,7 @@ TEST_CASE("launch: flags beat the config file, which beats defaults, every key a
   CHECK(envs[2]["MASTER_PORT"] == "29612");
   CHECK(envs[2]["ACCELERATE_DYNAMO_BACKEND"] == "INDUCTOR");
   CHECK(envs[2].count("ACCELERATE_GRADIENT_ACCUMULATION_STEPS") == 0);  // as Accelerate: under DeepSpeed only
-  CHECK(contains(r.err, "accel:   mixed_precision"));  // --debug: the settings table
+  CHECK(contains(r.err, "accel:   mixed_precision"));                   // --debug: the settings table
   CHECK(std::regex_search(r.err, std::regex(R"(num_processes\s+3\s+\(config file\))")));
   CHECK(std::regex_search(r.err, std::regex(R"(mixed_precision\s+fp16\s+\(command line\))")));
   CHECK(std::regex_search(r.err, std::regex(R"(enable_cpu_affinity\s+true\s+\(config file\))")));
@@ -213,19 +211,27 @@ TEST_CASE("launch: GPU counts are checked against the GPUs that exist", "[launch
 TEST_CASE("launch: SLURM placement is detected from srun's variables", "[launch][slurm]") {
   TempDir dir;
   auto r = launch(dir, {"--dry_run", envWorker()}, 2,
-                  {{"SLURM_JOB_ID", "4242"}, {"SLURM_NODEID", "1"}, {"SLURM_NNODES", "2"},
-                   {"SLURM_STEP_ID", "0"}, {"SLURM_JOB_NODELIST", "gpu[07-08,11]"},
-                   {"SLURM_GPUS_ON_NODE", "2"}, {"SLURM_PROCID", "1"}});
+                  {{"SLURM_JOB_ID", "4242"},
+                   {"SLURM_NODEID", "1"},
+                   {"SLURM_NNODES", "2"},
+                   {"SLURM_STEP_ID", "0"},
+                   {"SLURM_JOB_NODELIST", "gpu[07-08,11]"},
+                   {"SLURM_GPUS_ON_NODE", "2"},
+                   {"SLURM_PROCID", "1"}});
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(contains(r.err, "accel: SLURM job 4242: machine_rank 1 of 2 machines, main_process_ip gpu07, 2 GPUs on this node"));
+  CHECK(contains(r.err,
+                 "accel: SLURM job 4242: machine_rank 1 of 2 machines, main_process_ip gpu07, 2 GPUs on this node"));
   CHECK(contains(r.out, "2 worker(s) on machine 1 of 2, world size 4, MASTER_ADDR=gpu07"));
   CHECK(contains(r.out, "rank 3 (local rank 1)"));
   CHECK(contains(r.out, "  ACCEL_RUN_ID=slurm-4242\n"));
-  auto flag_wins = launch(dir, {"--cpu", "--dry_run", "--machine_rank", "0", "--main_process_ip", "10.1.1.1",
-                                envWorker()},
-                          0, {{"SLURM_JOB_ID", "4242"}, {"SLURM_NODEID", "1"}, {"SLURM_NNODES", "2"},
-                              {"SLURM_STEP_ID", "0"}, {"SLURM_JOB_NODELIST", "gpu[07-08]"}});
+  auto flag_wins =
+      launch(dir, {"--cpu", "--dry_run", "--machine_rank", "0", "--main_process_ip", "10.1.1.1", envWorker()}, 0,
+             {{"SLURM_JOB_ID", "4242"},
+              {"SLURM_NODEID", "1"},
+              {"SLURM_NNODES", "2"},
+              {"SLURM_STEP_ID", "0"},
+              {"SLURM_JOB_NODELIST", "gpu[07-08]"}});
   INFO(flag_wins.out << flag_wins.err);
   CHECK(flag_wins.exit_code == 0);
   CHECK(contains(flag_wins.out, "on machine 0 of 2"));
@@ -236,7 +242,8 @@ TEST_CASE("launch: SLURM placement is detected from srun's variables", "[launch]
 
 TEST_CASE("launch: programs — .py under python3, PATH lookup, missing ones fail first", "[launch][program]") {
   TempDir dir;
-  std::string script = dir.write("hello.py", "import os, sys\nprint('python', int(sys.stdout.write_through), os.environ['RANK'], sys.argv[1:])\n");
+  std::string script = dir.write(
+      "hello.py", "import os, sys\nprint('python', int(sys.stdout.write_through), os.environ['RANK'], sys.argv[1:])\n");
   auto py = launch(dir, {"--cpu", "--num_processes", "2", script, "--num_processes", "9"});
   INFO(py.out << py.err);
   REQUIRE(py.exit_code == 0);
@@ -259,9 +266,12 @@ TEST_CASE("launch: programs — .py under python3, PATH lookup, missing ones fai
 
 TEST_CASE("launch: --dry_run prints each rank's command and environment", "[launch]") {
   TempDir dir;
-  auto r = launch(dir, {"--cpu", "--num_processes", "2", "--main_process_port", "29613", "--dry_run", envWorker(), "--a b"});
+  auto r =
+      launch(dir, {"--cpu", "--num_processes", "2", "--main_process_port", "29613", "--dry_run", envWorker(), "--a b"});
   REQUIRE(r.exit_code == 0);
-  CHECK(contains(r.out, "accel launch plan: 2 worker(s) on machine 0 of 1, world size 2, MASTER_ADDR=127.0.0.1 MASTER_PORT=29613\n"));
+  CHECK(contains(
+      r.out,
+      "accel launch plan: 2 worker(s) on machine 0 of 1, world size 2, MASTER_ADDR=127.0.0.1 MASTER_PORT=29613\n"));
   CHECK(contains(r.out, "rank 1 (local rank 1): " + std::string(envWorker()) + " '--a b'\n"));
   CHECK(contains(r.out, "  RANK=1\n"));
   CHECK_FALSE(contains(r.out, "env RANK"));  // nothing ran
@@ -288,12 +298,14 @@ TEST_CASE("launch: --collective_timeout reaches the workers, a bad value stops t
     INFO("ACCEL_SHM=" << shm << ": " << late.err);
     CHECK(late.exit_code == 3);
     std::smatch m;
-    REQUIRE(std::regex_search(late.err, m, std::regex(R"(\[rank 0\] error after ([0-9.]+) s: barrier failed on rank 0 of 2)")));
+    REQUIRE(std::regex_search(late.err, m,
+                              std::regex(R"(\[rank 0\] error after ([0-9.]+) s: barrier failed on rank 0 of 2)")));
     CHECK(std::stod(m[1]) >= 1.9);
     CHECK(std::stod(m[1]) < 10);
   }
   // A worker started without the launcher reads the variable itself, and names it when it is bad.
-  auto worker = run({accel::test::runtimeWorker(), "helpers", dir.file("h")}, {}, launchEnv(dir, 0, {{"ACCEL_COLLECTIVE_TIMEOUT", "-1"}}));
+  auto worker = run({accel::test::runtimeWorker(), "helpers", dir.file("h")}, {},
+                    launchEnv(dir, 0, {{"ACCEL_COLLECTIVE_TIMEOUT", "-1"}}));
   CHECK(worker.exit_code == 3);
   CHECK(contains(worker.err, "ACCEL_COLLECTIVE_TIMEOUT='-1' is not a number of seconds above 0"));
 }
@@ -327,8 +339,9 @@ TEST_CASE("launch: a real PyTorch DDP job on Gloo passes", "[launch][torch]") {
     return;
   }
   TempDir dir;
-  auto r = launch(dir, {"--cpu", "--num_processes", "2", "--main_process_port", "0", "--python", "/usr/bin/python3",
-                        ACCEL_SOURCE_DIR "/tests/python/ddp_gloo.py"},
+  auto r = launch(dir,
+                  {"--cpu", "--num_processes", "2", "--main_process_port", "0", "--python", "/usr/bin/python3",
+                   ACCEL_SOURCE_DIR "/tests/python/ddp_gloo.py"},
                   0, {{"GLOO_SOCKET_IFNAME", "lo"}});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
@@ -343,11 +356,13 @@ TEST_CASE("launch: enable_cpu_affinity pins each worker to its own share of the 
   auto allowed = [](const std::string& out) {  // rank -> the kernel's Cpus_allowed_list of that worker
     std::map<int, std::string> lists;
     std::regex line(R"(\[rank (\d+)\] Cpus_allowed_list:\s*(\S+))");
-    for (std::sregex_iterator it(out.begin(), out.end(), line), end; it != end; ++it) lists[std::stoi((*it)[1])] = (*it)[2];
+    for (std::sregex_iterator it(out.begin(), out.end(), line), end; it != end; ++it)
+      lists[std::stoi((*it)[1])] = (*it)[2];
     return lists;
   };
   const std::vector<std::string> grep = {"/bin/grep", "Cpus_allowed_list", "/proc/self/status"};
-  std::vector<std::string> args = {"--cpu", "--num_processes", "2", "--main_process_port", "0", "--enable_cpu_affinity"};
+  std::vector<std::string> args = {"--cpu", "--num_processes",      "2", "--main_process_port",
+                                   "0",     "--enable_cpu_affinity"};
   args.insert(args.end(), grep.begin(), grep.end());
   auto r = launch(dir, args);
   INFO(r.out << r.err);
@@ -356,7 +371,8 @@ TEST_CASE("launch: enable_cpu_affinity pins each worker to its own share of the 
   CHECK(lists[0] == accel::cpuListText(shares[0]));
   CHECK(lists[1] == accel::cpuListText(shares[1]));
   // From the config file too (Accelerate's wizard writes the key; its launcher ignores it).
-  const std::string config = dir.write("affinity.yaml", "distributed_type: MULTI_CPU\nnum_processes: 2\nuse_cpu: true\nenable_cpu_affinity: true\n");
+  const std::string config = dir.write(
+      "affinity.yaml", "distributed_type: MULTI_CPU\nnum_processes: 2\nuse_cpu: true\nenable_cpu_affinity: true\n");
   args = {"--config_file", config, "--main_process_port", "0"};
   args.insert(args.end(), grep.begin(), grep.end());
   r = launch(dir, args);

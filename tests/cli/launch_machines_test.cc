@@ -26,11 +26,23 @@ struct Job {
 
 std::vector<std::string> machine(const Job& job, int rank, int machines, std::vector<std::string> extra,
                                  std::vector<std::string> program) {
-  std::vector<std::string> argv = {accelBinary(), "launch", "--cpu", "--num_machines", std::to_string(machines),
-                                   "--machine_rank", std::to_string(rank), "--num_processes",
-                                   std::to_string(2 * machines), "--main_process_ip", "127.0.0.1",
-                                   "--main_process_port", std::to_string(job.port), "--job_port",
-                                   std::to_string(job.job_port), "--grace_period", "2"};
+  std::vector<std::string> argv = {accelBinary(),
+                                   "launch",
+                                   "--cpu",
+                                   "--num_machines",
+                                   std::to_string(machines),
+                                   "--machine_rank",
+                                   std::to_string(rank),
+                                   "--num_processes",
+                                   std::to_string(2 * machines),
+                                   "--main_process_ip",
+                                   "127.0.0.1",
+                                   "--main_process_port",
+                                   std::to_string(job.port),
+                                   "--job_port",
+                                   std::to_string(job.job_port),
+                                   "--grace_period",
+                                   "2"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.insert(argv.end(), program.begin(), program.end());
   return argv;
@@ -84,9 +96,9 @@ TEST_CASE("machines: --max_restarts restarts every machine together, with a fres
           "[launch][machines][failure]") {
   TempDir dir;
   Job job;
-  const auto program = sh(
-      "echo \"round $TORCHELASTIC_RESTART_COUNT port $MASTER_PORT\"; "
-      "if [ $RANK = 2 ] && [ $TORCHELASTIC_RESTART_COUNT = 0 ]; then sleep 0.5; exit 9; fi; sleep 1.5");
+  const auto program =
+      sh("echo \"round $TORCHELASTIC_RESTART_COUNT port $MASTER_PORT\"; "
+         "if [ $RANK = 2 ] && [ $TORCHELASTIC_RESTART_COUNT = 0 ]; then sleep 0.5; exit 9; fi; sleep 1.5");
   BackgroundProcess m0(machine(job, 0, 2, {"--max_restarts", "1"}, program), hermeticEnv(dir));
   auto m1 = run(machine(job, 1, 2, {"--max_restarts", "1"}, program), {}, hermeticEnv(dir), 60000);
   auto r0 = m0.wait(30000);

@@ -27,10 +27,9 @@ bool haveMpirun() {
 }
 
 std::vector<std::string> launchArgs(const TempDir& dir, std::vector<std::string> program) {
-  {
-    std::ofstream(dir.file("hostfile")) << "localhost slots=2\n";
-  }
-  std::vector<std::string> argv = {accelBinary(), "launch", "--cpu", "--num_processes", "2", "--main_process_port", "0"};
+  { std::ofstream(dir.file("hostfile")) << "localhost slots=2\n"; }
+  std::vector<std::string> argv = {accelBinary(),         "launch", "--cpu", "--num_processes", "2",
+                                   "--main_process_port", "0"};
   argv.insert(argv.end(), {"--mpirun_hostfile", dir.file("hostfile")});
   argv.insert(argv.end(), program.begin(), program.end());
   return argv;
@@ -52,21 +51,24 @@ TEST_CASE("mpirun: ranks started by mpirun train to the same weights as accel's 
   REQUIRE(through_mpirun.exit_code == 0);
   CHECK(contains(through_mpirun.out, "[mpirun] test accuracy"));
   CHECK(contains(through_mpirun.out, "(2 processes on cpu"));  // ranks from OMPI_COMM_WORLD_*
-  std::vector<std::string> plain = {accelBinary(), "launch", "--cpu", "--num_processes", "2", "--main_process_port", "0"};
+  std::vector<std::string> plain = {accelBinary(),         "launch", "--cpu", "--num_processes", "2",
+                                    "--main_process_port", "0"};
   plain.insert(plain.end(), train.begin(), train.end());
   auto own = run(plain, {}, hermeticEnv(dir), 120000);
   REQUIRE(own.exit_code == 0);
   CHECK(crcLine(through_mpirun.out) == crcLine(own.out));
 }
 
-TEST_CASE("mpirun: a failing rank's exit code passes through, and Ctrl-C leaves no rank behind", "[launch][mpirun][failure]") {
+TEST_CASE("mpirun: a failing rank's exit code passes through, and Ctrl-C leaves no rank behind",
+          "[launch][mpirun][failure]") {
   if (!haveMpirun()) return;
   TempDir dir;
   auto failed = run(launchArgs(dir, {"--no_python", "sh", "-c", "exit $((3 + OMPI_COMM_WORLD_RANK))"}), {},
                     hermeticEnv(dir), 60000);
   CHECK((failed.exit_code == 3 || failed.exit_code == 4));  // whichever rank mpirun saw fail first
   CHECK(contains(failed.err, "accel: error: mpirun (pid "));
-  BackgroundProcess job(launchArgs(dir, {envWorker(), "--sleep", "60", "--pidfile", dir.file("pids")}), hermeticEnv(dir));
+  BackgroundProcess job(launchArgs(dir, {envWorker(), "--sleep", "60", "--pidfile", dir.file("pids")}),
+                        hermeticEnv(dir));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   std::vector<pid_t> ranks;
   while (ranks.size() < 2 && std::chrono::steady_clock::now() < deadline) {

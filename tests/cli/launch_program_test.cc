@@ -48,7 +48,8 @@ TEST_CASE("launch program: a directory is named as a directory, not as a missing
   CHECK(contains(missing.err, "accel: error: program '" + dir.file("nope") + "' not found\n"));
 }
 
-TEST_CASE("launch program: a #! interpreter that does not exist is named before any worker starts", "[launch][program]") {
+TEST_CASE("launch program: a #! interpreter that does not exist is named before any worker starts",
+          "[launch][program]") {
   TempDir dir;
   const std::string marker = dir.file("ran");
   const std::string body = "\ntouch " + marker + "\n";
@@ -73,24 +74,30 @@ TEST_CASE("launch program: a #! interpreter that does not exist is named before 
   CHECK(std::filesystem::exists(marker));
 }
 
-TEST_CASE("launch program: an interpreter gone by a restart is named in the worker's exec failure", "[launch][program][restart][failure]") {
+TEST_CASE("launch program: an interpreter gone by a restart is named in the worker's exec failure",
+          "[launch][program][restart][failure]") {
   TempDir dir;
   const std::string shell = dir.file("sh");
   std::filesystem::copy_file("/bin/sh", shell);
   // The first round removes its own interpreter and fails; the restart's exec finds none.
-  auto r = launch(dir, {"--max_restarts", "1", script(dir, "train.sh", "#!" + shell + "\nrm -f " + shell + "\nexit 3\n")});
+  auto r =
+      launch(dir, {"--max_restarts", "1", script(dir, "train.sh", "#!" + shell + "\nrm -f " + shell + "\nexit 3\n")});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 127);
   CHECK(contains(r.err, "[rank 0] accel: error: cannot execute " + dir.file("train.sh") +
-                            ": No such file or directory (its interpreter " + shell + ", from its #! line, is missing)\n"));
+                            ": No such file or directory (its interpreter " + shell +
+                            ", from its #! line, is missing)\n"));
 }
 
-TEST_CASE("launch program: a number past any integer flag's range is out of range, not 'not an integer'", "[launch][flags]") {
+TEST_CASE("launch program: a number past any integer flag's range is out of range, not 'not an integer'",
+          "[launch][flags]") {
   TempDir dir;
   auto r = launch(dir, {"--num_processes", "99999999999999999999", "/bin/true"});
   CHECK(r.exit_code == 2);
-  CHECK(contains(r.err, "accel: error: --num_processes: '99999999999999999999' is out of range: it must be from 1 to "
-                        "9223372036854775807\n"));
+  CHECK(contains(r.err,
+                 "accel: error: --num_processes: '99999999999999999999' is out of range: it must be from 1 to "
+                 "9223372036854775807\n"));
   auto port = launch(dir, {"--job_port", "99999999999999999999", "/bin/true"});
-  CHECK(contains(port.err, "accel: error: --job_port: '99999999999999999999' is out of range: it must be from 1 to 65535\n"));
+  CHECK(contains(port.err,
+                 "accel: error: --job_port: '99999999999999999999' is out of range: it must be from 1 to 65535\n"));
 }

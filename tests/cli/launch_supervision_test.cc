@@ -16,11 +16,11 @@
 
 #include "tests/support/process.h"
 
-using accel::test::contains;
-using accel::test::hermeticEnv;
 using accel::test::accelBinary;
-using accel::test::envWorker;
 using accel::test::BackgroundProcess;
+using accel::test::contains;
+using accel::test::envWorker;
+using accel::test::hermeticEnv;
 using accel::test::processAlive;
 using accel::test::run;
 using accel::test::RunResult;
@@ -65,17 +65,20 @@ TEST_CASE("supervision: success is 0, a failure passes the worker's own exit cod
   TempDir dir;
   auto ok = launch(dir, {"--num_processes", "3"}, {});
   CHECK(ok.exit_code == 0);
-  auto failed = launch(dir, {"--num_processes", "2"}, {"--fail-rank", "1", "--exit-code", "7", "--stderr-lines", "25",
-                                                       "--sleep", "30"});
+  auto failed = launch(dir, {"--num_processes", "2"},
+                       {"--fail-rank", "1", "--exit-code", "7", "--stderr-lines", "25", "--sleep", "30"});
   INFO(failed.err);
   CHECK(failed.exit_code == 7);
-  CHECK(std::regex_search(failed.err, std::regex(R"(accel: error: rank 1 \(pid \d+\) exited with code 7 after [0-9.]+ s; it failed first)")));
+  CHECK(std::regex_search(
+      failed.err,
+      std::regex(R"(accel: error: rank 1 \(pid \d+\) exited with code 7 after [0-9.]+ s; it failed first)")));
   CHECK(contains(failed.err, "accel: last 20 line(s) of rank 1's stderr:\naccel:   | stderr line 6\n"));
   CHECK(contains(failed.err, "accel:   | stderr line 25\naccel: stopped ranks 0\n"));
   CHECK_FALSE(contains(failed.err, "| stderr line 5\n"));
 }
 
-TEST_CASE("supervision: a worker killed by SIGKILL stops the others within the grace period", "[launch][supervise][failure]") {
+TEST_CASE("supervision: a worker killed by SIGKILL stops the others within the grace period",
+          "[launch][supervise][failure]") {
   TempDir dir;
   const std::string pidfile = dir.file("pids");
   auto start = std::chrono::steady_clock::now();
@@ -120,7 +123,8 @@ TEST_CASE("supervision: SIGTERM is forwarded, the launcher exits 143", "[launch]
 
 // torchrun's set (TORCHELASTIC_SIGNALS_TO_HANDLE, which accel's workers get too): SIGHUP and
 // SIGQUIT are forwarded as well, and the launcher exits 128 + the signal.
-TEST_CASE("supervision: SIGHUP and SIGQUIT are forwarded, the launcher exits 128 + signal", "[launch][signals][failure]") {
+TEST_CASE("supervision: SIGHUP and SIGQUIT are forwarded, the launcher exits 128 + signal",
+          "[launch][signals][failure]") {
   for (int sig : {SIGHUP, SIGQUIT}) {
     TempDir dir;
     BackgroundProcess launcher(launchArgs({"--num_processes", "2"}, {"--sleep", "60"}), hermeticEnv(dir));
@@ -129,7 +133,8 @@ TEST_CASE("supervision: SIGHUP and SIGQUIT are forwarded, the launcher exits 128
     RunResult r = launcher.wait();
     INFO(::sigabbrev_np(sig) << "\n" << r.err);
     CHECK(r.exit_code == 128 + sig);
-    CHECK(contains(r.err, std::string("accel: received SIG") + ::sigabbrev_np(sig) + ": forwarding it to every worker"));
+    CHECK(
+        contains(r.err, std::string("accel: received SIG") + ::sigabbrev_np(sig) + ": forwarding it to every worker"));
   }
 }
 
@@ -155,7 +160,8 @@ TEST_CASE("supervision: a second Ctrl-C kills workers that ignore the first", "[
 TEST_CASE("supervision: when the launcher is SIGKILLed no worker survives", "[launch][signals][failure]") {
   TempDir dir;
   const std::string pidfile = dir.file("pids");
-  BackgroundProcess launcher(launchArgs({"--num_processes", "3"}, {"--sleep", "60", "--pidfile", pidfile}), hermeticEnv(dir));
+  BackgroundProcess launcher(launchArgs({"--num_processes", "3"}, {"--sleep", "60", "--pidfile", pidfile}),
+                             hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("] pgid ", 3));
   auto workers = pids(pidfile);
   REQUIRE(workers.size() == 3);
@@ -203,8 +209,8 @@ TEST_CASE("supervision: a worker SIGKILLed from outside is named before a peer's
           "[launch][supervise][failure]") {
   TempDir dir;
   const std::string pidfile = dir.file("pids");
-  BackgroundProcess launcher(launchArgs({"--num_processes", "2"}, {"--sleep", "60", "--trap-term", "--pidfile", pidfile}),
-                             hermeticEnv(dir));
+  BackgroundProcess launcher(
+      launchArgs({"--num_processes", "2"}, {"--sleep", "60", "--trap-term", "--pidfile", pidfile}), hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("] pgid ", 2));
   auto workers = pids(pidfile);
   REQUIRE(workers.size() == 2);
@@ -267,10 +273,12 @@ TEST_CASE("supervision: --log_dir files, --tee and --local_ranks_filter", "[laun
   CHECK(contains(none.err, "--tee 0 without --log_dir would discard all worker output"));
 }
 
-TEST_CASE("supervision: --max_restarts restarts the whole group with a new restart count", "[launch][restart][failure]") {
+TEST_CASE("supervision: --max_restarts restarts the whole group with a new restart count",
+          "[launch][restart][failure]") {
   TempDir dir;
-  auto r = launch(dir, {"--num_processes", "2", "--max_restarts", "2"}, {"--fail-rank", "0", "--fail-after", "0.5", "--exit-code", "5", "--sleep", "5",
-                                                                              "--fail-when-up", dir.file("up")});
+  auto r = launch(dir, {"--num_processes", "2", "--max_restarts", "2"},
+                  {"--fail-rank", "0", "--fail-after", "0.5", "--exit-code", "5", "--sleep", "5", "--fail-when-up",
+                   dir.file("up")});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 5);
   CHECK(contains(r.err, "accel: [round 0] restarting all workers (restart 1 of 2)"));

@@ -24,7 +24,8 @@ void manifest(const std::string& text) {
   try {
     m = parseManifest(text, "ckpt/manifest");
   } catch (const Error& e) {
-    FUZZ_CHECK(std::string(e.what()).find("ckpt/manifest") != std::string::npos, std::string("error without the file: ") + e.what());
+    FUZZ_CHECK(std::string(e.what()).find("ckpt/manifest") != std::string::npos,
+               std::string("error without the file: ") + e.what());
     return;
   }
   FUZZ_CHECK(m.world > 0, "a manifest without a world size was accepted");
@@ -44,7 +45,8 @@ void part(const std::string& data) {
   try {
     p = decodePart(data, "ckpt/rank0.part");
   } catch (const Error& e) {
-    FUZZ_CHECK(std::string(e.what()).find("ckpt/rank0.part") != std::string::npos, std::string("error without the file: ") + e.what());
+    FUZZ_CHECK(std::string(e.what()).find("ckpt/rank0.part") != std::string::npos,
+               std::string("error without the file: ") + e.what());
     return;
   }
   const std::string encoded = encodePart(p);

@@ -54,8 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string why = again.errors.empty() ? "" : formatDiagnostic(again.errors.front());
     FUZZ_CHECK(again.errors.empty(), "the written file does not load: " + why + "\n--- written:\n" + written);
     const std::string rewritten = serializeConfig(again.config.values, path);
-    FUZZ_CHECK(rewritten == written, "the written file is written back differently:\n--- written:\n" +
-                                         written + "--- then:\n" + rewritten);
+    FUZZ_CHECK(rewritten == written,
+               "the written file is written back differently:\n--- written:\n" + written + "--- then:\n" + rewritten);
   }
   std::string problem;
   auto ids = parseGpuIds(text, problem);

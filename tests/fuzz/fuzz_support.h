@@ -15,18 +15,16 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace accel::fuzz {
 
-[[noreturn]] inline void fail(const char* condition, const std::string& message, const char* file,
-                              int line) {
-  std::fprintf(stderr, "fuzz property failed at %s:%d: %s\n  %s\n", file, line, condition,
-               message.c_str());
+[[noreturn]] inline void fail(const char* condition, const std::string& message, const char* file, int line) {
+  std::fprintf(stderr, "fuzz property failed at %s:%d: %s\n  %s\n", file, line, condition, message.c_str());
   std::abort();
 }
 
@@ -34,14 +32,12 @@ namespace accel::fuzz {
 // catch block still leaves "control reaches end of non-void function" at -O0).
 #define FUZZ_FAIL(message) ::accel::fuzz::fail("unreachable", (message), __FILE__, __LINE__)
 
-#define FUZZ_CHECK(condition, message)                                           \
-  do {                                                                           \
+#define FUZZ_CHECK(condition, message)                                                \
+  do {                                                                                \
     if (!(condition)) ::accel::fuzz::fail(#condition, (message), __FILE__, __LINE__); \
   } while (0)
 
-inline std::string_view bytes(const uint8_t* data, size_t size) {
-  return {reinterpret_cast<const char*>(data), size};
-}
+inline std::string_view bytes(const uint8_t* data, size_t size) { return {reinterpret_cast<const char*>(data), size}; }
 
 // "a\0b\0\0c" -> {"a", "b", "", "c"}. Always at least one record.
 inline std::vector<std::string> splitRecords(std::string_view input) {

@@ -106,8 +106,9 @@ std::string envOf(const WorkerSpec& w, const char* name) {
 void checkPlan(LaunchPlan& p) {
   const long long per_machine = p.settings.integer("num_processes") / p.settings.integer("num_machines");
   FUZZ_CHECK(static_cast<long long>(p.workers.size()) == per_machine, "worker count");
-  FUZZ_CHECK(p.world_size == p.settings.integer("num_processes") && p.num_machines == p.settings.integer("num_machines"),
-             "WORLD_SIZE or GROUP_WORLD_SIZE is not the number asked for");
+  FUZZ_CHECK(
+      p.world_size == p.settings.integer("num_processes") && p.num_machines == p.settings.integer("num_machines"),
+      "WORLD_SIZE or GROUP_WORLD_SIZE is not the number asked for");
   std::set<int> ranks;
   // One process of a non-distributed job, and mpirun's ranks, get Accelerate's simple-launcher
   // environment (no RANK, LOCAL_RANK, WORLD_SIZE: launch_plan.cc); every other worker has them.

@@ -16,11 +16,11 @@
 #include "tests/support/process.h"
 
 using namespace accel;
-using accel::test::contains;
 using accel::test::accelBinary;
-using accel::test::runtimeWorker;
 using accel::test::BackgroundProcess;
+using accel::test::contains;
 using accel::test::run;
+using accel::test::runtimeWorker;
 using accel::test::TempDir;
 
 namespace {
@@ -31,14 +31,23 @@ size_t occurrences(const std::string& text, const std::string& part) {
   return n;
 }
 
-const char* kHelpers[] = {"ranks", "roles", "device", "device_process_group", "main_process_first", "gather", "split_between_processes",
-                          "gather_for_metrics", "reduce", "broadcast", "pad_across_processes", "set_seed",
+const char* kHelpers[] = {"ranks",
+                          "roles",
+                          "device",
+                          "device_process_group",
+                          "main_process_first",
+                          "gather",
+                          "split_between_processes",
+                          "gather_for_metrics",
+                          "reduce",
+                          "broadcast",
+                          "pad_across_processes",
+                          "set_seed",
                           "set_seed per process"};
 
 std::map<std::string, std::string> hermetic(const TempDir& dir) {
   return accel::test::hermeticEnv(dir, {{"GLOO_SOCKET_IFNAME", "lo"}});
 }
-
 
 }  // namespace
 
@@ -63,7 +72,8 @@ TEST_CASE("accelerator: every helper under accel launch --cpu --num_processes 3"
 TEST_CASE("accelerator: a world of one without any launcher", "[accelerator]") {
   TempDir dir;
   auto env = hermetic(dir);
-  for (const char* unset : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}) env[unset] = "";
+  for (const char* unset : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"})
+    env[unset] = "";
   auto r = run({runtimeWorker(), "helpers", dir.file("shared.txt")}, {}, env, 60000);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
@@ -78,9 +88,15 @@ TEST_CASE("distributed env: the launcher's variables, MPI's, and inconsistent on
       return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
     });
   };
-  auto launched = from({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},
-                        {"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29511"}, {"ACCEL_STORE_TOKEN", "t"},
-                        {"ACCELERATE_MIXED_PRECISION", "bf16"}, {"ACCELERATE_GRADIENT_ACCUMULATION_STEPS", "4"},
+  auto launched = from({{"RANK", "3"},
+                        {"WORLD_SIZE", "4"},
+                        {"LOCAL_RANK", "1"},
+                        {"LOCAL_WORLD_SIZE", "2"},
+                        {"MASTER_ADDR", "10.0.0.1"},
+                        {"MASTER_PORT", "29511"},
+                        {"ACCEL_STORE_TOKEN", "t"},
+                        {"ACCELERATE_MIXED_PRECISION", "bf16"},
+                        {"ACCELERATE_GRADIENT_ACCUMULATION_STEPS", "4"},
                         {"ACCELERATE_USE_CPU", "True"}});
   CHECK(launched.rank == 3);
   CHECK(launched.local_rank == 1);
@@ -91,7 +107,9 @@ TEST_CASE("distributed env: the launcher's variables, MPI's, and inconsistent on
   CHECK(launched.gradient_accumulation_steps == 4);
   CHECK(launched.use_cpu);
   CHECK(launched.source == "accel launch / torchrun");
-  auto mpi = from({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "8"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+  auto mpi = from({{"OMPI_COMM_WORLD_RANK", "2"},
+                   {"OMPI_COMM_WORLD_SIZE", "8"},
+                   {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
                    {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}});
   CHECK(mpi.rank == 2);
   CHECK(mpi.world_size == 8);
@@ -114,8 +132,12 @@ TEST_CASE("accelerator: a rank that dies mid-collective is named by the others",
   auto start = std::chrono::steady_clock::now();
   for (int r = 0; r < 3; ++r) {
     auto env = hermetic(dir);
-    env.insert({{"RANK", std::to_string(r)}, {"WORLD_SIZE", "3"}, {"LOCAL_RANK", std::to_string(r)},
-                {"LOCAL_WORLD_SIZE", "3"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port},
+    env.insert({{"RANK", std::to_string(r)},
+                {"WORLD_SIZE", "3"},
+                {"LOCAL_RANK", std::to_string(r)},
+                {"LOCAL_WORLD_SIZE", "3"},
+                {"MASTER_ADDR", "127.0.0.1"},
+                {"MASTER_PORT", port},
                 {"ACCEL_STORE_TOKEN", "die-test"}});
     ranks.push_back(std::make_unique<BackgroundProcess>(std::vector<std::string>{runtimeWorker(), "die", "1"}, env));
   }
@@ -125,7 +147,8 @@ TEST_CASE("accelerator: a rank that dies mid-collective is named by the others",
   CHECK(r1.exit_code == 9);
   CHECK(r0.exit_code == 3);
   CHECK(r2.exit_code == 3);
-  CHECK(std::regex_search(r0.err, std::regex("error: all_reduce \\(f32 x 1048576\\) sum failed on rank 0 of 3: .*rank 1")));
+  CHECK(std::regex_search(r0.err,
+                          std::regex("error: all_reduce \\(f32 x 1048576\\) sum failed on rank 0 of 3: .*rank 1")));
   CHECK(std::regex_search(r2.err, std::regex("failed on rank 2 of 3: .*rank 1")));
   CHECK(seconds < 30);  // half the workers' 60 s collective timeout: an error, not a hang
 }

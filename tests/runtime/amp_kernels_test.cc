@@ -70,6 +70,8 @@ TEST_CASE("amp kernels: GPU casts and unscale match the CPU bit for bit", "[amp]
   cuda::unscaleAndCheck(d_back, 2, 0.5f, d_found);
   cudaMemcpy(&found, d_found, sizeof(int), cudaMemcpyDeviceToHost);
   CHECK(found == 1);
-  for (void* p : {static_cast<void*>(d_in), static_cast<void*>(d_back), static_cast<void*>(d_half), static_cast<void*>(d_found)}) cudaFree(p);
+  for (void* p :
+       {static_cast<void*>(d_in), static_cast<void*>(d_back), static_cast<void*>(d_half), static_cast<void*>(d_found)})
+    cudaFree(p);
 #endif
 }

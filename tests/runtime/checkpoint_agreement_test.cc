@@ -35,7 +35,9 @@ double secondsSince(Clock::time_point start) { return std::chrono::duration<doub
 // processes several times slower, so there the bound only tells a refusal from a hang.
 double refusalLimit() { return std::getenv("ACCEL_TEST_QUICK") ? 10.0 : 1.0; }
 
-CheckpointPart sample(int rank, int64_t step) { return {step, {{"params", std::vector<uint8_t>(64, static_cast<uint8_t>(rank + step))}}}; }
+CheckpointPart sample(int rank, int64_t step) {
+  return {step, {{"params", std::vector<uint8_t>(64, static_cast<uint8_t>(rank + step))}}};
+}
 
 // Checkpoints of steps 3, 6 and 9 by 2 ranks in `dir` (6 and 9 kept).
 void saveThree(const std::string& dir) {
@@ -49,8 +51,9 @@ std::map<std::string, std::string> hermetic(const TempDir& dir) {
 }
 
 std::vector<std::string> trainCommand(std::vector<std::string> args) {
-  std::vector<std::string> argv = {accel::test::accelBinary(), "launch", "-q", "--cpu", "--num_processes", "2",
-                                   "--main_process_port", "0", accel::test::accelTrain(), "--log_every", "0"};
+  std::vector<std::string> argv = {
+      accel::test::accelBinary(), "launch",      "-q", "--cpu", "--num_processes", "2", "--main_process_port", "0",
+      accel::test::accelTrain(),  "--log_every", "0"};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
@@ -64,30 +67,38 @@ TEST_CASE("checkpoint agreement: ranks shown different checkpoints all fail with
   fs::copy(a.path(), b.path(), fs::copy_options::recursive | fs::copy_options::overwrite_existing);
   fs::remove_all(b.file("step-9"));
   b.write("latest", "step-6\n");
-  auto behind = accel::test::onGlooRanks(2, [&](int rank, Backend& g) { loadCheckpoint(g, rank == 0 ? a.path() : b.path()); });
+  auto behind =
+      accel::test::onGlooRanks(2, [&](int rank, Backend& g) { loadCheckpoint(g, rank == 0 ? a.path() : b.path()); });
   CHECK(behind[0] == behind[1]);
-  CHECK_THAT(behind[0], Catch::Contains("the ranks cannot all resume from the checkpoint rank 0 chose (" + a.file("step-9") + ", step 9)") &&
+  CHECK_THAT(behind[0], Catch::Contains("the ranks cannot all resume from the checkpoint rank 0 chose (" +
+                                        a.file("step-9") + ", step 9)") &&
                             Catch::Contains("rank 1 on host") &&
                             Catch::Contains(b.file("step-9") + " does not exist here (its latest names step-6)"));
   // The same step name, other contents: rank 1's step-9 was written by another run.
   fs::copy(a.file("step-9"), b.file("step-9"), fs::copy_options::recursive);
   b.write("step-9/manifest", slurp(a.file("step-6/manifest")));
-  auto other = accel::test::onGlooRanks(2, [&](int rank, Backend& g) { loadCheckpoint(g, rank == 0 ? a.path() : b.path()); });
+  auto other =
+      accel::test::onGlooRanks(2, [&](int rank, Backend& g) { loadCheckpoint(g, rank == 0 ? a.path() : b.path()); });
   CHECK(other[0] == other[1]);
   CHECK_THAT(other[0], Catch::Contains("manifest differs from rank 0's (step 6 there, step 9 on rank 0)"));
   // Rank 0 has none but rank 1 has one: starting afresh would silently discard rank 1's.
   TempDir empty;
-  auto lone = accel::test::onGlooRanks(2, [&](int rank, Backend& g) { resumeCheckpoint(g, rank == 0 ? empty.file("d") : a.path()); });
+  auto lone = accel::test::onGlooRanks(
+      2, [&](int rank, Backend& g) { resumeCheckpoint(g, rank == 0 ? empty.file("d") : a.path()); });
   CHECK(lone[0] == lone[1]);
-  CHECK_THAT(lone[0], Catch::Contains("rank 0 found no checkpoint to resume from in " + empty.file("d") + ", but rank 1") &&
-                          Catch::Contains("has a checkpoint (its latest names step-9)"));
+  CHECK_THAT(lone[0],
+             Catch::Contains("rank 0 found no checkpoint to resume from in " + empty.file("d") + ", but rank 1") &&
+                 Catch::Contains("has a checkpoint (its latest names step-9)"));
   // Where they agree, every rank resumes from step 9; where none has one, nobody resumes.
   std::vector<int64_t> steps(2, -1);
-  auto agreed = accel::test::onGlooRanks(2, [&](int rank, Backend& g) { steps[static_cast<size_t>(rank)] = loadCheckpoint(g, a.path()).step; });
+  auto agreed = accel::test::onGlooRanks(
+      2, [&](int rank, Backend& g) { steps[static_cast<size_t>(rank)] = loadCheckpoint(g, a.path()).step; });
   CHECK(agreed == std::vector<std::string>(2));
   CHECK(steps == std::vector<int64_t>{9, 9});
   std::vector<int> found(2, -1);
-  accel::test::onGlooRanks(2, [&](int rank, Backend& g) { found[static_cast<size_t>(rank)] = resumeCheckpoint(g, empty.file("e")).has_value(); });
+  accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
+    found[static_cast<size_t>(rank)] = resumeCheckpoint(g, empty.file("e")).has_value();
+  });
   CHECK(found == std::vector<int>{0, 0});
 }
 
@@ -102,9 +113,10 @@ TEST_CASE("checkpoint lock: a second process is refused at once, and gets the di
   const double took = secondsSince(start);
   INFO(refused.out << refused.err);
   CHECK(refused.exit_code == 3);
-  CHECK_THAT(refused.err, Catch::Contains("checkpoint directory " + dir.path() + " is in use by another job: run job-a, pid " +
-                                          std::to_string(holder.pid())) &&
-                              Catch::Contains("lock file " + dir.file(".accel-lock")));
+  CHECK_THAT(refused.err,
+             Catch::Contains("checkpoint directory " + dir.path() + " is in use by another job: run job-a, pid " +
+                             std::to_string(holder.pid())) &&
+                 Catch::Contains("lock file " + dir.file(".accel-lock")));
   CHECK(took < refusalLimit());
   holder.signal(SIGKILL);
   holder.wait();
@@ -127,7 +139,8 @@ TEST_CASE("checkpoint lock: job B on job A's directory is refused within a secon
   BackgroundProcess a(trainCommand(with({"--checkpoint_dir", ckpt, "--save_weights", dir.file("a")})), hermetic(dir));
   REQUIRE(a.waitForOutput("checkpoint saved at step 3"));
   const auto start = Clock::now();
-  auto b = run(trainCommand(with({"--checkpoint_dir", ckpt, "--resume", "--save_weights", dir.file("b")})), {}, hermetic(dir), 60000);
+  auto b = run(trainCommand(with({"--checkpoint_dir", ckpt, "--resume", "--save_weights", dir.file("b")})), {},
+               hermetic(dir), 60000);
   const double took = secondsSince(start);
   INFO("B: " << b.out << b.err);
   CHECK(b.exit_code == 1);
@@ -139,7 +152,8 @@ TEST_CASE("checkpoint lock: job B on job A's directory is refused within a secon
   INFO("A: " << finished.out << finished.err);
   REQUIRE(finished.exit_code == 0);
   CHECK(slurp(dir.file("a")) == slurp(dir.file("whole")));  // A never noticed B
-  auto again = run(trainCommand(with({"--checkpoint_dir", ckpt, "--resume", "--save_weights", dir.file("b")})), {}, hermetic(dir), 300000);
+  auto again = run(trainCommand(with({"--checkpoint_dir", ckpt, "--resume", "--save_weights", dir.file("b")})), {},
+                   hermetic(dir), 300000);
   INFO("B again: " << again.out << again.err);
   REQUIRE(again.exit_code == 0);
   CHECK(again.out.find("resumed from step 399") != std::string::npos);

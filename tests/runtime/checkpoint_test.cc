@@ -22,16 +22,16 @@
 
 using namespace accel;
 using accel::test::BackgroundProcess;
-using accel::test::runtimeWorker;
 using accel::test::run;
+using accel::test::runtimeWorker;
 using accel::test::TempDir;
 
 namespace {
 
-
 CheckpointPart sample(int rank, int64_t step) {
-  return {step, {{"params", std::vector<uint8_t>(1000 + static_cast<size_t>(rank), static_cast<uint8_t>(rank + step))},
-                 {"scaler", {1, 2, 3}}}};
+  return {step,
+          {{"params", std::vector<uint8_t>(1000 + static_cast<size_t>(rank), static_cast<uint8_t>(rank + step))},
+           {"scaler", {1, 2, 3}}}};
 }
 
 }  // namespace
@@ -103,19 +103,22 @@ TEST_CASE("checkpoint: a manifest cut short is named as truncated, not as a miss
       throw;
     }
   });
-  CHECK_THAT(line[0], Catch::StartsWith("checkpoint manifest " + path + " is truncated: it ends after line 4 ('part 0 ") &&
-                          Catch::EndsWith("with no part line for rank 1 (world_size 2)"));
+  CHECK_THAT(line[0],
+             Catch::StartsWith("checkpoint manifest " + path + " is truncated: it ends after line 4 ('part 0 ") &&
+                 Catch::EndsWith("with no part line for rank 1 (world_size 2)"));
   // The hint says how it came to be and names the checkpoint before it, which saves keep.
   CHECK_THAT(hint, Catch::StartsWith("a writer or a copy that stopped mid-way cut it short, or it was damaged since; "
                                      "resume from an older checkpoint") &&
                        Catch::EndsWith("here that is " + dir.path() + "/step-2"));
   dir.write("latest", "step-2\n");  // as the hint says: the older one loads
   std::vector<int64_t> steps(2, -1);
-  accel::test::onGlooRanks(2, [&](int rank, Backend& g) { steps[static_cast<size_t>(rank)] = loadCheckpoint(g, dir.path()).step; });
+  accel::test::onGlooRanks(
+      2, [&](int rank, Backend& g) { steps[static_cast<size_t>(rank)] = loadCheckpoint(g, dir.path()).step; });
   CHECK(steps == std::vector<int64_t>{2, 2});
 }
 
-TEST_CASE("checkpoint: a saver SIGKILLed at random points leaves the previous checkpoint intact", "[checkpoint][crash][failure]") {
+TEST_CASE("checkpoint: a saver SIGKILLed at random points leaves the previous checkpoint intact",
+          "[checkpoint][crash][failure]") {
   TempDir dir;
   std::mt19937 random(12345);
   std::map<std::string, std::string> env = {{"RANK", ""}, {"WORLD_SIZE", ""}};
@@ -134,7 +137,8 @@ TEST_CASE("checkpoint: a saver SIGKILLed at random points leaves the previous ch
     int64_t step = std::stoll(r.out.substr(r.out.rfind(' ') + 1));
     CHECK(step >= last_step);  // the saver resumes, so latest never goes back
     size_t kept = 0;
-    for (const auto& e : std::filesystem::directory_iterator(dir.path())) kept += e.path().filename().string().rfind("step-", 0) == 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+      kept += e.path().filename().string().rfind("step-", 0) == 0;
     // Each commit prunes to the latest and the one before. A kill leaves at most one directory
     // more: between a save's rename and its `latest` update, an uncommitted one; between that
     // update and the prune, the one before the previous. What earlier rounds left goes only with
@@ -163,7 +167,8 @@ TEST_CASE("checkpoint: the next save removes what a killed save left behind", "[
   fs::create_directories(dir.file("step-3"));
   std::ofstream(dir.file(".latest.Xy12Zw")) << "step-3";
   std::vector<int64_t> loaded(2, -1);
-  accel::test::onGlooRanks(2, [&](int rank, Backend& g) { loaded[static_cast<size_t>(rank)] = loadCheckpoint(g, dir.path()).step; });
+  accel::test::onGlooRanks(
+      2, [&](int rank, Backend& g) { loaded[static_cast<size_t>(rank)] = loadCheckpoint(g, dir.path()).step; });
   CHECK(loaded == std::vector<int64_t>{2, 2});  // loading ignores all of it and removes nothing
   CHECK(fs::exists(dir.file(".latest.Xy12Zw")));
   accel::test::onGlooRanks(2, [&](int rank, Backend& g) { saveCheckpoint(g, dir.path(), sample(rank, 3)); });

@@ -27,13 +27,37 @@ void fill(std::vector<uint8_t>& buf, DataType t, size_t n, int r, size_t offset)
     double v = static_cast<double>((static_cast<size_t>(r) + i + offset) % 3 + 1);
     void* p = buf.data() + i * dtypeSize(t);
     switch (t) {
-      case DataType::F32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
+      case DataType::F32: {
+        float f = static_cast<float>(v);
+        std::memcpy(p, &f, 4);
+        break;
+      }
       case DataType::F64: std::memcpy(p, &v, 8); break;
-      case DataType::F16: { uint16_t h = floatToHalf(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
-      case DataType::BF16: { uint16_t h = floatToBf16(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
-      case DataType::I32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); break; }
-      case DataType::I64: { int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); break; }
-      case DataType::U8: { uint8_t x = static_cast<uint8_t>(v); std::memcpy(p, &x, 1); break; }
+      case DataType::F16: {
+        uint16_t h = floatToHalf(static_cast<float>(v));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DataType::BF16: {
+        uint16_t h = floatToBf16(static_cast<float>(v));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DataType::I32: {
+        int32_t x = static_cast<int32_t>(v);
+        std::memcpy(p, &x, 4);
+        break;
+      }
+      case DataType::I64: {
+        int64_t x = static_cast<int64_t>(v);
+        std::memcpy(p, &x, 8);
+        break;
+      }
+      case DataType::U8: {
+        uint8_t x = static_cast<uint8_t>(v);
+        std::memcpy(p, &x, 1);
+        break;
+      }
     }
   }
 }
@@ -78,12 +102,36 @@ std::string label(const char* op, DataType t, size_t n, int world, int rank) {
 double element(const std::vector<uint8_t>& buf, DataType t, size_t i) {
   const uint8_t* p = buf.data() + i * dtypeSize(t);
   switch (t) {
-    case DataType::F32: { float f; std::memcpy(&f, p, 4); return f; }
-    case DataType::F64: { double d; std::memcpy(&d, p, 8); return d; }
-    case DataType::F16: { uint16_t h; std::memcpy(&h, p, 2); return halfToFloat(h); }
-    case DataType::BF16: { uint16_t h; std::memcpy(&h, p, 2); return bf16ToFloat(h); }
-    case DataType::I32: { int32_t x; std::memcpy(&x, p, 4); return x; }
-    case DataType::I64: { int64_t x; std::memcpy(&x, p, 8); return static_cast<double>(x); }
+    case DataType::F32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case DataType::F64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    case DataType::F16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return halfToFloat(h);
+    }
+    case DataType::BF16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return bf16ToFloat(h);
+    }
+    case DataType::I32: {
+      int32_t x;
+      std::memcpy(&x, p, 4);
+      return x;
+    }
+    case DataType::I64: {
+      int64_t x;
+      std::memcpy(&x, p, 8);
+      return static_cast<double>(x);
+    }
     case DataType::U8: return *p;
   }
   return 0;
@@ -170,8 +218,9 @@ void checkOtherCollectives(Backend& b, int rank, int world, const Placement& at,
         out.assign(n * dtypeSize(t), 0);
         through(at, in, out, t, [&](Tensor i, Tensor o) { return b.reduceScatter(i, o, op); });
         std::vector<uint8_t> full = reference(t, op, n * w, world);
-        std::vector<uint8_t> mine(full.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(rank) * out.size()),
-                                  full.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(rank + 1) * out.size()));
+        std::vector<uint8_t> mine(
+            full.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(rank) * out.size()),
+            full.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(rank + 1) * out.size()));
         if (!same(out, mine, t, op == ReduceOp::Avg && !at.exact_average)) {
           bad.add(label("reduce_scatter", t, n, world, rank) + " " + reduceOpName(op));
         }
@@ -180,7 +229,8 @@ void checkOtherCollectives(Backend& b, int rank, int world, const Placement& at,
       fill(in, t, n, rank);  // gather to rank 0
       out.assign(n * w * dtypeSize(t), 0);
       through(at, in, out, t, [&](Tensor i, Tensor o) { return b.gather(i, o, 0); });
-      if (rank == 0 && !chunksAre(out, t, std::vector<size_t>(w, n), world)) bad.add(label("gather", t, n, world, rank));
+      if (rank == 0 && !chunksAre(out, t, std::vector<size_t>(w, n), world))
+        bad.add(label("gather", t, n, world, rank));
 
       fill(in, t, n * w, 100);  // scatter from the last rank: chunk r is what rank r should get
       out.assign(n * dtypeSize(t), 0);

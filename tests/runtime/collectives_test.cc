@@ -8,10 +8,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
-#include <functional>
 #include <thread>
 
 #include "runtime/comm/gloo_backend.h"
@@ -92,8 +92,8 @@ TEST_CASE("subgroups: new_group of some ranks reduces among them only", "[comm][
       if (odd) odd->backend().allReduce(cpuTensor(&value, 1), ReduceOp::Sum)->wait();
       result[static_cast<size_t>(r)] = value;
       world.backend().barrier()->wait();
-      const std::vector<std::vector<int>> want = odd ? std::vector<std::vector<int>>{{0, 1, 2, 3}, {1, 3}}
-                                                     : std::vector<std::vector<int>>{{0, 1, 2, 3}};
+      const std::vector<std::vector<int>> want =
+          odd ? std::vector<std::vector<int>>{{0, 1, 2, 3}, {1, 3}} : std::vector<std::vector<int>>{{0, 1, 2, 3}};
       if (seen != want) result[static_cast<size_t>(r)] = -2;
     });
   }
@@ -125,11 +125,11 @@ TEST_CASE("half precision conversion: known bit patterns, ties, infinities, NaN,
   CHECK(floatToHalf(1.0f) == 0x3c00);
   CHECK(floatToHalf(-2.0f) == 0xc000);
   CHECK(floatToHalf(65504.0f) == 0x7bff);
-  CHECK(floatToHalf(65520.0f) == 0x7c00);  // the tie above the largest half rounds to infinity
+  CHECK(floatToHalf(65520.0f) == 0x7c00);            // the tie above the largest half rounds to infinity
   CHECK(floatToHalf(1.0f + 1.0f / 2048) == 0x3c00);  // tie, rounds to even
   CHECK(floatToHalf(1.0f + 3.0f / 2048) == 0x3c02);  // tie, rounds to even (up)
-  CHECK(floatToHalf(5.9604645e-8f) == 0x0001);  // smallest subnormal
-  CHECK(floatToHalf(2.9802322e-8f) == 0x0000);  // half of it: tie to even (zero)
+  CHECK(floatToHalf(5.9604645e-8f) == 0x0001);       // smallest subnormal
+  CHECK(floatToHalf(2.9802322e-8f) == 0x0000);       // half of it: tie to even (zero)
   CHECK(halfToFloat(0x0001) == 5.9604645e-8f);
   CHECK(halfToFloat(0x7c00) == std::numeric_limits<float>::infinity());
   CHECK(std::isnan(halfToFloat(floatToHalf(std::nanf("")))));

@@ -31,8 +31,8 @@ int timeout() { return quick() ? 2 : 5; }
 double latest() { return timeout() + (quick() ? 5.0 : 2.0); }
 
 std::vector<std::string> launch(const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {accelBinary(), "launch", "--cpu", "--collective_timeout", std::to_string(timeout()),
-                                   "--grace_period", "30"};
+  std::vector<std::string> argv = {
+      accelBinary(), "launch", "--cpu", "--collective_timeout", std::to_string(timeout()), "--grace_period", "30"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.insert(argv.end(), {runtimeWorker(), "freeze", "0"});
   return argv;
@@ -77,8 +77,8 @@ TEST_CASE("frozen rank: a SIGSTOPped rank 0 is named at the timeout as alive but
   INFO("over " << (shm == "1" ? "shared memory" : "Gloo"));
   TempDir dir;
   const auto start = Clock::now();
-  auto r = run(launch({"--num_processes", "3"}), {}, hermeticEnv(dir, {{"ACCEL_SHM", shm}, {"GLOO_SOCKET_IFNAME", "lo"}}),
-               120000);
+  auto r = run(launch({"--num_processes", "3"}), {},
+               hermeticEnv(dir, {{"ACCEL_SHM", shm}, {"GLOO_SOCKET_IFNAME", "lo"}}), 120000);
   const double took = std::chrono::duration<double>(Clock::now() - start).count();
   INFO(r.out << r.err);
   CHECK(r.exit_code == 3);
@@ -87,7 +87,8 @@ TEST_CASE("frozen rank: a SIGSTOPped rank 0 is named at the timeout as alive but
   const int first = failureOf(r.err, 1).seconds >= 0 ? 1 : 2;
   checkNamedInTime(r.err, first);
   if (failureOf(r.err, 3 - first).seconds >= 0) checkNamedInTime(r.err, 3 - first);
-  CHECK(contains(r.err, shm == "1" ? "waited for it over shared memory" : "the store that rank 0 hosts did not answer"));
+  CHECK(
+      contains(r.err, shm == "1" ? "waited for it over shared memory" : "the store that rank 0 hosts did not answer"));
   // The launcher's SIGTERM reached the stopped rank with a SIGCONT: not the 30 s grace period.
   CHECK(took < latest() + 10);
   CHECK(contains(r.err, "stopped ranks 0"));
@@ -101,10 +102,16 @@ TEST_CASE("frozen rank: started without a launcher, ranks name a frozen rank 0 f
   const std::string port = std::to_string(freeLoopbackPort());
   std::vector<std::unique_ptr<BackgroundProcess>> ranks;
   for (int r = 0; r < 3; ++r) {
-    std::map<std::string, std::string> env = {{"RANK", std::to_string(r)}, {"WORLD_SIZE", "3"}, {"LOCAL_RANK", std::to_string(r)},
-                                              {"LOCAL_WORLD_SIZE", "3"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port},
-                                              {"ACCEL_STORE_TOKEN", "frozen-test"}, {"GLOO_SOCKET_IFNAME", "lo"},
-                                              {"ACCEL_COLLECTIVE_TIMEOUT", std::to_string(timeout())}, {"ACCEL_SHM", shm}};
+    std::map<std::string, std::string> env = {{"RANK", std::to_string(r)},
+                                              {"WORLD_SIZE", "3"},
+                                              {"LOCAL_RANK", std::to_string(r)},
+                                              {"LOCAL_WORLD_SIZE", "3"},
+                                              {"MASTER_ADDR", "127.0.0.1"},
+                                              {"MASTER_PORT", port},
+                                              {"ACCEL_STORE_TOKEN", "frozen-test"},
+                                              {"GLOO_SOCKET_IFNAME", "lo"},
+                                              {"ACCEL_COLLECTIVE_TIMEOUT", std::to_string(timeout())},
+                                              {"ACCEL_SHM", shm}};
     ranks.push_back(std::make_unique<BackgroundProcess>(std::vector<std::string>{runtimeWorker(), "freeze", "0"},
                                                         hermeticEnv(dir, env)));
   }
@@ -126,8 +133,8 @@ TEST_CASE("frozen rank: on another machine, its launcher's report names it", "[f
   const std::string port = std::to_string(freeLoopbackPort()), job_port = std::to_string(freeLoopbackPort());
   auto machine = [&](int k) {
     // One rank a machine: rank 1 (machine 1) waits for rank 0 over Gloo, and nothing else fails first.
-    return launch({"--num_machines", "2", "--machine_rank", std::to_string(k), "--num_processes", "2", "--main_process_ip",
-                   "127.0.0.1", "--main_process_port", port, "--job_port", job_port});
+    return launch({"--num_machines", "2", "--machine_rank", std::to_string(k), "--num_processes", "2",
+                   "--main_process_ip", "127.0.0.1", "--main_process_port", port, "--job_port", job_port});
   };
   auto on = [&](const char* host) { return hermeticEnv(dir, {{"ACCEL_HOST_ID", host}, {"GLOO_SOCKET_IFNAME", "lo"}}); };
   BackgroundProcess m0(machine(0), on("machine-a"));

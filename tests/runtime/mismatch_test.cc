@@ -26,17 +26,24 @@ void expectEveryRankNames(const std::string& how, std::map<std::string, std::str
   const std::string port = std::to_string(accel::test::freeLoopbackPort());
   std::vector<std::unique_ptr<BackgroundProcess>> ranks;
   for (int r = 0; r < 3; ++r) {
-    std::map<std::string, std::string> env = {{"RANK", std::to_string(r)}, {"WORLD_SIZE", "3"}, {"LOCAL_RANK", std::to_string(r)},
-                                              {"LOCAL_WORLD_SIZE", "3"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port},
-                                              {"ACCEL_STORE_TOKEN", "mismatch-test"}, {"GLOO_SOCKET_IFNAME", "lo"},
+    std::map<std::string, std::string> env = {{"RANK", std::to_string(r)},
+                                              {"WORLD_SIZE", "3"},
+                                              {"LOCAL_RANK", std::to_string(r)},
+                                              {"LOCAL_WORLD_SIZE", "3"},
+                                              {"MASTER_ADDR", "127.0.0.1"},
+                                              {"MASTER_PORT", port},
+                                              {"ACCEL_STORE_TOKEN", "mismatch-test"},
+                                              {"GLOO_SOCKET_IFNAME", "lo"},
                                               {"ACCEL_COLLECTIVE_TIMEOUT", "300"}};
     env.insert(extra.begin(), extra.end());
-    ranks.push_back(std::make_unique<BackgroundProcess>(std::vector<std::string>{accel::test::runtimeWorker(), "mismatch", how},
-                                                        accel::test::hermeticEnv(dir, env)));
+    ranks.push_back(std::make_unique<BackgroundProcess>(
+        std::vector<std::string>{accel::test::runtimeWorker(), "mismatch", how}, accel::test::hermeticEnv(dir, env)));
   }
-  const std::string expected = how == "extra"   ? "ranks 0,1 called #5 barrier; rank 2 called #5 all_reduce (f32 x 1000) sum"
-                               : how == "count" ? "ranks 0,1 called #4 all_reduce (f32 x 1000) sum; rank 2 called #4 all_reduce (f32 x 1001) sum"
-                                                : "ranks 0,1 called #4 all_reduce (f32 x 1000) sum; rank 2 called #4 all_reduce (f64 x 1000) sum";
+  const std::string expected =
+      how == "extra" ? "ranks 0,1 called #5 barrier; rank 2 called #5 all_reduce (f32 x 1000) sum"
+      : how == "count"
+          ? "ranks 0,1 called #4 all_reduce (f32 x 1000) sum; rank 2 called #4 all_reduce (f32 x 1001) sum"
+          : "ranks 0,1 called #4 all_reduce (f32 x 1000) sum; rank 2 called #4 all_reduce (f64 x 1000) sum";
   const std::regex line(R"(error after ([0-9.e-]+) s: .*ranks called different collectives: ([^\n]*))");
   for (int r = 0; r < 3; ++r) {
     auto res = ranks[static_cast<size_t>(r)]->wait(60000);
@@ -65,7 +72,8 @@ TEST_CASE("mismatched collectives under ACCEL_DEBUG=DETAIL: refused before they 
   // Gloo's own check waits a second before it looks: the DETAIL check does not wait at all.
   // (Sanitizer runs, ACCEL_TEST_QUICK, are several times slower: there it only must not hang.)
   const double limit = std::getenv("ACCEL_TEST_QUICK") ? 10.0 : 0.9;
-  expectEveryRankNames("count", {{"ACCEL_SHM", shm}, {"ACCEL_DEBUG", "DETAIL"}}, limit, "checked before it ran (ACCEL_DEBUG=DETAIL)");
+  expectEveryRankNames("count", {{"ACCEL_SHM", shm}, {"ACCEL_DEBUG", "DETAIL"}}, limit,
+                       "checked before it ran (ACCEL_DEBUG=DETAIL)");
 }
 
 TEST_CASE("mismatched collectives across emulated machines: named with the group's own numbers", "[failure][comm]") {
@@ -77,12 +85,19 @@ TEST_CASE("mismatched collectives across emulated machines: named with the group
   const std::string port = std::to_string(accel::test::freeLoopbackPort());
   std::vector<std::unique_ptr<BackgroundProcess>> ranks;
   for (int r = 0; r < 4; ++r) {
-    std::map<std::string, std::string> env = {{"RANK", std::to_string(r)}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", std::to_string(r % 2)},
-                                              {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port},
-                                              {"ACCEL_STORE_TOKEN", "mismatch-test"}, {"GLOO_SOCKET_IFNAME", "lo"},
-                                              {"ACCEL_COLLECTIVE_TIMEOUT", "300"}, {"ACCEL_HOST_ID", r < 2 ? "a" : "b"}};
-    ranks.push_back(std::make_unique<BackgroundProcess>(std::vector<std::string>{accel::test::runtimeWorker(), "mismatch", "count"},
-                                                        accel::test::hermeticEnv(dir, env)));
+    std::map<std::string, std::string> env = {{"RANK", std::to_string(r)},
+                                              {"WORLD_SIZE", "4"},
+                                              {"LOCAL_RANK", std::to_string(r % 2)},
+                                              {"LOCAL_WORLD_SIZE", "2"},
+                                              {"MASTER_ADDR", "127.0.0.1"},
+                                              {"MASTER_PORT", port},
+                                              {"ACCEL_STORE_TOKEN", "mismatch-test"},
+                                              {"GLOO_SOCKET_IFNAME", "lo"},
+                                              {"ACCEL_COLLECTIVE_TIMEOUT", "300"},
+                                              {"ACCEL_HOST_ID", r < 2 ? "a" : "b"}};
+    ranks.push_back(
+        std::make_unique<BackgroundProcess>(std::vector<std::string>{accel::test::runtimeWorker(), "mismatch", "count"},
+                                            accel::test::hermeticEnv(dir, env)));
   }
   for (int r = 0; r < 4; ++r) {
     auto res = ranks[static_cast<size_t>(r)]->wait(60000);
@@ -90,7 +105,8 @@ TEST_CASE("mismatched collectives across emulated machines: named with the group
     CHECK(res.exit_code == 3);
     CHECK(res.err.find(" of 2") == std::string::npos);
     if (r >= 2) {
-      CHECK(res.err.find("failed on rank " + std::to_string(r) + " of 4: its step within its machine (ranks 2,3): ranks "
+      CHECK(res.err.find("failed on rank " + std::to_string(r) +
+                         " of 4: its step within its machine (ranks 2,3): ranks "
                          "called different collectives: rank 2 called #4 all_reduce (f32 x 1000) sum; rank 3 called #4 "
                          "all_reduce (f32 x 1001) sum") != std::string::npos);
     }

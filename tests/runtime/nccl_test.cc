@@ -61,7 +61,8 @@ test::Placement cudaPlacement() {
   test::Placement at;
   at.place = [](std::vector<uint8_t>& host, DataType t) {
     void* device = nullptr;
-    if (cudaMalloc(&device, std::max<size_t>(host.size(), 1)) != cudaSuccess) throw std::runtime_error("cudaMalloc failed");
+    if (cudaMalloc(&device, std::max<size_t>(host.size(), 1)) != cudaSuccess)
+      throw std::runtime_error("cudaMalloc failed");
     cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice);
     int index = 0;
     cudaGetDevice(&index);
@@ -87,8 +88,12 @@ int reduceDeviceGradients(int world, Compression compression) {
     return v;
   };
   return onGpuRanks(world, [&](int r, NcclBackend& nccl) {
-    Reducer reducer(nccl, counts, {.first_bucket_bytes = 256 << 10, .bucket_bytes = 256 << 10,
-                                   .compression = compression, .device = DeviceType::CUDA, .device_index = r});
+    Reducer reducer(nccl, counts,
+                    {.first_bucket_bytes = 256 << 10,
+                     .bucket_bytes = 256 << 10,
+                     .compression = compression,
+                     .device = DeviceType::CUDA,
+                     .device_index = r});
     int bad = 0;
     for (int step = 0; step < 2; ++step) {  // twice: the buckets are reused
       reducer.zeroGradients();
@@ -107,7 +112,9 @@ int reduceDeviceGradients(int world, Compression compression) {
         const float exact = static_cast<float>((world + 1) * (i + 1)) / 6.0f;
         const float want = world == 1 ? round(static_cast<float>(i + 1) / 3.0f) : exact;
         // Each of `world` roundings and world - 1 sums loses at most one unit roundoff.
-        const float unit = compression == Compression::None ? 6e-8f : compression == Compression::Fp16 ? 4.9e-4f : 3.9e-3f;
+        const float unit = compression == Compression::None   ? 6e-8f
+                           : compression == Compression::Fp16 ? 4.9e-4f
+                                                              : 3.9e-3f;
         const float tolerance = world == 1 ? 0.0f : 2.0f * static_cast<float>(world) * unit * exact;
         for (float v : host) bad += std::abs(v - want) > tolerance;
       }
@@ -131,7 +138,8 @@ int gpusOrSkip() {
 
 }  // namespace
 
-TEST_CASE("nccl: every collective, op, dtype and count on CUDA memory matches the serial reference", "[comm][nccl][gpu]") {
+TEST_CASE("nccl: every collective, op, dtype and count on CUDA memory matches the serial reference",
+          "[comm][nccl][gpu]") {
   const int gpus = gpusOrSkip();
   if (gpus == 0) return;
 #ifdef ACCEL_HAVE_NCCL
@@ -164,8 +172,8 @@ TEST_CASE("nccl: a stalled rank becomes an error within the timeout, not a hang"
   env.erase("ACCEL_NVML_LIBRARY");  // the launcher counts the real GPUs
   env.erase("ACCEL_CUDA_LIBRARY");
   const int timeout_s = 5;
-  auto r = test::run({test::accelBinary(), "launch", "--num_processes", std::to_string(gpus), "--main_process_port", "0",
-                      test::runtimeWorker(), "nccl-stall", std::to_string(timeout_s)},
+  auto r = test::run({test::accelBinary(), "launch", "--num_processes", std::to_string(gpus), "--main_process_port",
+                      "0", test::runtimeWorker(), "nccl-stall", std::to_string(timeout_s)},
                      {}, env, 120000);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 3);

@@ -25,7 +25,6 @@ const ReducerOptions kSmall{.first_bucket_bytes = 1600, .bucket_bytes = 1600};
 
 float gradValue(int rank, size_t param, size_t k) { return static_cast<float>(rank + 1) * 0.5f + param + k % 7; }
 
-
 float meanOver(int world, size_t param, size_t k) {
   float sum = 0;
   for (int r = 0; r < world; ++r) sum += gradValue(r, param, k);
@@ -51,7 +50,8 @@ TEST_CASE("reducer: every gradient becomes the mean over ranks, bucket by bucket
     std::lock_guard<std::mutex> lock(m);
     bucket_count = reducer.buckets().size();
     for (size_t p = 0; p < kCounts.size(); ++p)
-      for (size_t k = 0; k < kCounts[p]; ++k) worst = std::max(worst, std::abs(reducer.gradient(p)[k] - meanOver(3, p, k)));
+      for (size_t k = 0; k < kCounts[p]; ++k)
+        worst = std::max(worst, std::abs(reducer.gradient(p)[k] - meanOver(3, p, k)));
   });
   CHECK(errors == std::vector<std::string>(3));
   CHECK(bucket_count == 3);
@@ -93,7 +93,8 @@ TEST_CASE("reducer: accumulation without sync, then one reduction of the sum", "
     }
     std::lock_guard<std::mutex> lock(m);
     for (size_t p = 0; p < kCounts.size(); ++p)
-      for (size_t k = 0; k < kCounts[p]; ++k) worst = std::max(worst, std::abs(reducer.gradient(p)[k] - 2 * meanOver(2, p, k)));
+      for (size_t k = 0; k < kCounts[p]; ++k)
+        worst = std::max(worst, std::abs(reducer.gradient(p)[k] - 2 * meanOver(2, p, k)));
   });
   CHECK(errors == std::vector<std::string>(2));
   CHECK(worst < 1e-5f);
@@ -147,7 +148,8 @@ TEST_CASE("reducer: a parameter never marked ready is named, initial parameters 
   CHECK(received == std::vector<float>(8, 1.0f));
 }
 
-TEST_CASE("reducer: the caller's own buffers (copied in, mean copied back), f32/fp16/bf16 gradients", "[ddp][reducer]") {
+TEST_CASE("reducer: the caller's own buffers (copied in, mean copied back), f32/fp16/bf16 gradients",
+          "[ddp][reducer]") {
   // p0: the caller's f32 buffer; p1: reducer-held bf16; p2: the caller's fp16; p3: reducer-held f32.
   const std::vector<size_t> counts = {300, 200, 100, 50};
   std::mutex m;
@@ -158,13 +160,18 @@ TEST_CASE("reducer: the caller's own buffers (copied in, mean copied back), f32/
     std::vector<float> own32(counts[0]);
     std::vector<uint16_t> own16(counts[2]);
     Reducer reducer(g,
-                    {{own32.data(), counts[0], DataType::F32}, {nullptr, counts[1], DataType::BF16},
-                     {own16.data(), counts[2], DataType::F16}, {nullptr, counts[3], DataType::F32}},
+                    {{own32.data(), counts[0], DataType::F32},
+                     {nullptr, counts[1], DataType::BF16},
+                     {own16.data(), counts[2], DataType::F16},
+                     {nullptr, counts[3], DataType::F32}},
                     kSmall);
     auto set = [&](size_t p, size_t k, float v) {
-      if (p == 1) static_cast<uint16_t*>(reducer.gradientData(1))[k] = floatToBf16(v);
-      else if (p == 2) own16[k] = floatToHalf(v);
-      else reducer.gradient(p)[k] = v;  // p0's gradient() is the caller's buffer itself
+      if (p == 1)
+        static_cast<uint16_t*>(reducer.gradientData(1))[k] = floatToBf16(v);
+      else if (p == 2)
+        own16[k] = floatToHalf(v);
+      else
+        reducer.gradient(p)[k] = v;  // p0's gradient() is the caller's buffer itself
     };
     auto get = [&](size_t p, size_t k) {
       if (p == 1) return bf16ToFloat(static_cast<uint16_t*>(reducer.gradientData(1))[k]);
@@ -199,12 +206,12 @@ TEST_CASE("reducer: the caller's own buffers (copied in, mean copied back), f32/
   });
   CHECK(errors == std::vector<std::string>(2));
   CHECK(kept_during_accumulation);
-  CHECK(bucket_count >= 3);       // f32, bf16 and fp16 gradients never share a bucket
-  CHECK(worst[0] < 1e-6f);        // f32 in the caller's buffer: exact up to float rounding
+  CHECK(bucket_count >= 3);  // f32, bf16 and fp16 gradients never share a bucket
+  CHECK(worst[0] < 1e-6f);   // f32 in the caller's buffer: exact up to float rounding
   CHECK(worst[3] < 1e-6f);
-  CHECK(worst[2] < 2e-3f);        // fp16: 11 significant bits, rounded at pre-division and sum
-  CHECK(worst[1] < 1.6e-2f);      // bf16: 8 significant bits
-  CHECK(worst[1] > 0.0f);         // really carried in bf16 (a silent f32 path would be exact)
+  CHECK(worst[2] < 2e-3f);    // fp16: 11 significant bits, rounded at pre-division and sum
+  CHECK(worst[1] < 1.6e-2f);  // bf16: 8 significant bits
+  CHECK(worst[1] > 0.0f);     // really carried in bf16 (a silent f32 path would be exact)
 }
 
 TEST_CASE("reducer: gradients that cannot be averaged, or read as the wrong type, are errors", "[ddp][reducer]") {

@@ -94,7 +94,9 @@ void otherMatrix(const std::string& layout) {
 
 TEST_CASE("shared memory: all_reduce matches the serial reference", "[comm][shm]") { allReduceMatrix("one"); }
 
-TEST_CASE("hierarchical (two hosts): all_reduce matches the serial reference", "[comm][shm]") { allReduceMatrix("two"); }
+TEST_CASE("hierarchical (two hosts): all_reduce matches the serial reference", "[comm][shm]") {
+  allReduceMatrix("two");
+}
 
 TEST_CASE("shared memory: broadcast, all_gather(v), reduce_scatter, gather, scatter, barrier", "[comm][shm]") {
   otherMatrix("one");
@@ -154,7 +156,9 @@ TEST_CASE("shared memory: subgroups, overlapping asynchronous operations, ACCEL_
     threads.emplace_back([&, r] {
       CpuTransportOptions o;
       o.host_id = "A";
-      ProcessGroup world(store, "pg", r, 4, [o](Store& s, int rank, int n, const std::vector<int>&) { return makeCpuBackend(s, rank, n, o); });
+      ProcessGroup world(store, "pg", r, 4, [o](Store& s, int rank, int n, const std::vector<int>&) {
+        return makeCpuBackend(s, rank, n, o);
+      });
       names[static_cast<size_t>(r)] = world.backend().name();
       auto odd = world.newGroup({1, 3});
       int value = r + 1;
@@ -171,11 +175,14 @@ TEST_CASE("shared memory: subgroups, overlapping asynchronous operations, ACCEL_
       for (auto& b : bufs) works.push_back(world.backend().allReduce(cpuTensor(b.data(), b.size()), ReduceOp::Sum));
       for (auto& w : works) w->wait();
       bool ok = true;
-      for (int i = 0; i < 12; ++i) ok &= bufs[static_cast<size_t>(i)].front() == 6 + 4 * i && bufs[static_cast<size_t>(i)].back() == 6 + 4 * i;
+      for (int i = 0; i < 12; ++i)
+        ok &= bufs[static_cast<size_t>(i)].front() == 6 + 4 * i && bufs[static_cast<size_t>(i)].back() == 6 + 4 * i;
       async_ok[static_cast<size_t>(r)] = ok;
       CpuTransportOptions off = o;
       off.shm = false;
-      ProcessGroup plain(store, "off", r, 4, [off](Store& s, int rank, int n, const std::vector<int>&) { return makeCpuBackend(s, rank, n, off); });
+      ProcessGroup plain(store, "off", r, 4, [off](Store& s, int rank, int n, const std::vector<int>&) {
+        return makeCpuBackend(s, rank, n, off);
+      });
       off_names[static_cast<size_t>(r)] = plain.backend().name();
       world.backend().barrier()->wait();
     });
@@ -205,8 +212,10 @@ TEST_CASE("shared memory: misuse is an error naming the sizes, and the log names
                           Catch::Contains("output holds 1 elements, expected 2 x 1"));
         Tensor gpu = cpuTensor(&x, 1);
         gpu.device = DeviceType::CUDA;
-        CHECK_THROWS_WITH(b->allReduce(gpu, ReduceOp::Sum), Catch::Contains("shared-memory collectives work on CPU memory"));
-        CHECK_THROWS_WITH(b->broadcast(cpuTensor(&x, 1), 2), Catch::Contains("root 2 is not a rank of this group of 2"));
+        CHECK_THROWS_WITH(b->allReduce(gpu, ReduceOp::Sum),
+                          Catch::Contains("shared-memory collectives work on CPU memory"));
+        CHECK_THROWS_WITH(b->broadcast(cpuTensor(&x, 1), 2),
+                          Catch::Contains("root 2 is not a rank of this group of 2"));
       }
       b->barrier()->wait();
     });

@@ -43,10 +43,16 @@ TEST_CASE("shared memory: a rank SIGKILLed mid-collective is named by the others
     const std::string port = std::to_string(freeLoopbackPort());
     std::vector<std::unique_ptr<BackgroundProcess>> ranks;
     for (int r = 0; r < 3; ++r) {
-      auto env = hermeticEnv(dir, {{"RANK", std::to_string(r)}, {"WORLD_SIZE", "3"}, {"LOCAL_RANK", std::to_string(r)},
-                                   {"LOCAL_WORLD_SIZE", "3"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port},
-                                   {"ACCEL_STORE_TOKEN", "kill-test"}, {"ACCEL_DEBUG", "INFO"}});
-      ranks.push_back(std::make_unique<BackgroundProcess>(std::vector<std::string>{runtimeWorker(), "reduce-loop"}, env));
+      auto env = hermeticEnv(dir, {{"RANK", std::to_string(r)},
+                                   {"WORLD_SIZE", "3"},
+                                   {"LOCAL_RANK", std::to_string(r)},
+                                   {"LOCAL_WORLD_SIZE", "3"},
+                                   {"MASTER_ADDR", "127.0.0.1"},
+                                   {"MASTER_PORT", port},
+                                   {"ACCEL_STORE_TOKEN", "kill-test"},
+                                   {"ACCEL_DEBUG", "INFO"}});
+      ranks.push_back(
+          std::make_unique<BackgroundProcess>(std::vector<std::string>{runtimeWorker(), "reduce-loop"}, env));
     }
     for (auto& r : ranks) REQUIRE(r->waitForOutput("looping", 1, 60000));
     CHECK(std::regex_search(ranks[0]->output(), std::regex("rank 0: group of 3 ranks on one host: shared memory")));

@@ -110,8 +110,7 @@ TEMPLATE_TEST_CASE("store: set then get, from either handle", "[store]", STORE_T
   CHECK(f.peer().get("empty").empty());
 }
 
-TEMPLATE_TEST_CASE("store: a blocked get is released by another thread's set", "[store]",
-                   STORE_TYPES) {
+TEMPLATE_TEST_CASE("store: a blocked get is released by another thread's set", "[store]", STORE_TYPES) {
   TestType f;
   f.setTimeout(10s);
   std::thread setter([&] {
@@ -140,8 +139,7 @@ TEMPLATE_TEST_CASE("store: get times out naming the key", "[store][failure]", ST
   CHECK(toString(f.a().get("after")) == "ok");
 }
 
-TEMPLATE_TEST_CASE("store: add starts a missing key at 0 and stores decimal text", "[store]",
-                   STORE_TYPES) {
+TEMPLATE_TEST_CASE("store: add starts a missing key at 0 and stores decimal text", "[store]", STORE_TYPES) {
   TestType f;
   CHECK(f.a().add("c", 1) == 1);
   CHECK(f.peer().add("c", 5) == 6);
@@ -185,8 +183,8 @@ TEMPLATE_TEST_CASE("store: check never blocks", "[store]", STORE_TYPES) {
   CHECK(f.peer().check({"x", "y"}));
 }
 
-TEMPLATE_TEST_CASE("store: wait returns once all keys exist, or names the missing ones",
-                   "[store][failure]", STORE_TYPES) {
+TEMPLATE_TEST_CASE("store: wait returns once all keys exist, or names the missing ones", "[store][failure]",
+                   STORE_TYPES) {
   TestType f;
   f.a().set("w1", bytes("1"));
   f.a().wait({"w1"}, 1s);

@@ -45,8 +45,7 @@ TCPStoreOptions options(int rank, int world_size = -1, std::chrono::milliseconds
 std::string where(int port) { return "127.0.0.1:" + std::to_string(port); }
 
 // Runs body(rank) on n threads; returns the first exception's message of each failing rank.
-template <typename Body>
-std::vector<std::string> onThreads(int n, Body body) {
+template <typename Body> std::vector<std::string> onThreads(int n, Body body) {
   std::mutex mutex;
   std::vector<std::string> errors;
   std::vector<std::thread> threads;
@@ -120,8 +119,7 @@ std::pair<uint8_t, std::string> readHandshakeReply(const RawSocket& s) {
 }
 
 // Polls `condition` for up to 5 s.
-template <typename Condition>
-bool eventually(Condition condition) {
+template <typename Condition> bool eventually(Condition condition) {
   const auto deadline = Clock::now() + 5s;
   while (!condition()) {
     if (Clock::now() > deadline) return false;
@@ -174,9 +172,8 @@ TEST_CASE("tcp store: a wrong token is refused, good clients are still served", 
     TCPStore intruder("127.0.0.1", server.port(), options(1, -1, 2s, "another-jobs-token"));
     FAIL("the intruder was let in");
   } catch (const Error& e) {
-    CHECK(std::string(e.what()) ==
-          "store at " + where(server.port()) +
-              " refused this client: wrong run token (another job is using this port?)");
+    CHECK(std::string(e.what()) == "store at " + where(server.port()) +
+                                       " refused this client: wrong run token (another job is using this port?)");
   }
   CHECK(server.joinedRanks() == std::set<int>{0});
   CHECK(toString(good.get("before")) == "1");
@@ -236,8 +233,8 @@ TEST_CASE("tcp store: the server survives garbage and abrupt disconnects", "[sto
   }
   SECTION("an unknown command and a truncated field") {
     const uint8_t set = uint8_t(proto::Command::kSet);
-    for (auto frame : {std::vector<uint8_t>{1, 0, 0, 0, 200},
-                       std::vector<uint8_t>{6, 0, 0, 0, set, 50, 0, 0, 0, 'k'}}) {
+    for (auto frame :
+         {std::vector<uint8_t>{1, 0, 0, 0, 200}, std::vector<uint8_t>{6, 0, 0, 0, set, 50, 0, 0, 0, 'k'}}) {
       RawSocket raw(server.port());
       raw.send(handshake(kToken));
       CHECK(readHandshakeReply(raw).first == uint8_t(proto::Status::kOk));
@@ -299,9 +296,8 @@ TEST_CASE("tcp store: rendezvous timeout lists the missing ranks", "[store][tcp]
   TCPStoreServer server("127.0.0.1", 0, kToken);
   // Ranks `ranks` of a world of 4 start; the errors their constructors threw.
   auto start = [&](std::vector<int> ranks, std::chrono::milliseconds timeout) {
-    return onThreads(static_cast<int>(ranks.size()), [&](int i) {
-      TCPStore s("127.0.0.1", server.port(), options(ranks[i], 4, timeout));
-    });
+    return onThreads(static_cast<int>(ranks.size()),
+                     [&](int i) { TCPStore s("127.0.0.1", server.port(), options(ranks[i], 4, timeout)); });
   };
   // 3 s: the ranks that do start are threads of this process, joined in milliseconds on a quiet
   // machine; 0.5 s once was not enough under load (ASan, 1 run in ~2,600).
@@ -320,9 +316,7 @@ TEST_CASE("tcp store: rendezvous timeout lists the missing ranks", "[store][tcp]
       CHECK_THAT(e, Catch::EndsWith("rendezvous: 2/4" + joined + "ranks 1, 3"));
     }
   }
-  SECTION("everyone there") {
-    CHECK(start({0, 1, 2, 3}, 5s).empty());
-  }
+  SECTION("everyone there") { CHECK(start({0, 1, 2, 3}, 5s).empty()); }
 }
 
 TEST_CASE("tcp store: a store nobody serves is reported after the timeout", "[store][tcp][failure]") {
@@ -347,14 +341,12 @@ TEST_CASE("tcp store: a store nobody serves is reported after the timeout", "[st
   ::close(holder);
 }
 
-TEST_CASE("tcp store: timeouts name the keys and the address, and the client lives on",
-          "[store][tcp][failure]") {
+TEST_CASE("tcp store: timeouts name the keys and the address, and the client lives on", "[store][tcp][failure]") {
   TCPStoreServer server("127.0.0.1", 0, kToken);
   TCPStore store("127.0.0.1", server.port(), options(0, -1, 300ms));
   const std::string at = "store at " + where(server.port());
   CHECK_THROWS_WITH(store.get("nope"), at + ": timed out after 300 ms waiting for key(s) nope");
-  CHECK_THROWS_WITH(store.wait({"a", "b"}, 200ms),
-                    at + ": timed out after 200 ms waiting for key(s) a, b");
+  CHECK_THROWS_WITH(store.wait({"a", "b"}, 200ms), at + ": timed out after 200 ms waiting for key(s) a, b");
   store.set("a", toBytes("1"));
   CHECK(toString(store.get("a")) == "1");
   CHECK_THROWS_WITH(store.set(std::string(proto::kMaxKeyBytes + 1, 'k'), {}),
@@ -369,8 +361,7 @@ TEST_CASE("tcp store: a lost server fails blocked calls at once", "[store][tcp][
     server->stop();
   });
   const auto start = Clock::now();
-  CHECK_THROWS_WITH(store.get("never"),
-                    Catch::Contains("closed the connection (did rank 0 exit?)"));
+  CHECK_THROWS_WITH(store.get("never"), Catch::Contains("closed the connection (did rank 0 exit?)"));
   CHECK(Clock::now() - start < 5s);
   stopper.join();
   CHECK_THROWS_WITH(store.add("x", 1), Catch::Contains("lost by an earlier call"));

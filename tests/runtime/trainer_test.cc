@@ -27,8 +27,17 @@ std::map<std::string, std::string> hermetic(const TempDir& dir) {
 }
 
 std::vector<std::string> trainCommand(int processes, std::vector<std::string> args) {
-  std::vector<std::string> argv = {accelBinary(), "launch", "-q", "--cpu", "--num_processes", std::to_string(processes),
-                                   "--main_process_port", "0", accelTrain(), "--log_every", "0"};
+  std::vector<std::string> argv = {accelBinary(),
+                                   "launch",
+                                   "-q",
+                                   "--cpu",
+                                   "--num_processes",
+                                   std::to_string(processes),
+                                   "--main_process_port",
+                                   "0",
+                                   accelTrain(),
+                                   "--log_every",
+                                   "0"};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
@@ -79,7 +88,8 @@ TEST_CASE("trainer: under fp16 and bf16, 2 and 3 processes end near the weights 
     INFO(precision);
     auto one = train(dir, 1, {"--steps", "100", "--mixed_precision", precision}, "one");
     CHECK(maxDiff(one, train(dir, 2, {"--steps", "100", "--mixed_precision", precision}, "two")) < tolerance);
-    CHECK(maxDiff(one, train(dir, 3, {"--steps", "100", "--mixed_precision", precision, "--gradient_accumulation_steps", "2"},
+    CHECK(maxDiff(one, train(dir, 3,
+                             {"--steps", "100", "--mixed_precision", precision, "--gradient_accumulation_steps", "2"},
                              "three")) < tolerance);
   }
 }
@@ -90,8 +100,10 @@ TEST_CASE("trainer: W1's gradient synced in row blocks across many buckets chang
   // so the weights must be identical, not merely close; 8 blocks with 16 KiB buckets put the
   // first layer in several all-reduces launched during backward.
   auto whole = train(dir, 2, {"--steps", "40", "--hidden", "128"}, "whole");
-  auto blocks = train(dir, 2, {"--steps", "40", "--hidden", "128", "--grad_blocks", "8", "--first_bucket_mb", "0.015625",
-                               "--bucket_mb", "0.015625"}, "blocks");
+  auto blocks = train(dir, 2,
+                      {"--steps", "40", "--hidden", "128", "--grad_blocks", "8", "--first_bucket_mb", "0.015625",
+                       "--bucket_mb", "0.015625"},
+                      "blocks");
   CHECK(whole == blocks);
   auto r = run(trainCommand(1, {"--grad_blocks", "0"}), {}, hermetic(dir), 60000);
   CHECK(r.exit_code == 2);  // the worker's usage error, passed through by launch
@@ -101,9 +113,10 @@ TEST_CASE("trainer: W1's gradient synced in row blocks across many buckets chang
 TEST_CASE("trainer: a run SIGKILLed mid-way resumes to bit-identical weights", "[train][checkpoint][failure]") {
   // Plain fp32, and fp16 master weights with the loss scaler and accumulation, and bf16 with the
   // first layer synced in row blocks: the resumed run must rebuild everything the step depends on.
-  auto extra = GENERATE(std::vector<std::string>{},
-                        std::vector<std::string>{"--mixed_precision", "fp16", "--gradient_accumulation_steps", "2"},
-                        std::vector<std::string>{"--mixed_precision", "bf16", "--grad_blocks", "4", "--bucket_mb", "0.001"});
+  auto extra =
+      GENERATE(std::vector<std::string>{},
+               std::vector<std::string>{"--mixed_precision", "fp16", "--gradient_accumulation_steps", "2"},
+               std::vector<std::string>{"--mixed_precision", "bf16", "--grad_blocks", "4", "--bucket_mb", "0.001"});
   TempDir dir;
   auto with = [&extra](std::vector<std::string> args) {
     args.insert(args.end(), extra.begin(), extra.end());
@@ -112,14 +125,15 @@ TEST_CASE("trainer: a run SIGKILLed mid-way resumes to bit-identical weights", "
   auto whole = train(dir, 2, with({"--steps", "120"}), "whole");
   const std::string ckpt = dir.file("ckpt");
   {
-    BackgroundProcess interrupted(trainCommand(2, with({"--steps", "120", "--checkpoint_every", "20", "--checkpoint_dir", ckpt,
-                                                        "--log_every", "0"})),
+    BackgroundProcess interrupted(trainCommand(2, with({"--steps", "120", "--checkpoint_every", "20",
+                                                        "--checkpoint_dir", ckpt, "--log_every", "0"})),
                                   hermetic(dir));
     REQUIRE(interrupted.waitForOutput("checkpoint saved at step 60"));
     interrupted.signal(SIGKILL);
     interrupted.wait();
   }
-  auto resumed = train(dir, 2, with({"--steps", "120", "--checkpoint_every", "20", "--checkpoint_dir", ckpt, "--resume"}), "resumed");
+  auto resumed = train(
+      dir, 2, with({"--steps", "120", "--checkpoint_every", "20", "--checkpoint_dir", ckpt, "--resume"}), "resumed");
   REQUIRE(resumed.size() == whole.size());
   CHECK(std::memcmp(resumed.data(), whole.data(), whole.size() * sizeof(float)) == 0);
 }
@@ -181,9 +195,10 @@ TEST_CASE("trainer: on CUDA devices, the weights of the CPU path, 2 GPUs those o
   env.erase("ACCEL_NVML_LIBRARY");  // the launcher counts the real GPUs
   env.erase("ACCEL_CUDA_LIBRARY");
   auto onGpus = [&](int processes, std::vector<std::string> args, const std::string& name) {
-    std::vector<std::string> argv = {accelBinary(), "launch", "-q", "--num_processes", std::to_string(processes),
-                                     "--main_process_port", "0", accelTrain(), "--log_every", "0", "--save_weights",
-                                     dir.file(name)};
+    std::vector<std::string> argv = {
+        accelBinary(),         "launch",      "-q",         "--num_processes", std::to_string(processes),
+        "--main_process_port", "0",           accelTrain(), "--log_every",     "0",
+        "--save_weights",      dir.file(name)};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = run(argv, {}, env, 300000);
     INFO(r.out << r.err);
@@ -204,10 +219,12 @@ TEST_CASE("trainer: on CUDA devices, the weights of the CPU path, 2 GPUs those o
   CHECK(maxDiff(cpu, gpu) < tolerance);
   // Checkpoint at step 50, a fresh run resumes from it: bit-identical (every kernel is deterministic).
   onGpus(1, {"--steps", "50", "--checkpoint_every", "50", "--checkpoint_dir", dir.file("ckpt")}, "half_way");
-  auto [resumed, resumed_out] = onGpus(1, {"--steps", "100", "--checkpoint_dir", dir.file("ckpt"), "--resume"}, "resumed");
+  auto [resumed, resumed_out] =
+      onGpus(1, {"--steps", "100", "--checkpoint_dir", dir.file("ckpt"), "--resume"}, "resumed");
   CHECK(resumed_out.find("resumed from step 50") != std::string::npos);
   CHECK(resumed == gpu);
-  auto blocked = onGpus(1, {"--steps", "100", "--grad_blocks", "4", "--gradient_accumulation_steps", "2"}, "blocked").first;
+  auto blocked =
+      onGpus(1, {"--steps", "100", "--grad_blocks", "4", "--gradient_accumulation_steps", "2"}, "blocked").first;
   CHECK(maxDiff(cpu, blocked) < tolerance);
   for (const char* precision : {"fp16", "bf16"}) {
     INFO(precision);

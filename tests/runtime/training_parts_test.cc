@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <limits>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -42,8 +42,8 @@ TEST_CASE("bucketing: DDP's limits, registration order packed, then reversed", "
 }
 
 TEST_CASE("bucketing: dtypes and devices never share a bucket", "[ddp][bucketing]") {
-  std::vector<GradientInfo> grads = {{10, DataType::F32}, {10, DataType::F16}, {10, DataType::F32},
-                                     {10, DataType::F32, DeviceType::CUDA}};
+  std::vector<GradientInfo> grads = {
+      {10, DataType::F32}, {10, DataType::F16}, {10, DataType::F32}, {10, DataType::F32, DeviceType::CUDA}};
   auto buckets = assignBuckets(grads);
   CHECK(indices(buckets) == std::vector<std::vector<size_t>>{{3}, {1}, {0, 2}});
   CHECK(assignBuckets({}).empty());

@@ -5,14 +5,14 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -35,8 +35,8 @@ void setEnvironment(const std::map<std::string, std::string>& env) {
 }
 
 // In the forked child: wire up stdin/stdout/stderr, apply `env`, exec (exit 127 on failure).
-[[noreturn]] void execChild(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                            int in, int out, int err) {
+[[noreturn]] void execChild(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, int in,
+                            int out, int err) {
   ::dup2(in, 0);
   ::dup2(out, 1);
   ::dup2(err, 2);
@@ -84,12 +84,9 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input,
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   bool out_open = true, err_open = true;
   while (out_open || err_open) {
-    pollfd fds[3] = {{out_open ? out[0] : -1, POLLIN, 0},
-                     {err_open ? err[0] : -1, POLLIN, 0},
-                     {in[1], POLLOUT, 0}};
-    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    deadline - std::chrono::steady_clock::now())
-                                    .count());
+    pollfd fds[3] = {{out_open ? out[0] : -1, POLLIN, 0}, {err_open ? err[0] : -1, POLLIN, 0}, {in[1], POLLOUT, 0}};
+    int left = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
     if (left <= 0 || ::poll(fds, 3, left) == 0) {
       ::kill(pid, SIGKILL);
       result.err += "\n[test harness: timed out]";
@@ -170,7 +167,8 @@ bool BackgroundProcess::waitForOutput(const std::string& text, int times, int ti
     int found = 0;
     for (size_t at = all.find(text); at != std::string::npos; at = all.find(text, at + 1)) ++found;
     if (found >= times) return true;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0 || !pump(static_cast<int>(left))) return false;
   }
 }
@@ -180,7 +178,8 @@ void BackgroundProcess::signal(int sig) { ::kill(pid_, sig); }
 RunResult BackgroundProcess::wait(int timeout_ms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (out_ >= 0 || err_ >= 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) break;
     pump(static_cast<int>(left));
   }

@@ -25,8 +25,7 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input = {
 // it while it runs (signals, SIGKILL). Killed and reaped on destruction.
 class BackgroundProcess {
  public:
-  BackgroundProcess(const std::vector<std::string>& argv,
-                    const std::map<std::string, std::string>& env = {});
+  BackgroundProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});
   ~BackgroundProcess();
   BackgroundProcess(const BackgroundProcess&) = delete;
   BackgroundProcess& operator=(const BackgroundProcess&) = delete;

@@ -13,8 +13,7 @@
 
 namespace accel::test {
 
-PtySession::PtySession(const std::vector<std::string>& argv,
-                       const std::map<std::string, std::string>& env) {
+PtySession::PtySession(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
   winsize size{24, 80, 0, 0};
   pid_ = ::forkpty(&fd_, nullptr, nullptr, &size);
   if (pid_ < 0) throw std::runtime_error("forkpty failed");
@@ -60,8 +59,8 @@ bool PtySession::waitFor(const std::string& text, int timeout_ms) {
       cursor_ = at + text.size();
       return true;
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0 || !readSome(static_cast<int>(left))) return false;
   }
 }

@@ -31,8 +31,7 @@ TEST_CASE("schema: every row is well formed", "[schema]") {
       CHECK_FALSE(spec.choices.empty());
       json d = wizardDefault(spec);
       if (d.is_string()) {
-        CHECK(std::find(spec.choices.begin(), spec.choices.end(), d.get<std::string>()) !=
-              spec.choices.end());
+        CHECK(std::find(spec.choices.begin(), spec.choices.end(), d.get<std::string>()) != spec.choices.end());
       }
     }
     if (spec.type == ValueType::Int) {
@@ -63,9 +62,10 @@ TEST_CASE("loader: schema types values, untyped values follow PyYAML", "[loader]
 }
 
 TEST_CASE("loader: legacy and misnamed keys are converted with a note", "[loader]") {
-  auto r = parse("distributed_type: FSDP\nnum_processes: 2\nfp16: true\ndynamo_backend: 'NO'\n"
-                 "fsdp_config:\n  sharding_strategy: FULL_SHARD\n"
-                 "fp8_config:\n  amax_history_length: 16\n  optimization_level: O1\n");
+  auto r = parse(
+      "distributed_type: FSDP\nnum_processes: 2\nfp16: true\ndynamo_backend: 'NO'\n"
+      "fsdp_config:\n  sharding_strategy: FULL_SHARD\n"
+      "fp8_config:\n  amax_history_length: 16\n  optimization_level: O1\n");
   REQUIRE(r.errors.empty());
   CHECK(*r.config.find("mixed_precision") == "fp16");
   CHECK(r.config.find("fp16") == nullptr);
@@ -77,8 +77,9 @@ TEST_CASE("loader: legacy and misnamed keys are converted with a note", "[loader
 }
 
 TEST_CASE("loader: null means unset and num_processes -1 means decide at launch", "[loader]") {
-  auto r = parse("distributed_type: MULTI_GPU\nnum_processes: -1\ngpu_ids:\nmain_process_ip: ~\n"
-                 "fsdp_config: {}\n");
+  auto r = parse(
+      "distributed_type: MULTI_GPU\nnum_processes: -1\ngpu_ids:\nmain_process_ip: ~\n"
+      "fsdp_config: {}\n");
   REQUIRE(r.errors.empty());
   CHECK(r.config.find("num_processes") == nullptr);
   CHECK(r.config.find("gpu_ids") == nullptr);
@@ -101,8 +102,9 @@ TEST_CASE("writer: nested maps, lists and empty values as PyYAML writes them", "
             {"e", json::array()},
             {"f", 0.5}};
   CHECK(toYaml(v) == "a: 'NO'\nb:\n  a:\n  - true\n  - x\n  z: 1\ne: []\nf: 0.5\n");
-  CHECK(toJson(v) == "{\n  \"a\": \"NO\",\n  \"b\": {\n    \"a\": [\n      true,\n      \"x\"\n"
-                     "    ],\n    \"z\": 1\n  },\n  \"e\": [],\n  \"f\": 0.5\n}\n");
+  CHECK(toJson(v) ==
+        "{\n  \"a\": \"NO\",\n  \"b\": {\n    \"a\": [\n      true,\n      \"x\"\n"
+        "    ],\n    \"z\": 1\n  },\n  \"e\": [],\n  \"f\": 0.5\n}\n");
 }
 
 TEST_CASE("round trip: write, load, write is byte-identical", "[writer][roundtrip]") {
@@ -134,30 +136,35 @@ TEST_CASE("writer: long values fold at column 80 exactly as PyYAML folds them", 
              {{"fsdp_transformer_layer_cls_to_wrap",
                "BertLayer, BertEmbeddings, BertSelfOutput, BertIntermediate, BertOutput, "
                "BertPooler"}}},
-            {"commands", {"echo one two three four five six seven eight nine ten eleven twelve "
-                          "thirteen fourteen"}},
-            {"q", "it's a long quoted value: with colon space and more words to pass the eighty "
-                  "column limit ok"}};
+            {"commands",
+             {"echo one two three four five six seven eight nine ten eleven twelve "
+              "thirteen fourteen"}},
+            {"q",
+             "it's a long quoted value: with colon space and more words to pass the eighty "
+             "column limit ok"}};
   CHECK(toYaml(v) ==
         "commands:\n- echo one two three four five six seven eight nine ten eleven twelve "
         "thirteen fourteen\nfsdp_config:\n  fsdp_transformer_layer_cls_to_wrap: BertLayer, "
         "BertEmbeddings, BertSelfOutput, BertIntermediate,\n    BertOutput, BertPooler\nq: "
         "'it''s a long quoted value: with colon space and more words to pass the eighty\n  "
         "column limit ok'\n");
-  json cfg = {{"distributed_type", "NO"}, {"commands", v["commands"]},
-              {"fsdp_config", v["fsdp_config"]}, {"main_process_ip", v["q"]}};
+  json cfg = {{"distributed_type", "NO"},
+              {"commands", v["commands"]},
+              {"fsdp_config", v["fsdp_config"]},
+              {"main_process_ip", v["q"]}};
   auto back = parseConfigText(toYaml(cfg), "t.yaml");  // folded lines read back unchanged
   REQUIRE(back.errors.empty());
   CHECK(back.config.values == cfg);
 }
 
 TEST_CASE("loader: JSON number syntax applies in .json files only", "[loader]") {
-  auto j = parseConfigText("{\"distributed_type\": \"NO\", \"deepspeed_config\": "
-                           "{\"gradient_clipping\": 1e-05}}", "c.json");
+  auto j = parseConfigText(
+      "{\"distributed_type\": \"NO\", \"deepspeed_config\": "
+      "{\"gradient_clipping\": 1e-05}}",
+      "c.json");
   REQUIRE(j.errors.empty());
   CHECK(*j.config.find("deepspeed_config.gradient_clipping") == 1e-05);
-  auto y = parseConfigText("distributed_type: 'NO'\ndeepspeed_config:\n  gradient_clipping: 1e-05\n",
-                           "c.yaml");
+  auto y = parseConfigText("distributed_type: 'NO'\ndeepspeed_config:\n  gradient_clipping: 1e-05\n", "c.yaml");
   // PyYAML reads 1e-05 as a string; so does accel in YAML, kept as written, and no launch uses it.
   REQUIRE(y.errors.empty());
   REQUIRE(y.problems.size() == 1);

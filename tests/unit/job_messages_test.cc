@@ -71,7 +71,7 @@ TEST_CASE("job messages: anything but a well-formed message is refused, naming w
   CHECK(refusal(R"({"t":"nope"})") == "unknown message kind 'nope'");
   CHECK(refusal(R"({"t":"h\u001b[2Jb"})") == "unknown message kind 'h?[2Jb'");  // nothing a terminal obeys
   CHECK(refusal("[1]") == "a JSON array, not an object");
-  CHECK(refusal("{") .rfind("not JSON", 0) == 0);
+  CHECK(refusal("{").rfind("not JSON", 0) == 0);
   CHECK(refusal(std::string(100, '[')) == "nested deeper than 4 levels");
   CHECK(refusal("{\"t\":\"" + std::string(job::kMaxLine, 'a') + "\"}").rfind("a line of", 0) == 0);
   CHECK(refusal(R"({"t":"failed","failure":{"machine":0},"replaces":false})").rfind("failure: field", 0) == 0);
@@ -99,12 +99,17 @@ TEST_CASE("join rules: the job's shape and a free machine rank in range", "[job]
   plan.host = "m0";
   Joined first{"h1", "10.0.0.2", 7};
   FindJoined joined = [&](int k) { return k == 1 ? &first : nullptr; };
-  auto join = [](int k, int machines = 3, long long world = 6) { return job::Join{2, k, "h", 1, machines, world, "t"}; };
+  auto join = [](int k, int machines = 3, long long world = 6) {
+    return job::Join{2, k, "h", 1, machines, world, "t"};
+  };
   CHECK_FALSE(refuseJoin(plan, join(2), "10.0.0.3", joined, false));
-  CHECK(refuseJoin(plan, join(2), "10.0.0.3", joined, true)->problem == "machine 2 (h, 10.0.0.3) tried to join after the job started");
+  CHECK(refuseJoin(plan, join(2), "10.0.0.3", joined, true)->problem ==
+        "machine 2 (h, 10.0.0.3) tried to join after the job started");
   CHECK(refuseJoin(plan, join(1), "10.0.0.3", joined, false)->problem.rfind("machine_rank 1 is claimed twice", 0) == 0);
-  CHECK(refuseJoin(plan, join(7), "10.0.0.3", joined, false)->problem == "machine 7 (h, 10.0.0.3) has machine_rank 7, but the job has 3 machines");
-  CHECK(refuseJoin(plan, join(2, 3, 4), "10.0.0.3", joined, false)->problem.find("--num_processes 4") != std::string::npos);
+  CHECK(refuseJoin(plan, join(7), "10.0.0.3", joined, false)->problem ==
+        "machine 7 (h, 10.0.0.3) has machine_rank 7, but the job has 3 machines");
+  CHECK(refuseJoin(plan, join(2, 3, 4), "10.0.0.3", joined, false)->problem.find("--num_processes 4") !=
+        std::string::npos);
   CHECK(missingMachines(plan, joined).rfind("machine 2 of 3 did not join", 0) == 0);
 }
 

@@ -18,8 +18,16 @@ using namespace accel;
 namespace {
 
 // accel's own flags, which Accelerate does not have.
-const std::set<std::string> kAccelOnly = {"collective_timeout", "dry_run", "fsdp_ignored_modules", "grace_period", "heartbeat_timeout",
-                                          "help",    "job_port", "local_ranks_filter", "python", "rdzv_token"};
+const std::set<std::string> kAccelOnly = {"collective_timeout",
+                                          "dry_run",
+                                          "fsdp_ignored_modules",
+                                          "grace_period",
+                                          "heartbeat_timeout",
+                                          "help",
+                                          "job_port",
+                                          "local_ranks_filter",
+                                          "python",
+                                          "rdzv_token"};
 
 std::set<std::string> accelerateFlags() {
   std::ifstream in(ACCEL_SOURCE_DIR "/tests/compat/accelerate_1_15_launch_flags.txt");
@@ -83,7 +91,8 @@ TEST_CASE("launch flags: argparse's spellings, the program's words untouched", "
   auto last = parseLaunchArgs({"--num_processes", "2", "--num_processes", "4", "--env", "A=1", "--env", "B=x=y", "p"});
   CHECK(last.values.at("num_processes") == "4");  // argparse: the last one wins
   CHECK(last.env == std::vector<std::string>{"A=1", "B=x=y"});
-  auto keyed = parseLaunchArgs({"--zero_stage", "3", "--fp8_margin=2", "--dynamo_use_fullgraph", "--tee", "0", "-m", "mod"});
+  auto keyed =
+      parseLaunchArgs({"--zero_stage", "3", "--fp8_margin=2", "--dynamo_use_fullgraph", "--tee", "0", "-m", "mod"});
   CHECK(keyed.values.at("deepspeed_config.zero_stage") == "3");
   CHECK(keyed.values.at("fp8_config.margin") == "2");
   CHECK(keyed.values.at("dynamo_config.dynamo_use_fullgraph") == "true");
@@ -113,11 +122,13 @@ TEST_CASE("launch flags: a bad command line names the word and the fix", "[launc
                     "--use_parallelism_config needs --use_fsdp with FSDP 2");
 }
 
-TEST_CASE("launch flags: digits past long long are out of range, with the range, not 'not an integer'", "[launch][flags]") {
+TEST_CASE("launch flags: digits past long long are out of range, with the range, not 'not an integer'",
+          "[launch][flags]") {
   const std::string huge = "99999999999999999999";
   CHECK(usageError({"--max_restarts", huge, "p"}) ==
         "--max_restarts: '" + huge + "' is out of range: it must be from 0 to 9223372036854775807 | ");
-  CHECK(usageError({"--job_port", huge, "p"}) == "--job_port: '" + huge + "' is out of range: it must be from 1 to 65535 | ");
+  CHECK(usageError({"--job_port", huge, "p"}) ==
+        "--job_port: '" + huge + "' is out of range: it must be from 1 to 65535 | ");
   CHECK(usageError({"--num_cpu_threads_per_process", "-" + huge, "p"}) ==
         "--num_cpu_threads_per_process: '-" + huge + "' is out of range: it must be from 1 to 9223372036854775807 | ");
   // Config-key flags, typed by the schema's range.
@@ -125,8 +136,9 @@ TEST_CASE("launch flags: digits past long long are out of range, with the range,
                     "--num_processes: '" + huge + "' is out of range: it must be from 1 to 9223372036854775807");
   CHECK_THROWS_WITH(workerEnv({"--cpu", "--main_process_port", huge}),
                     "--main_process_port: '" + huge + "' is out of range: it must be from 0 to 65535");
-  CHECK_THROWS_WITH(workerEnv({"--cpu", "--fp8_margin", huge}),
-                    "--fp8_margin: '" + huge + "' is out of range: it must be from -9223372036854775808 to 9223372036854775807");
+  CHECK_THROWS_WITH(
+      workerEnv({"--cpu", "--fp8_margin", huge}),
+      "--fp8_margin: '" + huge + "' is out of range: it must be from -9223372036854775808 to 9223372036854775807");
   CHECK(whyNotInteger("12", 1, 65535).empty());
   CHECK(whyNotInteger("1x", 1, 65535) == "'1x' is not an integer");
   CHECK(whyNotInteger("+", 1, 65535) == "'+' is not an integer");
@@ -146,14 +158,14 @@ TEST_CASE("launch flags: Accelerate 1.15's newer flags export as Accelerate expo
   // Context/sequence-parallel options only when that size is above 1, as Accelerate.
   CHECK(fsdp.count("PARALLELISM_CONFIG_CP_COMM_STRATEGY") == 0);
   CHECK(fsdp.count("PARALLELISM_CONFIG_SP_ATTN_IMPLEMENTATION") == 0);
-  auto cp = workerEnv({"--use_fsdp", "--fsdp_version", "2", "--use_parallelism_config",
-                       "--parallelism_config_cp_size", "2", "--parallelism_config_sp_size", "2"});
+  auto cp = workerEnv({"--use_fsdp", "--fsdp_version", "2", "--use_parallelism_config", "--parallelism_config_cp_size",
+                       "2", "--parallelism_config_sp_size", "2"});
   CHECK(cp["PARALLELISM_CONFIG_CP_COMM_STRATEGY"] == "allgather");
   CHECK(cp["PARALLELISM_CONFIG_SP_SEQ_LENGTH_IS_VARIABLE"] == "True");
   CHECK(cp["PARALLELISM_CONFIG_SP_ATTN_IMPLEMENTATION"] == "sdpa");
   CHECK(cp.count("PARALLELISM_CONFIG_SP_SEQ_LENGTH") == 0);  // Accelerate writes "None": see README
-  CHECK(workerEnv({"--use_fsdp", "--fsdp_version", "2", "--use_parallelism_config", "--parallelism_config_cp_size",
-                   "2", "--parallelism_config_cp_comm_strategy", "alltoall"})["PARALLELISM_CONFIG_CP_COMM_STRATEGY"] ==
+  CHECK(workerEnv({"--use_fsdp", "--fsdp_version", "2", "--use_parallelism_config", "--parallelism_config_cp_size", "2",
+                   "--parallelism_config_cp_comm_strategy", "alltoall"})["PARALLELISM_CONFIG_CP_COMM_STRATEGY"] ==
         "alltoall");
   auto megatron = workerEnv({"--use_megatron_lm", "--megatron_lm_attention_backend", "flash",
                              "--megatron_lm_context_parallel_size", "2", "--megatron_lm_use_rotary_position_embeddings",

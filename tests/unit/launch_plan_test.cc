@@ -39,8 +39,7 @@ std::string envOf(const WorkerSpec& w, const std::string& name) {
   return "<unset>";
 }
 
-LaunchPlan plan(const LaunchOptions& o, const std::string& config_text = "", int gpus = 0,
-                LaunchFacts f = facts()) {
+LaunchPlan plan(const LaunchOptions& o, const std::string& config_text = "", int gpus = 0, LaunchFacts f = facts()) {
   f.visible_gpus = f.physical_gpus = gpus;
   std::optional<Config> config;
   if (!config_text.empty()) {
@@ -54,8 +53,7 @@ LaunchPlan plan(const LaunchOptions& o, const std::string& config_text = "", int
 }  // namespace
 
 TEST_CASE("slurm hostlists expand like scontrol show hostnames", "[slurm]") {
-  CHECK(expandHostlist("node[01-04,07]") ==
-        std::vector<std::string>{"node01", "node02", "node03", "node04", "node07"});
+  CHECK(expandHostlist("node[01-04,07]") == std::vector<std::string>{"node01", "node02", "node03", "node04", "node07"});
   CHECK(expandHostlist("a,b[1-2],c") == std::vector<std::string>{"a", "b1", "b2", "c"});
   CHECK(expandHostlist("rack[1-2]-n[8-9]") == std::vector<std::string>{"rack1-n8", "rack1-n9", "rack2-n8", "rack2-n9"});
   CHECK(expandHostlist("gpu-a100") == std::vector<std::string>{"gpu-a100"});
@@ -64,8 +62,11 @@ TEST_CASE("slurm hostlists expand like scontrol show hostnames", "[slurm]") {
   // Found by fuzzing (tests/fuzz/regressions/slurm_hostlist): refused before expanding, not
   // gigabytes of names.
   CHECK_THROWS_WITH(expandHostlist("n[0-999999999]"), Catch::Contains("65536"));
-  auto s = detectSlurm({{"SLURM_JOB_ID", "9"}, {"SLURM_NODEID", "3"}, {"SLURM_NNODES", "4"},
-                        {"SLURM_JOB_NODELIST", "n[10-13]"}, {"SLURM_GPUS_ON_NODE", "8(x4)"}});
+  auto s = detectSlurm({{"SLURM_JOB_ID", "9"},
+                        {"SLURM_NODEID", "3"},
+                        {"SLURM_NNODES", "4"},
+                        {"SLURM_JOB_NODELIST", "n[10-13]"},
+                        {"SLURM_GPUS_ON_NODE", "8(x4)"}});
   REQUIRE(s);
   CHECK(s->node_rank == 3);
   CHECK(s->num_nodes == 4);
@@ -74,7 +75,9 @@ TEST_CASE("slurm hostlists expand like scontrol show hostnames", "[slurm]") {
   CHECK_FALSE(s->in_step);
   CHECK_FALSE(detectSlurm({{"PATH", "/bin"}}));
   // Digits past long long are a count out of range, not "not a number".
-  CHECK_THROWS_WITH(detectSlurm({{"SLURM_JOB_ID", "9"}, {"SLURM_NODEID", "0"}, {"SLURM_NNODES", "99999999999999999999"},
+  CHECK_THROWS_WITH(detectSlurm({{"SLURM_JOB_ID", "9"},
+                                 {"SLURM_NODEID", "0"},
+                                 {"SLURM_NNODES", "99999999999999999999"},
                                  {"SLURM_JOB_NODELIST", "n1"}}),
                     "SLURM_NNODES='99999999999999999999' is out of range (at most 1048576)");
 }
@@ -82,8 +85,11 @@ TEST_CASE("slurm hostlists expand like scontrol show hostnames", "[slurm]") {
 TEST_CASE("plan: ranks, world and rendezvous for machine 1 of 2", "[plan]") {
   LaunchOptions o;
   o.cpu = true;
-  o.values = {{"num_machines", "2"}, {"num_processes", "4"}, {"machine_rank", "1"},
-              {"main_process_ip", "10.0.0.1"}, {"main_process_port", "29555"}};
+  o.values = {{"num_machines", "2"},
+              {"num_processes", "4"},
+              {"machine_rank", "1"},
+              {"main_process_ip", "10.0.0.1"},
+              {"main_process_port", "29555"}};
   LaunchPlan p = plan(o);
   REQUIRE(p.workers.size() == 2);
   CHECK(p.workers[1].rank == 3);
@@ -95,15 +101,21 @@ TEST_CASE("plan: ranks, world and rendezvous for machine 1 of 2", "[plan]") {
   CHECK(envOf(p.workers[1], "ACCEL_MACHINE") == "host0");
   CHECK_FALSE(p.port_is_ours);
   // Machines derive the same run id and token from the rendezvous address.
-  LaunchPlan other = plan(o, "", 0, [] { auto f = facts(); f.random_hex = "ffffffffffffffffffffffffffffffff"; return f; }());
+  LaunchPlan other = plan(o, "", 0, [] {
+    auto f = facts();
+    f.random_hex = "ffffffffffffffffffffffffffffffff";
+    return f;
+  }());
   CHECK(envOf(other.workers[0], "ACCEL_STORE_TOKEN") == envOf(p.workers[0], "ACCEL_STORE_TOKEN"));
 }
 
 TEST_CASE("plan: precedence and origins", "[plan]") {
   LaunchOptions o;
   o.values = {{"mixed_precision", "fp16"}};
-  LaunchPlan p = plan(o, "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: bf16\n"
-                         "rdzv_backend: c10d\nsame_network: false\n", 2);
+  LaunchPlan p = plan(o,
+                      "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: bf16\n"
+                      "rdzv_backend: c10d\nsame_network: false\n",
+                      2);
   CHECK(p.settings.text("mixed_precision") == "fp16");
   CHECK(p.settings.origin("mixed_precision") == "command line");
   CHECK(p.settings.origin("num_processes") == "config file");
@@ -119,7 +131,8 @@ TEST_CASE("plan: precedence and origins", "[plan]") {
   LaunchPlan q = plan(o, "", 2);
   std::string notes;
   for (const auto& n : q.settings.notes) notes += n + "\n";
-  CHECK_THAT(notes, Catch::Contains("--rdzv_conf read_timeout ignored") && Catch::Contains("--monitor_interval ignored"));
+  CHECK_THAT(notes,
+             Catch::Contains("--rdzv_conf read_timeout ignored") && Catch::Contains("--monitor_interval ignored"));
   CHECK(q.join_timeout == 900);  // torchrun's key, honoured
   CHECK(q.job_port == q.master_port + 1);
   CHECK(q.heartbeat_timeout == 30);
@@ -130,9 +143,11 @@ TEST_CASE("plan: precedence and origins", "[plan]") {
 TEST_CASE("plan: DeepSpeed and FSDP settings are exported as Accelerate exports them", "[plan]") {
   LaunchOptions o;
   o.values = {{"deepspeed_config.zero_stage", "2"}};
-  LaunchPlan ds = plan(o, "distributed_type: DEEPSPEED\nnum_processes: 2\nmixed_precision: bf16\n"
-                          "deepspeed_config:\n  zero_stage: 3\n  offload_param_device: cpu\n  zero3_init_flag: true\n"
-                          "  gradient_accumulation_steps: 1\n", 2);
+  LaunchPlan ds = plan(o,
+                       "distributed_type: DEEPSPEED\nnum_processes: 2\nmixed_precision: bf16\n"
+                       "deepspeed_config:\n  zero_stage: 3\n  offload_param_device: cpu\n  zero3_init_flag: true\n"
+                       "  gradient_accumulation_steps: 1\n",
+                       2);
   const auto& w = ds.workers[0];
   CHECK(envOf(w, "ACCELERATE_USE_DEEPSPEED") == "true");
   CHECK(envOf(w, "ACCELERATE_DEEPSPEED_ZERO_STAGE") == "2");  // the flag wins
@@ -142,9 +157,11 @@ TEST_CASE("plan: DeepSpeed and FSDP settings are exported as Accelerate exports 
   CHECK(envOf(w, "ACCELERATE_CONFIG_DS_FIELDS") ==
         "gradient_accumulation_steps,offload_param_device,zero3_init_flag,mixed_precision");
   CHECK(envOf(w, "PYTHONPATH") == "/work");
-  LaunchPlan fsdp = plan({}, "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_version: 2\n"
-                             "  fsdp_reshard_after_forward: true\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
-                             "  fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer\n", 2);
+  LaunchPlan fsdp = plan({},
+                         "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_version: 2\n"
+                         "  fsdp_reshard_after_forward: true\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
+                         "  fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer\n",
+                         2);
   const auto& f = fsdp.workers[1];
   CHECK(envOf(f, "ACCELERATE_USE_FSDP") == "true");
   CHECK(envOf(f, "FSDP_VERSION") == "2");
@@ -152,9 +169,12 @@ TEST_CASE("plan: DeepSpeed and FSDP settings are exported as Accelerate exports 
   CHECK(envOf(f, "FSDP_SHARDING_STRATEGY") == "FULL_SHARD");
   CHECK(envOf(f, "FSDP_TRANSFORMER_CLS_TO_WRAP") == "LlamaDecoderLayer");
   CHECK(envOf(f, "FSDP_USE_ORIG_PARAMS") == "true");
-  CHECK_THROWS_AS(plan({}, "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_cpu_ram_efficient_loading: true\n"
-                           "  fsdp_sync_module_states: false\n", 2),
-                  UsageError);
+  CHECK_THROWS_AS(
+      plan({},
+           "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_cpu_ram_efficient_loading: true\n"
+           "  fsdp_sync_module_states: false\n",
+           2),
+      UsageError);
 }
 
 TEST_CASE("plan: checks before anything starts", "[plan]") {
@@ -167,18 +187,21 @@ TEST_CASE("plan: checks before anything starts", "[plan]") {
   multi.values = {{"num_processes", "1"}};
   CHECK_THROWS_WITH(plan(multi, "", 2), Catch::Contains("--multi_gpu needs at least 2 processes"));
   LaunchOptions xla;
-  CHECK_THROWS_WITH(plan(xla, "distributed_type: XLA\n"), Catch::Contains("distributed_type XLA cannot be launched by accel"));
+  CHECK_THROWS_WITH(plan(xla, "distributed_type: XLA\n"),
+                    Catch::Contains("distributed_type XLA cannot be launched by accel"));
   // Found by fuzzing (tests/fuzz/regressions/launch_settings): a typo'd count is refused before
   // a plan of that size is built, and no count is narrowed to int.
   LaunchOptions huge;
   huge.cpu = true;
   huge.values = {{"num_processes", "100000000"}};
-  CHECK_THROWS_WITH(plan(huge), Catch::Contains("num_processes 100000000 (command line) is more than accel can launch"));
+  CHECK_THROWS_WITH(plan(huge),
+                    Catch::Contains("num_processes 100000000 (command line) is more than accel can launch"));
   huge.values = {{"num_processes", "8192"}};
   CHECK_THROWS_WITH(plan(huge), Catch::Contains("is 8192 workers per machine; accel starts at most 4096"));
   LaunchOptions wide;
-  CHECK_THROWS_WITH(plan(wide, "distributed_type: MULTI_GPU\nnum_machines: 4611686018427387904\nmain_process_ip: h\n", 4),
-                    Catch::Contains("is more than accel can launch"));
+  CHECK_THROWS_WITH(
+      plan(wide, "distributed_type: MULTI_GPU\nnum_machines: 4611686018427387904\nmain_process_ip: h\n", 4),
+      Catch::Contains("is more than accel can launch"));
 }
 
 TEST_CASE("program resolution", "[program]") {
@@ -202,7 +225,7 @@ TEST_CASE("cpu affinity: usable CPUs split into contiguous shares, one per local
   CHECK(splitCpus({0, 1, 2, 3, 4, 5, 6}, 3) == std::vector<V>{{0, 1, 2}, {3, 4}, {5, 6}});
   CHECK(splitCpus({2, 3, 8, 9}, 4) == std::vector<V>{{2}, {3}, {8}, {9}});
   CHECK(splitCpus({0, 1}, 3) == std::vector<V>{{0}, {1}, {0}});  // more workers than CPUs: shared
-  CHECK(splitCpus({}, 2) == std::vector<V>{{}, {}});              // unknown affinity: no pinning
+  CHECK(splitCpus({}, 2) == std::vector<V>{{}, {}});             // unknown affinity: no pinning
   CHECK(cpuListText({0, 1, 2, 5, 7, 8}) == "0-2,5,7-8");
   CHECK(cpuListText({3}) == "3");
   CHECK(cpuListText({}).empty());

@@ -58,6 +58,8 @@
 
 namespace {
 
+// Grouped by family (kept by hand).
+// clang-format off
 const char* const kVars[] = {
     "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
     "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR", "MASTER_PORT",
@@ -67,6 +69,7 @@ const char* const kVars[] = {
     "ACCELERATE_DEBUG_MODE", "ACCELERATE_GRADIENT_ACCUMULATION_STEPS", "ACCELERATE_DYNAMO_BACKEND",
     "ACCELERATE_USE_DEEPSPEED", "ACCELERATE_USE_FSDP", "ACCEL_RUN_ID", "ACCEL_STORE_TOKEN",
     "TORCHELASTIC_USE_AGENT_STORE"};
+// clang-format on
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr, "env_worker: %s\n", why.c_str());
@@ -92,11 +95,12 @@ double parseSeconds(const char* opt, const char* s) {
 }
 
 int parseSignal(const char* s) {
-  static const struct { const char* name; int sig; } kSignals[] = {
-      {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ILL", SIGILL},
-      {"TRAP", SIGTRAP}, {"ABRT", SIGABRT}, {"BUS", SIGBUS},   {"FPE", SIGFPE},
-      {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"SEGV", SIGSEGV}, {"USR2", SIGUSR2},
-      {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"TERM", SIGTERM}};
+  static const struct {
+    const char* name;
+    int sig;
+  } kSignals[] = {{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ILL", SIGILL},   {"TRAP", SIGTRAP},
+                  {"ABRT", SIGABRT}, {"BUS", SIGBUS},   {"FPE", SIGFPE},   {"KILL", SIGKILL}, {"USR1", SIGUSR1},
+                  {"SEGV", SIGSEGV}, {"USR2", SIGUSR2}, {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"TERM", SIGTERM}};
   const char* name = std::strncmp(s, "SIG", 3) == 0 ? s + 3 : s;
   for (const auto& e : kSignals)
     if (std::strcmp(name, e.name) == 0) return e.sig;
@@ -115,8 +119,10 @@ void writeAll(int fd, const char* p, size_t n) {  // async-signal-safe
 
 extern "C" void onTrappedSignal(int sig) {  // --trap-int / --trap-term
   static const char kInt[] = "got SIGINT\n", kTerm[] = "got SIGTERM\n";
-  if (sig == SIGINT) writeAll(STDOUT_FILENO, kInt, sizeof kInt - 1);
-  else writeAll(STDOUT_FILENO, kTerm, sizeof kTerm - 1);
+  if (sig == SIGINT)
+    writeAll(STDOUT_FILENO, kInt, sizeof kInt - 1);
+  else
+    writeAll(STDOUT_FILENO, kTerm, sizeof kTerm - 1);
   _exit(sig == SIGINT ? 42 : 43);
 }
 
@@ -165,9 +171,11 @@ bool waitForLines(const std::string& path, long lines) {
 void recordError(const std::string& message, const std::string& rank) {
   if (const char* path = std::getenv("TORCHELASTIC_ERROR_FILE")) {
     if (FILE* f = std::fopen(path, "w")) {
-      std::fprintf(f, "{\"message\": {\"message\": \"RuntimeError: %s\", \"extraInfo\": {\"py_callstack\": "
-                      "\"Traceback (most recent call last):\\n  File \\\"train.py\\\", line 7, in main\\n"
-                      "RuntimeError: %s\\n\", \"timestamp\": \"1\"}}}", message.c_str(), message.c_str());
+      std::fprintf(f,
+                   "{\"message\": {\"message\": \"RuntimeError: %s\", \"extraInfo\": {\"py_callstack\": "
+                   "\"Traceback (most recent call last):\\n  File \\\"train.py\\\", line 7, in main\\n"
+                   "RuntimeError: %s\\n\", \"timestamp\": \"1\"}}}",
+                   message.c_str(), message.c_str());
       std::fclose(f);
     }
   }
@@ -193,23 +201,40 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) usage(opt + " needs a value");
       return argv[++i];
     };
-    if (opt == "--exit-code") exit_code = static_cast<int>(parseInt(opt.c_str(), value(), 0, 255));
-    else if (opt == "--fail-rank") fail_rank = parseInt(opt.c_str(), value(), 0, kMax);
-    else if (opt == "--fail-after") fail_after_s = parseSeconds(opt.c_str(), value());
-    else if (opt == "--signal") signal_to_raise = parseSignal(value());
-    else if (opt == "--sleep") sleep_s = parseSeconds(opt.c_str(), value());
-    else if (opt == "--stderr-lines") stderr_lines = parseInt(opt.c_str(), value(), 0, kMax);
-    else if (opt == "--partial") partial = true;
-    else if (opt == "--trap-int") trap_int = true;
-    else if (opt == "--trap-term") trap_term = true, ignore_term = false;
-    else if (opt == "--ignore-term") ignore_term = true, trap_term = false;
-    else if (opt == "--pidfile") pidfile = value();
-    else if (opt == "--fail-when-up") up_file = value();
-    else if (opt == "--spawn-child") spawn_child = true;
-    else if (opt == "--spawn-daemon") spawn_daemon = value();
-    else if (opt == "--record-error") record_error = value();
-    else if (opt == "--lines") lines = parseInt(opt.c_str(), value(), 0, kMax);
-    else usage("unknown argument '" + opt + "'");
+    if (opt == "--exit-code")
+      exit_code = static_cast<int>(parseInt(opt.c_str(), value(), 0, 255));
+    else if (opt == "--fail-rank")
+      fail_rank = parseInt(opt.c_str(), value(), 0, kMax);
+    else if (opt == "--fail-after")
+      fail_after_s = parseSeconds(opt.c_str(), value());
+    else if (opt == "--signal")
+      signal_to_raise = parseSignal(value());
+    else if (opt == "--sleep")
+      sleep_s = parseSeconds(opt.c_str(), value());
+    else if (opt == "--stderr-lines")
+      stderr_lines = parseInt(opt.c_str(), value(), 0, kMax);
+    else if (opt == "--partial")
+      partial = true;
+    else if (opt == "--trap-int")
+      trap_int = true;
+    else if (opt == "--trap-term")
+      trap_term = true, ignore_term = false;
+    else if (opt == "--ignore-term")
+      ignore_term = true, trap_term = false;
+    else if (opt == "--pidfile")
+      pidfile = value();
+    else if (opt == "--fail-when-up")
+      up_file = value();
+    else if (opt == "--spawn-child")
+      spawn_child = true;
+    else if (opt == "--spawn-daemon")
+      spawn_daemon = value();
+    else if (opt == "--record-error")
+      record_error = value();
+    else if (opt == "--lines")
+      lines = parseInt(opt.c_str(), value(), 0, kMax);
+    else
+      usage("unknown argument '" + opt + "'");
   }
 
   if (trap_int) setHandler(SIGINT, onTrappedSignal);

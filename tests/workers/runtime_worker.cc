@@ -42,8 +42,7 @@ namespace {
 
 int failures = 0;
 
-template <typename T>
-std::string show(const std::vector<T>& v) {
+template <typename T> std::string show(const std::vector<T>& v) {
   std::ostringstream s;
   for (size_t i = 0; i < v.size(); ++i) s << (i ? "," : "") << v[i];
   return s.str();
@@ -60,7 +59,8 @@ int helpers(Accelerator& acc, const std::string& file) {
   const char* env_world = std::getenv("WORLD_SIZE");
   expect(rank == (env_rank ? std::atoi(env_rank) : 0) && world == (env_world ? std::atoi(env_world) : 1), "ranks");
   expect(acc.isMainProcess() == (rank == 0) && acc.isLastProcess() == (rank == world - 1) &&
-             acc.isLocalMainProcess() == (acc.localProcessIndex() == 0), "roles");
+             acc.isLocalMainProcess() == (acc.localProcessIndex() == 0),
+         "roles");
   expect(acc.device().str() == "cpu", "device", acc.device().str());
   expect(&acc.deviceProcessGroup() == &acc.processGroup(), "device_process_group");  // CPU: one group
   acc.waitForEveryone();
@@ -83,8 +83,7 @@ int helpers(Accelerator& acc, const std::string& file) {
   auto padded = acc.splitBetweenProcesses(dataset, true);
   const size_t base = dataset.size() / static_cast<size_t>(world), extra = dataset.size() % static_cast<size_t>(world);
   expect(share.size() == base + (static_cast<size_t>(rank) < extra ? 1 : 0) && padded.size() == base + (extra ? 1 : 0),
-         "split_between_processes",
-         show(share) + " / " + show(padded));
+         "split_between_processes", show(share) + " / " + show(padded));
   auto metrics = acc.gatherForMetrics(padded, dataset.size());
   expect(metrics == dataset, "gather_for_metrics", show(metrics));
   std::vector<float> value = {static_cast<float>(rank + 1)};
@@ -94,7 +93,8 @@ int helpers(Accelerator& acc, const std::string& file) {
   acc.broadcast(shared);
   expect(shared == std::vector<double>{7, 8, 9}, "broadcast", show(shared));
   auto pad = acc.padAcrossProcesses(std::vector<int32_t>(static_cast<size_t>(rank + 1), 5), -1);
-  expect(pad.size() == static_cast<size_t>(world) && pad.back() == (rank == world - 1 ? 5 : -1), "pad_across_processes", show(pad));
+  expect(pad.size() == static_cast<size_t>(world) && pad.back() == (rank == world - 1 ? 5 : -1), "pad_across_processes",
+         show(pad));
   acc.setSeed(42);
   std::vector<int64_t> draw = {static_cast<int64_t>(acc.rng()() >> 1)};
   auto draws = acc.gather(draw);
@@ -224,7 +224,8 @@ CheckpointPart partFor(int64_t step) {
   CheckpointPart part;
   part.step = step;
   for (int blob = 0; blob < 3; ++blob) {
-    part.blobs["blob" + std::to_string(blob)] = std::vector<uint8_t>(1 << 20, static_cast<uint8_t>((step + blob) % 251));
+    part.blobs["blob" + std::to_string(blob)] =
+        std::vector<uint8_t>(1 << 20, static_cast<uint8_t>((step + blob) % 251));
   }
   return part;
 }
@@ -258,7 +259,12 @@ int ncclStall(Accelerator& acc, int timeout_s) {
   nccl.barrier()->wait();  // the communicator works before the stall
   static std::atomic<bool> released{false};
   if (acc.processIndex() == 0) {
-    cudaLaunchHostFunc(nullptr, [](void*) { while (!released) ::usleep(1000); }, nullptr);
+    cudaLaunchHostFunc(
+        nullptr,
+        [](void*) {
+          while (!released) ::usleep(1000);
+        },
+        nullptr);
   }
   std::thread rescue([timeout_s] {
     for (int i = 0; i < (timeout_s + 20) * 10 && !released; ++i) ::usleep(100000);
@@ -273,7 +279,8 @@ int ncclStall(Accelerator& acc, int timeout_s) {
     outcome = e.what();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << (outcome == "no error" ? "no error after " : "error after ") << seconds << " s: " << outcome << std::endl;
+  std::cout << (outcome == "no error" ? "no error after " : "error after ") << seconds << " s: " << outcome
+            << std::endl;
   released = true;
   rescue.join();
   std::_Exit(outcome == "no error" ? 0 : 3);  // the aborted communicator is not torn down again
@@ -306,7 +313,9 @@ int main(int argc, char** argv) {
     if (mode == "barrier" && argc > 2) return barrierMark(acc, std::atoi(argv[2]));
     if (mode == "check" && argc > 2) return check(acc, argv[2]);
     if (mode == "nccl-stall" && argc > 2) return ncclStall(acc, std::atoi(argv[2]));
-    std::cerr << "usage: runtime_worker helpers FILE | die RANK | reduce-loop | freeze RANK | mismatch extra|count|dtype | straggle S | barrier RANK | save-loop DIR | check DIR | nccl-stall S" << std::endl;
+    std::cerr << "usage: runtime_worker helpers FILE | die RANK | reduce-loop | freeze RANK | mismatch "
+                 "extra|count|dtype | straggle S | barrier RANK | save-loop DIR | check DIR | nccl-stall S"
+              << std::endl;
     return 64;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;

@@ -49,7 +49,8 @@ int HubDoor::timeoutMs() const {
 // The waiting connections are read before new ones are accepted, and a new one is read as soon
 // as it is accepted: a launcher sends its join with its connect, so it is let in before any
 // crowd of strangers could push it out.
-void HubDoor::service(const std::vector<pollfd>& fds, std::vector<Entrant>& entrants, std::vector<OtherVersion>& others) {
+void HubDoor::service(const std::vector<pollfd>& fds, std::vector<Entrant>& entrants,
+                      std::vector<OtherVersion>& others) {
   for (size_t i = 0; i < waiting_.size();) {
     auto& c = waiting_[i];
     short revents = 0;
@@ -94,8 +95,10 @@ void HubDoor::accept(std::vector<Entrant>& entrants, std::vector<OtherVersion>& 
     auto c = std::make_unique<LineConnection>(fd);
     if (settle(c, POLLIN, entrants, others)) continue;  // its join was there already
     if (!makeRoom()) {  // closed without a word: a launcher then connects again (job_member.h)
-      note(fmt::format("closed a connection from {} that connected while the door was full of connections that have "
-                       "not joined yet", who(*c)));
+      note(
+          fmt::format("closed a connection from {} that connected while the door was full of connections that have "
+                      "not joined yet",
+                      who(*c)));
       continue;
     }
     waiting_.push_back(std::move(c));
@@ -135,7 +138,8 @@ bool HubDoor::admit(std::unique_ptr<LineConnection>& c, const std::string& line,
     return true;
   }
   auto message = job::decode(line, error);
-  if (!message || !std::holds_alternative<job::Join>(*message)) return refuse(*c, "sent a join that is not valid: " + error), true;
+  if (!message || !std::holds_alternative<job::Join>(*message))
+    return refuse(*c, "sent a join that is not valid: " + error), true;
   entrants.push_back({std::move(c), std::get<job::Join>(*message)});
   return true;
 }
@@ -143,8 +147,9 @@ bool HubDoor::admit(std::unique_ptr<LineConnection>& c, const std::string& line,
 // A stranger hears why (a real launcher of another job says so itself), then the door closes.
 void HubDoor::refuse(LineConnection& c, const std::string& why) {
   note(fmt::format("closed a connection from {} that {}", who(c), why));
-  c.send(job::encode(job::Refuse{job::kProtocolVersion, "machine 0's launcher closed this connection: it " + why,
-                                 "only `accel launch` of the same job (same --rdzv_token, same accel version) may join"}));
+  c.send(
+      job::encode(job::Refuse{job::kProtocolVersion, "machine 0's launcher closed this connection: it " + why,
+                              "only `accel launch` of the same job (same --rdzv_token, same accel version) may join"}));
   c.close();
 }
 

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -105,12 +105,14 @@ void JobHub::tell(long long id, const std::string& text) { answered(id, text); }
 // who asked.
 void JobHub::route(int asker, long long their_id, int rank) {
   if (rank < 0 || rank >= plan_.world_size) {
-    return deliver(asker, their_id, fmt::format("rank {} is not in this job (ranks 0 to {})", rank, plan_.world_size - 1));
+    return deliver(asker, their_id,
+                   fmt::format("rank {} is not in this job (ranks 0 to {})", rank, plan_.world_size - 1));
   }
   const int k = machineOfRank(plan_, rank);
   auto it = members_.find(k);
   if (k != 0 && (it == members_.end() || it->second.lost || !it->second.conn->open())) {
-    return deliver(asker, their_id, fmt::format("rank {} runs on machine {}, whose launcher machine 0 no longer hears", rank, k));
+    return deliver(asker, their_id,
+                   fmt::format("rank {} runs on machine {}, whose launcher machine 0 no longer hears", rank, k));
   }
   const long long id = routes_.add(asker, their_id);
   if (k == 0) return queued_.push_back(JobEvent::ask(id, rank));
@@ -161,9 +163,9 @@ void JobHub::letIn(const std::vector<pollfd>& fds) {
 // start the whole job ends (exit 2), as for any disagreement at the join; after it, only that
 // launcher is turned away.
 void JobHub::refuseVersion(HubDoor::OtherVersion o) {
-  const std::string message = fmt::format(
-      "a launcher on {} ({}) speaks the job protocol of version {}, machine 0 ({}) speaks version {}", o.hello.host,
-      net::peerAddress(o.conn->fd()), o.hello.version, plan_.host, job::kProtocolVersion);
+  const std::string message =
+      fmt::format("a launcher on {} ({}) speaks the job protocol of version {}, machine 0 ({}) speaks version {}",
+                  o.hello.host, net::peerAddress(o.conn->fd()), o.hello.version, plan_.host, job::kProtocolVersion);
   const std::string hint = "install the same accel on every machine (`accel --version` there and here)";
   o.conn->send(job::encode(job::Refuse{job::kProtocolVersion, message, hint}));
   o.conn->service(POLLOUT);
@@ -241,8 +243,8 @@ void JobHub::heartbeat(int machine, Member& m) {
 void JobHub::onLost(int machine, Member& m, const std::string& why) {
   m.lost = true;
   if (!started_) {
-    queued_.push_back(JobEvent::end(1, fmt::format("machine {} ({}, {}) left before the job started: {}", machine, m.who.host,
-                                                   m.who.address, why)));
+    queued_.push_back(JobEvent::end(1, fmt::format("machine {} ({}, {}) left before the job started: {}", machine,
+                                                   m.who.host, m.who.address, why)));
     return;
   }
   if (lost_.empty() && ledger_.empty() && !signal_) {
@@ -252,7 +254,8 @@ void JobHub::onLost(int machine, Member& m, const std::string& why) {
       lost_hint_ = "its launcher was killed, or its host or network went down; its workers were not seen to fail";
     }
   } else if (lost_.empty()) {
-    lost_ = fmt::format("machine {} ({}, {}) was lost while the job stopped: {}", machine, m.who.host, m.who.address, why);
+    lost_ =
+        fmt::format("machine {} ({}, {}) was lost while the job stopped: {}", machine, m.who.host, m.who.address, why);
   }
   stopAll(lost_);
   decideIfEnded();

@@ -15,8 +15,8 @@
 
 #include "lib/launch/job/hub_door.h"
 #include "lib/launch/job/job_link.h"
-#include "lib/launch/job/join_rules.h"
 #include "lib/launch/job/job_round.h"
+#include "lib/launch/job/join_rules.h"
 #include "lib/launch/job/own_absence.h"
 #include "lib/launch/job/question_routes.h"
 

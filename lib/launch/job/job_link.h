@@ -26,13 +26,13 @@ namespace accel {
 // A worker that failed, as every machine's summary names it.
 struct WorkerFailure {
   int machine = 0;
-  std::string host;              // the machine's host name
+  std::string host;  // the machine's host name
   int rank = 0;
-  std::string who;               // "rank 3", or "mpirun"
+  std::string who;  // "rank 3", or "mpirun"
   int pid = 0;
-  int exit_code = 1;             // the code, or 128 + signal
-  std::string exit_text;         // "exited with code 3", "was killed by signal SIGKILL"
-  double seconds = 0;            // since its round started
+  int exit_code = 1;                 // the code, or 128 + signal
+  std::string exit_text;             // "exited with code 3", "was killed by signal SIGKILL"
+  double seconds = 0;                // since its round started
   bool killed_from_outside = false;  // SIGKILL that no launcher sent (OOM killer, kill -9)
   std::vector<std::string> stderr_tail;
   std::string raised;                  // from its @record error file: "RuntimeError: boom", or ""

@@ -32,7 +32,7 @@ class JobMember final : public JobLink {
     const auto deadline = Clock::now() + defaults::fromSeconds(plan_.join_timeout);
     if (int signal = join(signal_fd, deadline)) return signal;
     std::vector<JobEvent> kept;  // a stop that came with the start is the supervisor's to follow
-    for (;;) {  // machine 0 answers once every machine joined; its heartbeats say it is alive
+    for (;;) {                   // machine 0 answers once every machine joined; its heartbeats say it is alive
       if (std::exchange(rejoin_, false)) {
         ::poll(nullptr, 0, 200);
         if (int signal = join(signal_fd, deadline)) return signal;
@@ -84,7 +84,8 @@ class JobMember final : public JobLink {
   void roundEnded(int round, bool succeeded) override { send(job::Ended{round, succeeded}); }
   void ask(long long id, int rank) override {
     if (ended_ || !hub_ || !hub_->open()) {
-      return queued_.push_back(JobEvent::answer(id, fmt::format("this launcher no longer hears machine 0 ({})", hubAddress())));
+      return queued_.push_back(
+          JobEvent::answer(id, fmt::format("this launcher no longer hears machine 0 ({})", hubAddress())));
     }
     send(job::Ask{id, rank});
   }
@@ -130,8 +131,9 @@ class JobMember final : public JobLink {
     const net::Route route = net::routeTowards(plan_.master_addr);
     throw Error(fmt::format("machine {} ({}{}) could not reach machine 0's launcher at {} within {:g} s: {}",
                             plan_.machine_rank, plan_.host,
-                            route.address.empty() ? ", no route to it"
-                                                  : ", " + route.address + (route.interface.empty() ? "" : " on " + route.interface),
+                            route.address.empty()
+                                ? ", no route to it"
+                                : ", " + route.address + (route.interface.empty() ? "" : " on " + route.interface),
                             hubAddress(), plan_.join_timeout, error),
                 fmt::format("check that --main_process_ip {} is machine 0's address as this machine sees it, that "
                             "`accel launch` runs there with --main_process_port {}, and that a firewall lets TCP ports "
@@ -163,8 +165,10 @@ class JobMember final : public JobLink {
   }
 
   void otherVersion(int version) {
-    end(JobEvent::end(2, fmt::format("machine 0's launcher ({}) speaks the job protocol of version {}, this one ({}) "
-                                     "speaks version {}", hubAddress(), version, plan_.host, job::kProtocolVersion),
+    end(JobEvent::end(2,
+                      fmt::format("machine 0's launcher ({}) speaks the job protocol of version {}, this one ({}) "
+                                  "speaks version {}",
+                                  hubAddress(), version, plan_.host, job::kProtocolVersion),
                       "install the same accel on every machine (`accel --version` there and here)"));
   }
 

@@ -41,32 +41,46 @@ json clampLines(const std::vector<std::string>& lines) {
 }
 
 json failureJson(const WorkerFailure& f) {
-  return {{"machine", f.machine}, {"host", clamp(f.host, kMaxText)}, {"rank", f.rank}, {"who", clamp(f.who, kMaxText)},
-          {"pid", f.pid}, {"code", f.exit_code}, {"exit", clamp(f.exit_text, kMaxText)},
-          {"seconds", std::isfinite(f.seconds) ? f.seconds : 0.0}, {"killed_from_outside", f.killed_from_outside},
-          {"tail", clampLines(f.stderr_tail)}, {"raised", clamp(f.raised, kMaxText)},
+  return {{"machine", f.machine},
+          {"host", clamp(f.host, kMaxText)},
+          {"rank", f.rank},
+          {"who", clamp(f.who, kMaxText)},
+          {"pid", f.pid},
+          {"code", f.exit_code},
+          {"exit", clamp(f.exit_text, kMaxText)},
+          {"seconds", std::isfinite(f.seconds) ? f.seconds : 0.0},
+          {"killed_from_outside", f.killed_from_outside},
+          {"tail", clampLines(f.stderr_tail)},
+          {"raised", clamp(f.raised, kMaxText)},
           {"traceback", clampLines(f.traceback)}};
 }
 
 json optionalFailure(const std::optional<WorkerFailure>& f) { return f ? failureJson(*f) : json(); }
 
 json toJson(const Join& m) {
-  return {{"t", "join"}, {"v", m.version}, {"machine", m.machine}, {"host", clamp(m.host, kMaxText)}, {"pid", m.pid},
-          {"machines", m.machines}, {"world", m.world}, {"token", clamp(m.token, kMaxText)}};
+  return {{"t", "join"},  {"v", m.version},         {"machine", m.machine}, {"host", clamp(m.host, kMaxText)},
+          {"pid", m.pid}, {"machines", m.machines}, {"world", m.world},     {"token", clamp(m.token, kMaxText)}};
 }
 json toJson(const Start& m) { return {{"t", "start"}, {"v", m.version}, {"port", m.port}}; }
 json toJson(const Refuse& m) {
-  return {{"t", "refuse"}, {"v", m.version}, {"message", clamp(m.message, kMaxText)}, {"hint", clamp(m.hint, kMaxText)}};
+  return {
+      {"t", "refuse"}, {"v", m.version}, {"message", clamp(m.message, kMaxText)}, {"hint", clamp(m.hint, kMaxText)}};
 }
 json toJson(const Stop& m) { return {{"t", "stop"}, {"round", m.round}, {"why", clamp(m.why, kMaxText)}}; }
 json toJson(const Restart& m) {
   return {{"t", "restart"}, {"round", m.round}, {"port", m.port}, {"failure", optionalFailure(m.failure)}};
 }
 json toJson(const End& m) {
-  return {{"t", "end"}, {"code", m.code}, {"signal", m.signal}, {"message", clamp(m.message, kMaxText)},
-          {"hint", clamp(m.hint, kMaxText)}, {"failure", optionalFailure(m.failure)}};
+  return {{"t", "end"},
+          {"code", m.code},
+          {"signal", m.signal},
+          {"message", clamp(m.message, kMaxText)},
+          {"hint", clamp(m.hint, kMaxText)},
+          {"failure", optionalFailure(m.failure)}};
 }
-json toJson(const Failed& m) { return {{"t", "failed"}, {"failure", failureJson(m.failure)}, {"replaces", m.replaces}}; }
+json toJson(const Failed& m) {
+  return {{"t", "failed"}, {"failure", failureJson(m.failure)}, {"replaces", m.replaces}};
+}
 json toJson(const Interrupted& m) { return {{"t", "interrupted"}, {"signal", m.signal}}; }
 json toJson(const Ended& m) { return {{"t", "ended"}, {"round", m.round}, {"ok", m.ok}}; }
 json toJson(const Heartbeat&) { return {{"t", "hb"}}; }
@@ -138,7 +152,9 @@ class Fields {
     read_[key] = true;
     return *it;
   }
-  [[noreturn]] void bad(const char* key, const std::string& why) const { throw Bad{fmt::format("{}field '{}': {}", where_, key, why)}; }
+  [[noreturn]] void bad(const char* key, const std::string& why) const {
+    throw Bad{fmt::format("{}field '{}': {}", where_, key, why)};
+  }
 
   const json& j_;
   std::string where_;
@@ -181,15 +197,22 @@ std::string shown(const std::string& text) {
 
 Message read(Fields& f, const std::string& t) {
   if (t == "join") {
-    Join m{version(f), f.small("machine", 0, kMaxMachines), f.text("host"), f.small("pid", 0, kMaxPid),
-           f.small("machines", 1, kMaxMachines), f.integer("world", 1, kMaxMachines * 4096), f.text("token")};
+    Join m{version(f),
+           f.small("machine", 0, kMaxMachines),
+           f.text("host"),
+           f.small("pid", 0, kMaxPid),
+           f.small("machines", 1, kMaxMachines),
+           f.integer("world", 1, kMaxMachines * 4096),
+           f.text("token")};
     return m;
   }
   if (t == "start") return Start{version(f), f.small("port", 1, 65535)};
   if (t == "refuse") return Refuse{version(f), f.text("message"), f.text("hint")};
   if (t == "stop") return Stop{f.small("round", 0, kMaxRound), f.text("why")};
   if (t == "restart") return Restart{f.small("round", 1, kMaxRound), f.small("port", 0, 65535), readOptionalFailure(f)};
-  if (t == "end") return End{f.small("code", 0, 255), f.small("signal", 0, 64), f.text("message"), f.text("hint"), readOptionalFailure(f)};
+  if (t == "end")
+    return End{f.small("code", 0, 255), f.small("signal", 0, 64), f.text("message"), f.text("hint"),
+               readOptionalFailure(f)};
   if (t == "failed") return Failed{readFailure(f.object("failure", false)), f.flag("replaces")};
   if (t == "interrupted") return Interrupted{f.small("signal", 1, 64)};
   if (t == "ended") return Ended{f.small("round", 0, kMaxRound), f.flag("ok")};
@@ -227,7 +250,8 @@ std::string kindOf(const json& j) {
 }  // namespace
 
 std::string encode(const Message& message) {
-  return std::visit([](const auto& m) { return toJson(m); }, message).dump(-1, ' ', false, json::error_handler_t::replace);
+  return std::visit([](const auto& m) { return toJson(m); }, message)
+      .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::optional<Message> decode(std::string_view line, std::string& error) {
@@ -249,7 +273,8 @@ namespace {
 int versionField(const json& j) {
   auto v = j.find("v");
   if (v == j.end()) return 1;
-  if (!v->is_number_integer() || v->get<long long>() < 1 || v->get<long long>() > (1 << 30)) throw Bad{"field 'v' is not a version"};
+  if (!v->is_number_integer() || v->get<long long>() < 1 || v->get<long long>() > (1 << 30))
+    throw Bad{"field 'v' is not a version"};
   return v->get<int>();
 }
 
@@ -299,8 +324,8 @@ bool sameToken(std::string_view a, std::string_view b) {
 }
 
 const char* kindName(const Message& message) {
-  static constexpr const char* kNames[] = {"join",  "start", "refuse", "stop", "restart", "end",
-                                           "failed", "interrupted", "ended", "hb", "ask", "tell"};
+  static constexpr const char* kNames[] = {"join",   "start",       "refuse", "stop", "restart", "end",
+                                           "failed", "interrupted", "ended",  "hb",   "ask",     "tell"};
   static_assert(std::size(kNames) == std::variant_size_v<Message>);
   return kNames[message.index()];
 }

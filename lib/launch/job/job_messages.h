@@ -32,10 +32,10 @@ inline constexpr int kProtocolVersion = 2;  // 1: the unversioned channel of acc
 
 // Bounds on what one line may hold: a reader refuses more, a writer clamps to them.
 inline constexpr size_t kMaxLine = 256 * 1024;
-inline constexpr size_t kMaxText = 4096;       // one string field
-inline constexpr size_t kMaxLines = 64;        // a list of lines (stderr tail, traceback)
-inline constexpr size_t kMaxLineText = 1024;   // one line of such a list
-inline constexpr int kMaxDepth = 4;            // objects and arrays nested in a message
+inline constexpr size_t kMaxText = 4096;      // one string field
+inline constexpr size_t kMaxLines = 64;       // a list of lines (stderr tail, traceback)
+inline constexpr size_t kMaxLineText = 1024;  // one line of such a list
+inline constexpr int kMaxDepth = 4;           // objects and arrays nested in a message
 
 struct Join {
   int version = kProtocolVersion;

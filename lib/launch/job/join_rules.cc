@@ -21,9 +21,11 @@ std::optional<JoinRefusal> refuseJoin(const LaunchPlan& plan, const job::Join& j
                                    join.machines, join.world, plan.host, plan.num_machines, plan.world_size),
                        same_command};
   }
-  if (k == 0) return JoinRefusal{fmt::format("{} and this launcher ({}) both have machine_rank 0", who, plan.host), own_rank};
+  if (k == 0)
+    return JoinRefusal{fmt::format("{} and this launcher ({}) both have machine_rank 0", who, plan.host), own_rank};
   if (k >= plan.num_machines) {
-    return JoinRefusal{fmt::format("{} has machine_rank {}, but the job has {} machines", who, k, plan.num_machines), own_rank};
+    return JoinRefusal{fmt::format("{} has machine_rank {}, but the job has {} machines", who, k, plan.num_machines),
+                       own_rank};
   }
   if (const Joined* first = joined(k)) {
     return JoinRefusal{fmt::format("machine_rank {} is claimed twice: by {} ({}, pid {}) and by {} ({}, pid {})", k,
@@ -42,11 +44,12 @@ std::string missingMachines(const LaunchPlan& plan, const FindJoined& joined) {
       missing.push_back(std::to_string(k));
     }
   }
-  return fmt::format("machine{} {} of {} did not join within {:g} s (joined: machine 0 on {}{}{}); check that "
-                     "`accel launch` runs there with --num_machines {} --main_process_ip {} --main_process_port {}",
-                     missing.size() > 1 ? "s" : "", join(missing, ", "), plan.num_machines, plan.join_timeout, plan.host,
-                     here.empty() ? "" : ", machine ", join(here, ", machine "), plan.num_machines, plan.master_addr,
-                     plan.main_process_port);
+  return fmt::format(
+      "machine{} {} of {} did not join within {:g} s (joined: machine 0 on {}{}{}); check that "
+      "`accel launch` runs there with --num_machines {} --main_process_ip {} --main_process_port {}",
+      missing.size() > 1 ? "s" : "", join(missing, ", "), plan.num_machines, plan.join_timeout, plan.host,
+      here.empty() ? "" : ", machine ", join(here, ", machine "), plan.num_machines, plan.master_addr,
+      plan.main_process_port);
 }
 
 }  // namespace accel

@@ -38,9 +38,10 @@ class OwnAbsence {
   // Why the others lost this launcher, when an absence longer than the timeout ended recently.
   std::string hint() const {
     if (absent_for_ == 0 || Clock::now() - back_at_ > 2 * defaults::fromSeconds(timeout_)) return "";
-    return fmt::format("this launcher ({}) was itself not running for {:.0f} s (stopped with SIGSTOP or Ctrl-Z, or "
-                       "starved of CPU), longer than the heartbeat timeout ({:g} s): the others counted it as lost",
-                       who_, absent_for_, timeout_);
+    return fmt::format(
+        "this launcher ({}) was itself not running for {:.0f} s (stopped with SIGSTOP or Ctrl-Z, or "
+        "starved of CPU), longer than the heartbeat timeout ({:g} s): the others counted it as lost",
+        who_, absent_for_, timeout_);
   }
 
  private:
