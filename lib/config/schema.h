@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // THE table of configuration keys. The loader, the writer, validation, the wizard, `accel config
 // show` and `accel launch` (its flags, their resolution and the worker variables) all read it:
-// adding a key means adding one row in schema.cc (schema_paradigms.cc for the nested maps).
+// adding a key means adding one row in schema.cc (schema_deepspeed_fsdp.cc, schema_parallel_fp8.cc
+// and schema_sagemaker.cc for the nested maps and SageMaker's keys).
 // Keys and meanings are Accelerate's (default_config.yaml), so files move freely between tools.
 #pragma once
 

@@ -4,9 +4,8 @@
 // which is how ranks tell that they are at the same place. They run on a worker thread, so the
 // caller does not block until it waits; an operation submitted as `small` runs on the caller's
 // own thread instead when nothing is queued or running, because handing it to another thread
-// and back costs more than the operation itself (two wake-ups, tens of microseconds, against
-// about a microsecond for a 4 KiB all_reduce over shared memory). After a failure the queue is
-// broken: later operations fail at once with the first error.
+// and back (two wake-ups) costs more than a small operation over shared memory itself. After a
+// failure the queue is broken: later operations fail at once with the first error.
 //
 // With a CallWatch, a watch thread looks every half second at the operation running: once it
 // has run for a second, it asks the watch whether the ranks' calls differ, and again each half

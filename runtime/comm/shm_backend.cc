@@ -86,8 +86,8 @@ ShmBackend::~ShmBackend() = default;
 // Every operation's first step checks that all members made the same call (shm_steps.h). When
 // one did not, every member learns at that same step; they tell each other their calls through
 // the store, so each one's error lists them all.
-// A template, not a std::function inside the queue's: one allocation per operation, not two (a
-// 4 KiB all_reduce takes about a microsecond; the second cost a tenth of it).
+// A template, not a std::function inside the queue's: one allocation per operation, not two,
+// which a small all_reduce would notice.
 template <typename Run> WorkPtr ShmBackend::submit(const CollectiveCall& call, size_t bytes, Run run) {
   return queue_->submit(
       call,

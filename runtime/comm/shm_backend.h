@@ -29,10 +29,9 @@ namespace accel {
 struct ShmOptions {
   std::chrono::milliseconds timeout = defaults::kGlooTimeout;  // per wait for a peer
   size_t slot_bytes = 1 << 20;
-  // The chunk for `members` ranks. On the 2-core machine of scripts/bench_allreduce, 2 ranks
-  // reach 4.1-5.0 GB/s at 64-256 MiB with 512 KiB-1 MiB chunks, 1.3-1.8 with 64-256 KiB (more
-  // steps) and 2.0-2.5 with 4-16 MiB (the chunks no longer stay in the cache between the
-  // writer and the reader). More members: smaller chunks, so that the segment,
+  // The chunk for `members` ranks: large enough that steps are few, small enough that a chunk
+  // stays in the cache between its writer and its reader (scripts/bench_allreduce measures the
+  // choice; the README has its figures). More members: smaller chunks, so that the segment,
   // (2 * members + 2) chunks, stays within about 20 MiB.
   static size_t slotBytesFor(int members) {
     return std::clamp<size_t>((8u << 20) / static_cast<size_t>(std::max(members, 1)), 256u << 10, 1u << 20);

@@ -20,8 +20,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // How long a member spins before it sleeps: longer than two members arriving together need
-// (about a microsecond apart, and a 1 MiB chunk's copies apart), short enough that a rank
-// waiting for a busy peer yields its core.
+// (a chunk's copies apart), short enough that a rank waiting for a busy peer yields its core.
 constexpr auto kSpin = std::chrono::microseconds(50);
 // How often a sleeping member wakes to check that the one it waits for is still alive.
 constexpr auto kWatch = std::chrono::milliseconds(10);

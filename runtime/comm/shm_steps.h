@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The barrier the members of a shared-memory segment meet at between the phases of every
 // collective. Each member counts its steps in its own cache line; sync() publishes the next one
-// and waits until every other member has reached it: a short spin first (both members usually
-// arrive within a microsecond or two), then sleep on the laggard's counter as a futex, because
+// and waits until every other member has reached it: a short spin first (members usually arrive
+// almost together), then sleep on the laggard's counter as a futex, because
 // on a machine with few cores a spinning rank steals the core its peer needs to get there.
 // While it sleeps it watches that member: a member whose process exited, or the timeout, ends
 // the wait with a CommError naming it, never a hang. A socket's close would say the same for

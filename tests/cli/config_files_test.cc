@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Files Accelerate loads, loaded the same way (issue 26, part 4), and files no real config is:
+// Files Accelerate loads, loaded the same way, and files no real config is:
 // a SageMaker config is read and shown, and refused only by a launch; the tuple text of
 // fp8_config.override_linear_precision that Accelerate's examples use is read, and launched as
 // the three booleans it spells; a file larger than any config, or a directory, is refused at

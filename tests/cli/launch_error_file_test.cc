@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// torchelastic's conventions in `accel launch` (issue 14, part 5): every worker gets its own
+// torchelastic's conventions in `accel launch`: every worker gets its own
 // TORCHELASTIC_ERROR_FILE, the exception a worker recorded there (as torch's @record does) is
 // what the failure summary shows, and torch's own `[rankN]: ` prefix is not printed after accel's.
 // env_worker --record-error writes the file in torch's format; tests/peers/check_torchelastic.py

@@ -203,7 +203,7 @@ case_restart() {
 
 # Two hosts with a checkpoint directory each, host 1's a step behind (no step-9, latest names
 # step-6): resuming must fail on both hosts with the one message naming rank 1, its host and what
-# it found, not resume rank 0 from step 9 and rank 1 from step 6 and hang (issue 16).
+# it found, not resume rank 0 from step 9 and rank 1 from step 6 and hang.
 case_resume_disagree() {
   local bad=0 k t0 train=("$build/bin/accel-train" --steps 12 --checkpoint_every 3 --log_every 0)
   launch_hosts ckpt 2 2 60 "${train[@]}" --steps 9 --checkpoint_dir "$work/ck" ||

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # check_config_parity.py - accel and Accelerate read the same config files the same way
-# (issue 14, part 2): every file of config-templates/ and tests/golden/, and the files Accelerate
+#: every file of config-templates/ and tests/golden/, and the files Accelerate
 # itself writes (`accelerate config default`, JSON under a .yaml name, with and without
 # --mixed_precision; write_basic_config), is loaded by Accelerate's own loader
 # (load_config_from_file, which rejects unknown keys) and by `accel config show --json`; every

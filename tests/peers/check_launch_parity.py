@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # check_launch_parity.py - a worker sees the same under `accel launch` as under real
-# `accelerate launch` (issue 14, part 3). Every case of launch_cases.py (each template of
+# `accelerate launch`. Every case of launch_cases.py (each template of
 # config-templates/, and Accelerate 1.15's whole flag list in groups) is launched by both with
 # probe_worker.py as the program; per rank, the whole environment each worker received and the
 # AcceleratorState / plugins its Accelerator() built are compared. A difference passes only when

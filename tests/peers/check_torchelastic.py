@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-# check_torchelastic.py - torchelastic's conventions with real torch (issue 14, part 5): a worker
+# check_torchelastic.py - torchelastic's conventions with real torch: a worker
 # whose entry point is decorated with @record has its exception in accel's failure summary, as
 # torchrun's summary has it; torch's own `[rank1]: ` traceback prefix is not printed after
 # accel's `[rank 1] `. Run by scripts/peers in the peers' virtual environment (ACCEL: the binary).

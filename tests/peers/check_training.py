@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # check_training.py - a real Accelerate training script (accelerate_train.py: prepare,
 # accumulate, autocast, gather_for_metrics, save_state / load_state) under
-# `accel launch --cpu --num_processes 2` ends where the same script run as one process ends
-# (issue 14, part 4): evaluation loss within 1e-5 relative after 50 steps in fp32, 1e-2 in bf16;
+# `accel launch --cpu --num_processes 2` ends where the same script run as one process ends:
+# evaluation loss within 1e-5 relative after 50 steps in fp32, 1e-2 in bf16;
 # and 30 steps + save_state, then a new launch that load_states and runs to 50, ends where the
-# uninterrupted two-process run ends (1e-6). Also (part 6): `accelerate launch --cpu
+# uninterrupted two-process run ends (1e-6). Also: `accelerate launch --cpu
 # --num_processes 2` without mpirun starts ONE process, `accel launch` two.
 # Run by scripts/peers in the peers' virtual environment (ACCEL: the accel binary). Exit 1 on a miss.
 import json

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Resume that every rank agrees on, and a checkpoint directory that one job owns (issue 16):
+// Resume that every rank agrees on, and a checkpoint directory that one job owns:
 // ranks shown different checkpoints fail together with one message; a second process is refused
 // the directory at once, naming the holder, and gets it the moment the holder is SIGKILLed; and
 // the whole story with accel-train under the real launcher: job B started on job A's directory

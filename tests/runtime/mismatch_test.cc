@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Ranks that call different collectives (issue 16): one extra all_reduce, one with another
+// Ranks that call different collectives: one extra all_reduce, one with another
 // element count, one with another dtype. Three real worker processes (started by hand, so that
 // no launcher stops the others once one has failed: each must find out by itself), over shared
 // memory and over Gloo (ACCEL_SHM=0): every rank must fail within 10 s although its collective
