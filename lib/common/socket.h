@@ -60,17 +60,6 @@ std::vector<std::string> ownAddresses();
 // "IP:PORT" ("127.0.0.1:29500", "[::1]:29500") of a socket address; "" for another family.
 std::string endpointText(const void* sockaddr_storage_ptr);
 
-// Duplicates (close-on-exec) every connected socket of this process whose local endpoint is one
-// of `locals` (endpointText's form). For ending connections a library owns when its API cannot
-// (Gloo's, comm/gloo_backend.cc): shutdownSockets() on the duplicates makes the library's I/O
-// thread read end-of-file, and so does the other end. Call it while no other thread closes
-// descriptors of those sockets (it reads every descriptor of the process); the caller closes
-// the duplicates.
-std::vector<int> dupSocketsAt(const std::vector<std::string>& locals);
-
-// shutdown(SHUT_RDWR) of each descriptor; errors ignored (an already shut socket).
-void shutdownSockets(const std::vector<int>& fds);
-
 // Unix stream sockets; a name that starts with '@' is in the abstract namespace (no file).
 // listenUnix: listening, non-blocking. connectUnix: connected within `deadline`, left
 // non-blocking.

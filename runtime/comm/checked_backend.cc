@@ -28,54 +28,47 @@ void CheckedBackend::check(CollectiveCall call) {
   }
 }
 
-WorkPtr CheckedBackend::allReduce(Tensor t, ReduceOp op) {
+WorkPtr CheckedBackend::enter(const CollectiveCall& call, bool exchanges, FunctionRef<WorkPtr()> local,
+                              FunctionRef<WorkPtr()> start) {
   std::lock_guard<std::mutex> lock(mutex_);
-  check(CollectiveCall::reduction(CallKind::AllReduce, t, op));
-  return inner_->allReduce(t, op);
+  check(call);
+  return Backend::enter(call, exchanges, local, start);
 }
 
-WorkPtr CheckedBackend::broadcast(Tensor t, int root) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  check(CollectiveCall::rooted(CallKind::Broadcast, t, root));
-  return inner_->broadcast(t, root);
-}
+WorkPtr CheckedBackend::startAllReduce(const CollectiveCall& call, Tensor t) { return inner_->allReduce(t, call.op); }
 
-WorkPtr CheckedBackend::allGather(Tensor in, Tensor out) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  check(CollectiveCall::of(CallKind::AllGather, in.dtype, in.count));
+WorkPtr CheckedBackend::startBroadcast(const CollectiveCall& call, Tensor t) { return inner_->broadcast(t, call.root); }
+
+WorkPtr CheckedBackend::startAllGather(const CollectiveCall&, Tensor in, Tensor out) {
   return inner_->allGather(in, out);
 }
 
-WorkPtr CheckedBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> counts) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  size_t total = 0;
-  for (size_t c : counts) total += c;
-  check(CollectiveCall::of(CallKind::AllGatherV, in.dtype, total));
-  return inner_->allGatherV(in, out, std::move(counts));
+WorkPtr CheckedBackend::startAllGatherV(const CollectiveCall&, Tensor in, Tensor out,
+                                        const std::vector<size_t>& counts) {
+  return inner_->allGatherV(in, out, counts);
 }
 
-WorkPtr CheckedBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  check(CollectiveCall::reduction(CallKind::ReduceScatter, out, op));
-  return inner_->reduceScatter(in, out, op);
+WorkPtr CheckedBackend::startReduceScatter(const CollectiveCall& call, Tensor in, Tensor out) {
+  return inner_->reduceScatter(in, out, call.op);
 }
 
-WorkPtr CheckedBackend::gather(Tensor in, Tensor out, int root) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  check(CollectiveCall::rooted(CallKind::Gather, in, root));
-  return inner_->gather(in, out, root);
+WorkPtr CheckedBackend::startGather(const CollectiveCall& call, Tensor in, Tensor out) {
+  return inner_->gather(in, out, call.root);
 }
 
-WorkPtr CheckedBackend::scatter(Tensor in, Tensor out, int root) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  check(CollectiveCall::rooted(CallKind::Scatter, out, root));
-  return inner_->scatter(in, out, root);
+WorkPtr CheckedBackend::startScatter(const CollectiveCall& call, Tensor in, Tensor out) {
+  return inner_->scatter(in, out, call.root);
 }
 
-WorkPtr CheckedBackend::barrier() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  check(CollectiveCall{});
-  return inner_->barrier();
+WorkPtr CheckedBackend::startAllToAll(const CollectiveCall&, Tensor in, Tensor out) {
+  return inner_->allToAll(in, out);
 }
+
+WorkPtr CheckedBackend::startAllToAllV(const CollectiveCall&, Tensor in, Tensor out,
+                                       const std::vector<size_t>& send_counts, const std::vector<size_t>& recv_counts) {
+  return inner_->allToAllV(in, out, send_counts, recv_counts);
+}
+
+WorkPtr CheckedBackend::startBarrier(const CollectiveCall&) { return inner_->barrier(); }
 
 }  // namespace accel

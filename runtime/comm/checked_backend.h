@@ -26,15 +26,26 @@ class CheckedBackend : public Backend {
   int size() const override { return inner_->size(); }
   const char* name() const override { return inner_->name(); }
 
-  WorkPtr allReduce(Tensor data, ReduceOp op) override;
-  WorkPtr broadcast(Tensor data, int root) override;
-  WorkPtr allGather(Tensor input, Tensor output) override;
-  WorkPtr allGatherV(Tensor input, Tensor output, std::vector<size_t> counts) override;
-  WorkPtr reduceScatter(Tensor input, Tensor output, ReduceOp op) override;
-  WorkPtr gather(Tensor input, Tensor output, int root) override;
-  WorkPtr scatter(Tensor input, Tensor output, int root) override;
-  WorkPtr barrier() override;
+  Memory memory() const override { return inner_->memory(); }
   void abandon() override { inner_->abandon(); }
+
+ protected:
+  // Every call, those with nothing to exchange included, is compared first; the steps then go
+  // to `inner`'s own front door, in the order they were checked.
+  WorkPtr enter(const CollectiveCall& call, bool exchanges, FunctionRef<WorkPtr()> local,
+                FunctionRef<WorkPtr()> start) override;
+  WorkPtr startAllReduce(const CollectiveCall& call, Tensor data) override;
+  WorkPtr startBroadcast(const CollectiveCall& call, Tensor data) override;
+  WorkPtr startAllGather(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startAllGatherV(const CollectiveCall& call, Tensor in, Tensor out,
+                          const std::vector<size_t>& counts) override;
+  WorkPtr startReduceScatter(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startGather(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startScatter(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startAllToAll(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startAllToAllV(const CollectiveCall& call, Tensor in, Tensor out, const std::vector<size_t>& send_counts,
+                         const std::vector<size_t>& recv_counts) override;
+  WorkPtr startBarrier(const CollectiveCall& call) override;
 
  private:
   // Throws CommError listing every rank's call when they differ.

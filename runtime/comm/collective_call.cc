@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/comm/collective_call.h"
 
+#include <climits>
 #include <map>
 
 #include <fmt/format.h>
@@ -10,9 +11,7 @@
 
 namespace accel {
 
-namespace {
-
-const char* kindName(CallKind k) {
+const char* callKindName(CallKind k) {
   switch (k) {
     case CallKind::AllReduce: return "all_reduce";
     case CallKind::Broadcast: return "broadcast";
@@ -21,10 +20,14 @@ const char* kindName(CallKind k) {
     case CallKind::ReduceScatter: return "reduce_scatter";
     case CallKind::Gather: return "gather";
     case CallKind::Scatter: return "scatter";
+    case CallKind::AllToAll: return "all_to_all";
+    case CallKind::AllToAllV: return "all_to_all_v";
     case CallKind::Barrier: return "barrier";
   }
   return "?";
 }
+
+namespace {
 
 // splitmix64's finaliser: every input bit moves about half the output bits.
 uint64_t mix(uint64_t h, uint64_t v) {
@@ -56,6 +59,10 @@ CollectiveCall CollectiveCall::of(CallKind kind, DataType dtype, uint64_t count)
   return c;
 }
 
+bool CollectiveCall::exchanges(int size) const {
+  return size > 1 && (count > 0 || kind == CallKind::Barrier || kind == CallKind::AllToAllV);
+}
+
 uint64_t CollectiveCall::fingerprint() const {
   uint64_t h = mix(0, seq);
   h = mix(h, static_cast<uint64_t>(kind) | static_cast<uint64_t>(dtype) << 8 | static_cast<uint64_t>(op) << 16);
@@ -65,7 +72,8 @@ uint64_t CollectiveCall::fingerprint() const {
 
 std::string CollectiveCall::describe() const {
   if (kind == CallKind::Barrier) return "barrier";
-  std::string text = fmt::format("{} ({} x {})", kindName(kind), dtypeName(dtype), count);
+  if (kind == CallKind::AllToAllV) return fmt::format("{} ({})", callKindName(kind), dtypeName(dtype));
+  std::string text = fmt::format("{} ({} x {})", callKindName(kind), dtypeName(dtype), count);
   if (kind == CallKind::AllReduce || kind == CallKind::ReduceScatter) return text + " " + reduceOpName(op);
   if (kind == CallKind::Broadcast || kind == CallKind::Scatter) return text + fmt::format(" from rank {}", root);
   if (kind == CallKind::Gather) return text + fmt::format(" to rank {}", root);
@@ -93,9 +101,9 @@ std::array<int64_t, CollectiveCall::kWords> CollectiveCall::words() const {
 }
 
 std::optional<CollectiveCall> CollectiveCall::fromWords(const int64_t* w) {
-  if (w[0] < 0 || w[1] < 0 || w[1] > static_cast<int64_t>(CallKind::Barrier) || w[2] < 0 ||
-      w[2] > static_cast<int64_t>(DataType::U8) || w[3] < 0 || w[3] > static_cast<int64_t>(ReduceOp::Product) ||
-      w[5] < 0 || w[6] < 0) {
+  auto within = [](int64_t v, auto last) { return v >= 0 && v <= static_cast<int64_t>(last); };
+  if (w[0] < 0 || !within(w[1], CallKind::Last) || !within(w[2], DataType::Last) || !within(w[3], ReduceOp::Last) ||
+      w[4] < -1 || w[4] > INT_MAX || w[5] < 0 || w[6] < 0) {
     return std::nullopt;
   }
   CollectiveCall c = of(static_cast<CallKind>(w[1]), static_cast<DataType>(w[2]), static_cast<uint64_t>(w[5]));

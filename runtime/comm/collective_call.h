@@ -17,7 +17,24 @@
 
 namespace accel {
 
-enum class CallKind : uint8_t { AllReduce, Broadcast, AllGather, AllGatherV, ReduceScatter, Gather, Scatter, Barrier };
+// New kinds go before Barrier, which stays last: decoded values are range-checked against Last
+// (collective_call_test checks that every value up to Last has a name, and the next none).
+enum class CallKind : uint8_t {
+  AllReduce,
+  Broadcast,
+  AllGather,
+  AllGatherV,
+  ReduceScatter,
+  Gather,
+  Scatter,
+  AllToAll,
+  AllToAllV,
+  Barrier,
+  Last = Barrier
+};
+
+// "all_reduce", "all_to_all_v", …; "?" for a value that is no kind.
+const char* callKindName(CallKind k);
 
 struct CollectiveCall {
   uint64_t seq = 0;  // 1, 2, … in the order the group's operations were issued (OpQueue numbers them)
@@ -28,12 +45,17 @@ struct CollectiveCall {
   DataType dtype = DataType::U8;
   ReduceOp op = ReduceOp::Sum;  // reductions only
   int root = -1;                // broadcast, gather, scatter
-  uint64_t count = 0;           // the elements every rank must agree on (all_gather_v: the total)
+  // The elements every rank must agree on: all_gather_v's total, all_to_all's whole buffer,
+  // none for all_to_all_v (its ranks' counts differ by design).
+  uint64_t count = 0;
 
   static CollectiveCall reduction(CallKind kind, const Tensor& t, ReduceOp op);
   static CollectiveCall rooted(CallKind kind, const Tensor& t, int root);
   static CollectiveCall of(CallKind kind, DataType dtype, uint64_t count);
 
+  // Whether a group of `size` ranks has something to exchange for it: not in a group of one,
+  // nor when there are no elements (a barrier and all_to_all_v always meet).
+  bool exchanges(int size) const;
   uint64_t fingerprint() const;
   // "all_reduce (f32 x 1000) sum", "broadcast (i64 x 1) from rank 0", "barrier": the Work's name.
   std::string describe() const;

@@ -9,18 +9,18 @@
 #include <gloo/allgather.h>
 #include <gloo/allgatherv.h>
 #include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/alltoallv.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/gather.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/scatter.h>
-#include <gloo/transport/pair.h>
-#include <gloo/transport/tcp/address.h>
 #include <gloo/transport/tcp/device.h>
 
-#include "lib/common/socket.h"
 #include "runtime/comm/collective_shapes.h"
+#include "runtime/comm/gloo_sockets.h"
 #include "runtime/comm/reduce_ops.h"
 
 namespace accel {
@@ -61,39 +61,6 @@ template <typename F> void withWidth(DataType t, F&& f) {
   }
 }
 
-// Runs one Gloo collective whose options `o` the caller declared before this call, so they
-// outlive it. Why: after an error Gloo's I/O thread may still signal the failed operation's
-// UnboundBuffers (once from each pair that had something pending on them) while this thread is
-// already unwinding. It touches a buffer only while holding that pair's mutex, and Pair::close()
-// takes the same mutex: closing every pair before `o` dies orders the I/O thread's last touch
-// before the buffers' destruction, and takes the pairs off the event loop, so nothing is written
-// into the caller's memory after its Work has failed. Gloo's own guard (a spin on
-// weak_ptr::expired(), a relaxed load) orders nothing, which is what ThreadSanitizer reported.
-// The group is broken after a failure anyway; closed pairs also fail the peers' pending
-// operations at once instead of at their timeout.
-void closePairs(gloo::Context& ctx) {
-  for (int r = 0; r < ctx.size; ++r) {
-    if (r == ctx.rank) continue;
-    try {
-      if (auto& pair = ctx.getPair(r)) pair->close();
-    } catch (...) {
-      // A pair that cannot be closed is one Gloo never connected: nothing to order against.
-    }
-  }
-}
-
-// `sockets`: this group's duplicates of Gloo's sockets (GlooBackend::sockets_). While they exist
-// Gloo's close() no longer ends a connection, so they are shut down with the pairs.
-template <typename Run> void runGuarded(gloo::Context& ctx, const std::vector<int>& sockets, Run&& run) {
-  try {
-    run();
-  } catch (...) {
-    closePairs(ctx);
-    net::shutdownSockets(sockets);
-    throw;
-  }
-}
-
 void runAllReduce(const std::shared_ptr<gloo::rendezvous::Context>& ctx, const std::vector<int>& sockets, Tensor t,
                   ReduceOp op, uint32_t tag, std::chrono::milliseconds timeout) {
   withWidth(t.dtype, [&](auto* typed) {
@@ -106,29 +73,6 @@ void runAllReduce(const std::shared_ptr<gloo::rendezvous::Context>& ctx, const s
     runGuarded(*ctx, sockets, [&] { gloo::allreduce(o); });
   });
   if (op == ReduceOp::Avg) finishAverage(t, ctx->size);
-}
-
-// Gloo's sockets, duplicated once they are connected (before any operation, so no descriptor
-// is closed meanwhile): Pair::close() fails only the peers' pending operations, this rank's own
-// pending receive waits out its timeout, and Gloo keeps the descriptors to itself. A shutdown()
-// of the duplicates instead makes the pairs' I/O thread read end-of-file on both sides, which
-// fails every pending operation at once. Shutting down the sockets this rank accepted reaches
-// every connection once each rank that learns the verdict does the same.
-std::vector<int> glooSockets(gloo::Context& ctx) {
-  std::vector<std::string> mine;
-  for (int r = 0; r < ctx.size; ++r) {
-    if (r == ctx.rank) continue;
-    try {
-      if (const auto& pair = ctx.getPair(r)) {
-        if (const auto* address = dynamic_cast<const gloo::transport::tcp::Address*>(&pair->address())) {
-          mine.push_back(net::endpointText(&address->getSockaddr()));
-        }
-      }
-    } catch (...) {
-      // Never connected: nothing to end.
-    }
-  }
-  return net::dupSocketsAt(mine);
 }
 
 }  // namespace
@@ -184,22 +128,22 @@ WorkPtr GlooBackend::enqueue(const CollectiveCall& call, std::function<void(uint
 }
 
 // Ends the running operation with an error at once, here and at the peers.
-void GlooBackend::abortRunning() { net::shutdownSockets(sockets_); }
+void GlooBackend::abortRunning() { shutdownSockets(sockets_); }
 
-void GlooBackend::checkCpu(const Tensor& t, const char* op) const { checkCpuMemory(t, op, "Gloo collectives"); }
-
-WorkPtr GlooBackend::allReduce(Tensor t, ReduceOp op) {
-  checkCpu(t, "all_reduce");
-  const auto call = CollectiveCall::reduction(CallKind::AllReduce, t, op);
-  if (size_ == 1 || t.count == 0) return completedWork(call.describe());
-  return enqueue(call, [this, t, op](uint32_t tag) { runAllReduce(context_, sockets_, t, op, tag, options_.timeout); });
+Backend::Memory GlooBackend::memory() const {
+  return {DeviceType::CPU, "Gloo collectives", "use the NCCL backend for GPU tensors"};
 }
 
-WorkPtr GlooBackend::broadcast(Tensor t, int root) {
-  checkCpu(t, "broadcast");
-  const auto call = CollectiveCall::rooted(CallKind::Broadcast, t, root);
-  if (size_ == 1 || t.count == 0) return completedWork(call.describe());
-  return enqueue(call, [this, t, root](uint32_t tag) {
+// Peers waiting for this rank learn at once from its closed connections.
+void GlooBackend::abandon() { abortRunning(); }
+
+WorkPtr GlooBackend::startAllReduce(const CollectiveCall& call, Tensor t) {
+  return enqueue(
+      call, [this, t, op = call.op](uint32_t tag) { runAllReduce(context_, sockets_, t, op, tag, options_.timeout); });
+}
+
+WorkPtr GlooBackend::startBroadcast(const CollectiveCall& call, Tensor t) {
+  return enqueue(call, [this, t, root = call.root](uint32_t tag) {
     withWidth(t.dtype, [&](auto* typed) {
       using S = std::remove_pointer_t<decltype(typed)>;
       gloo::BroadcastOptions o(context_);
@@ -212,12 +156,7 @@ WorkPtr GlooBackend::broadcast(Tensor t, int root) {
   });
 }
 
-WorkPtr GlooBackend::allGather(Tensor in, Tensor out) {
-  checkCpu(in, "all_gather");
-  checkCpu(out, "all_gather");
-  checkAllGather(in, out, size_);
-  const auto call = CollectiveCall::of(CallKind::AllGather, in.dtype, in.count);
-  if (size_ == 1 || in.count == 0) return copiedLocally(in, out, in.bytes(), call.describe());
+WorkPtr GlooBackend::startAllGather(const CollectiveCall& call, Tensor in, Tensor out) {
   return enqueue(call, [this, in, out](uint32_t tag) {
     withWidth(in.dtype, [&](auto* typed) {
       using S = std::remove_pointer_t<decltype(typed)>;
@@ -231,11 +170,8 @@ WorkPtr GlooBackend::allGather(Tensor in, Tensor out) {
   });
 }
 
-WorkPtr GlooBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> counts) {
-  checkCpu(in, "all_gather_v");
-  const size_t total = checkAllGatherV(in, out, counts, size_, rank_);
-  const auto call = CollectiveCall::of(CallKind::AllGatherV, in.dtype, total);
-  if (size_ == 1 || total == 0) return copiedLocally(in, out, in.bytes(), call.describe());
+WorkPtr GlooBackend::startAllGatherV(const CollectiveCall& call, Tensor in, Tensor out,
+                                     const std::vector<size_t>& counts) {
   return enqueue(call, [this, in, out, counts](uint32_t tag) {
     withWidth(in.dtype, [&](auto* typed) {
       using S = std::remove_pointer_t<decltype(typed)>;
@@ -250,13 +186,8 @@ WorkPtr GlooBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> count
 }
 
 // Gloo's options API has no reduce-scatter: all-reduce a copy, keep this rank's chunk.
-WorkPtr GlooBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
-  checkCpu(in, "reduce_scatter");
-  checkReduceScatter(in, out, size_);
-  const auto call = CollectiveCall::reduction(CallKind::ReduceScatter, out, op);
-  if (out.count == 0) return completedWork(call.describe());
-  if (size_ == 1) return copiedLocally(in, out, out.bytes(), call.describe());
-  return enqueue(call, [this, in, out, op](uint32_t tag) {
+WorkPtr GlooBackend::startReduceScatter(const CollectiveCall& call, Tensor in, Tensor out) {
+  return enqueue(call, [this, in, out, op = call.op](uint32_t tag) {
     std::vector<uint8_t> scratch(static_cast<const uint8_t*>(in.data),
                                  static_cast<const uint8_t*>(in.data) + in.bytes());
     Tensor all = in;
@@ -266,12 +197,8 @@ WorkPtr GlooBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
   });
 }
 
-WorkPtr GlooBackend::gather(Tensor in, Tensor out, int root) {
-  checkCpu(in, "gather");
-  checkRooted("gather", out, in.count, size_, rank_, root);
-  const auto call = CollectiveCall::rooted(CallKind::Gather, in, root);
-  if (size_ == 1 || in.count == 0) return copiedLocally(in, out, in.bytes(), call.describe());
-  return enqueue(call, [this, in, out, root](uint32_t tag) {
+WorkPtr GlooBackend::startGather(const CollectiveCall& call, Tensor in, Tensor out) {
+  return enqueue(call, [this, in, out, root = call.root](uint32_t tag) {
     withWidth(in.dtype, [&](auto* typed) {
       using S = std::remove_pointer_t<decltype(typed)>;
       gloo::GatherOptions o(context_);
@@ -285,12 +212,8 @@ WorkPtr GlooBackend::gather(Tensor in, Tensor out, int root) {
   });
 }
 
-WorkPtr GlooBackend::scatter(Tensor in, Tensor out, int root) {
-  checkCpu(out, "scatter");
-  checkRooted("scatter", in, out.count, size_, rank_, root);
-  const auto call = CollectiveCall::rooted(CallKind::Scatter, out, root);
-  if (size_ == 1 || out.count == 0) return copiedLocally(in, out, out.bytes(), call.describe());
-  return enqueue(call, [this, in, out, root](uint32_t tag) {
+WorkPtr GlooBackend::startScatter(const CollectiveCall& call, Tensor in, Tensor out) {
+  return enqueue(call, [this, in, out, root = call.root](uint32_t tag) {
     withWidth(out.dtype, [&](auto* typed) {
       using S = std::remove_pointer_t<decltype(typed)>;
       gloo::ScatterOptions o(context_);
@@ -309,9 +232,38 @@ WorkPtr GlooBackend::scatter(Tensor in, Tensor out, int root) {
   });
 }
 
-WorkPtr GlooBackend::barrier() {
-  if (size_ == 1) return completedWork("barrier");
-  return enqueue(CollectiveCall{}, [this](uint32_t tag) {
+// Gloo's all-to-all takes equal chunks, its all-to-all-v a count per rank in its own width.
+WorkPtr GlooBackend::startAllToAll(const CollectiveCall& call, Tensor in, Tensor out) {
+  return enqueue(call, [this, in, out](uint32_t tag) {
+    withWidth(in.dtype, [&](auto* typed) {
+      using S = std::remove_pointer_t<decltype(typed)>;
+      gloo::AlltoallOptions o(context_);
+      o.setInput(static_cast<S*>(in.data), in.count);
+      o.setOutput(static_cast<S*>(out.data), out.count);
+      o.setTag(tag);
+      o.setTimeout(options_.timeout);
+      runGuarded(*context_, sockets_, [&] { gloo::alltoall(o); });
+    });
+  });
+}
+
+WorkPtr GlooBackend::startAllToAllV(const CollectiveCall& call, Tensor in, Tensor out,
+                                    const std::vector<size_t>& send_counts, const std::vector<size_t>& recv_counts) {
+  return enqueue(call, [this, in, out, send_counts, recv_counts](uint32_t tag) {
+    withWidth(in.dtype, [&](auto* typed) {
+      using S = std::remove_pointer_t<decltype(typed)>;
+      gloo::AlltoallvOptions o(context_);
+      o.setInput(static_cast<S*>(in.data), std::vector<int64_t>(send_counts.begin(), send_counts.end()));
+      o.setOutput(static_cast<S*>(out.data), std::vector<int64_t>(recv_counts.begin(), recv_counts.end()));
+      o.setTag(tag);
+      o.setTimeout(options_.timeout);
+      runGuarded(*context_, sockets_, [&] { gloo::alltoallv(o); });
+    });
+  });
+}
+
+WorkPtr GlooBackend::startBarrier(const CollectiveCall& call) {
+  return enqueue(call, [this](uint32_t tag) {
     gloo::BarrierOptions o(context_);
     o.setTag(tag);
     o.setTimeout(options_.timeout);

@@ -41,19 +41,26 @@ class GlooBackend : public Backend {
   int size() const override { return size_; }
   const char* name() const override { return "gloo"; }
 
-  WorkPtr allReduce(Tensor data, ReduceOp op) override;
-  WorkPtr broadcast(Tensor data, int root) override;
-  WorkPtr allGather(Tensor input, Tensor output) override;
-  WorkPtr allGatherV(Tensor input, Tensor output, std::vector<size_t> counts) override;
-  WorkPtr reduceScatter(Tensor input, Tensor output, ReduceOp op) override;
-  WorkPtr gather(Tensor input, Tensor output, int root) override;
-  WorkPtr scatter(Tensor input, Tensor output, int root) override;
-  WorkPtr barrier() override;
+  Memory memory() const override;
+  void abandon() override;
+
+ protected:
+  WorkPtr startAllReduce(const CollectiveCall& call, Tensor data) override;
+  WorkPtr startBroadcast(const CollectiveCall& call, Tensor data) override;
+  WorkPtr startAllGather(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startAllGatherV(const CollectiveCall& call, Tensor in, Tensor out,
+                          const std::vector<size_t>& counts) override;
+  WorkPtr startReduceScatter(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startGather(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startScatter(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startAllToAll(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startAllToAllV(const CollectiveCall& call, Tensor in, Tensor out, const std::vector<size_t>& send_counts,
+                         const std::vector<size_t>& recv_counts) override;
+  WorkPtr startBarrier(const CollectiveCall& call) override;
 
  private:
   WorkPtr enqueue(const CollectiveCall& call, std::function<void(uint32_t tag)> run);
   void abortRunning();  // from the watch thread: ranks' calls differ
-  void checkCpu(const Tensor& t, const char* op) const;
 
   int rank_, size_;
   GlooOptions options_;

@@ -91,56 +91,131 @@ void HierarchicalBackend::runAllGatherV(Tensor in, Tensor out, const std::vector
   }
 }
 
-WorkPtr HierarchicalBackend::allReduce(Tensor t, ReduceOp op) {
-  checkCpuMemory(t, "all_reduce", kWhat);
-  const auto call = CollectiveCall::reduction(CallKind::AllReduce, t, op);
-  if (t.count == 0) return completedWork(call.describe());
-  return submit(call, [this, t, op] { runAllReduce(t, op); });
+// Through the leaders, as the other collectives: each host's ranks hand their sends to their
+// leader (a local all_to_all_v whose only receiver is the leader), the leaders exchange one
+// block per pair of hosts, and each leader hands every rank of its host what it receives. The
+// counts every step needs come from one local all_gather of the host's ranks' lists.
+void HierarchicalBackend::runAllToAllV(Tensor in, Tensor out, const std::vector<size_t>& send_counts,
+                                       const std::vector<size_t>& recv_counts) {
+  const size_t world = static_cast<size_t>(size()), width = dtypeSize(in.dtype);
+  const auto& mine = layout_.hosts[static_cast<size_t>(host())];
+  const size_t members = mine.size(), me = static_cast<size_t>(layout_.localIndex(rank_));
+  // lists[i * 2 * world ...]: local member i's send counts, then its receive counts.
+  std::vector<int64_t> own(2 * world), lists(2 * world * members);
+  for (size_t q = 0; q < world; ++q) {
+    own[q] = static_cast<int64_t>(send_counts[q]);
+    own[world + q] = static_cast<int64_t>(recv_counts[q]);
+  }
+  local_->allGather(cpuTensor(own.data(), own.size()), cpuTensor(lists.data(), lists.size()))->wait();
+  auto sent_by = [&](size_t i) {
+    size_t n = 0;
+    for (size_t q = 0; q < world; ++q) n += static_cast<size_t>(lists[i * 2 * world + q]);
+    return n;
+  };
+  // To the leader: every member's whole input, one after another.
+  std::vector<size_t> to_leader(members, 0), at_leader(members, 0);
+  to_leader[0] = in.count;
+  if (me == 0)
+    for (size_t i = 0; i < members; ++i) at_leader[i] = sent_by(i);
+  std::vector<uint8_t> gathered(me == 0 ? std::accumulate(at_leader.begin(), at_leader.end(), size_t{0}) * width : 0);
+  local_->allToAllV(in, bufferView(gathered, in.dtype), to_leader, at_leader)->wait();
+  std::vector<uint8_t> delivered;
+  std::vector<size_t> from_leader(members, 0), at_member(members, 0);
+  at_member[0] = out.count;
+  if (me == 0) delivered = exchangeBetweenHosts(gathered, in.dtype, lists, from_leader);
+  local_->allToAllV(bufferView(delivered, in.dtype), out, from_leader, at_member)->wait();
 }
 
-WorkPtr HierarchicalBackend::broadcast(Tensor t, int root) {
-  checkCpuMemory(t, "broadcast", kWhat);
-  if (root < 0 || root >= size())
-    throw CommError(fmt::format("broadcast: root {} is not a rank of this group of {}", root, size()));
-  const auto call = CollectiveCall::rooted(CallKind::Broadcast, t, root);
-  if (t.count == 0) return completedWork(call.describe());
-  return submit(call, [this, t, root] { runBroadcast(t, root); });
+// On a leader: `gathered` holds its members' inputs; returns what each member receives, member
+// by member, each in its sources' rank order, and sets `lengths` to each member's share.
+std::vector<uint8_t> HierarchicalBackend::exchangeBetweenHosts(const std::vector<uint8_t>& gathered, DataType t,
+                                                               const std::vector<int64_t>& lists,
+                                                               std::vector<size_t>& lengths) {
+  const size_t world = static_cast<size_t>(size()), width = dtypeSize(t), hosts = layout_.hosts.size();
+  const auto& mine = layout_.hosts[static_cast<size_t>(host())];
+  const size_t members = mine.size();
+  auto sends = [&](size_t i, size_t q) { return static_cast<size_t>(lists[i * 2 * world + q]); };
+  auto expects = [&](size_t i, size_t q) { return static_cast<size_t>(lists[i * 2 * world + world + q]); };
+  // Where member i's input starts in `gathered`, and its part for rank q within that input.
+  std::vector<size_t> input_at(members, 0);
+  for (size_t i = 1; i < members; ++i) {
+    input_at[i] = input_at[i - 1];
+    for (size_t q = 0; q < world; ++q) input_at[i] += sends(i - 1, q);
+  }
+  auto part_at = [&](size_t i, size_t q) {
+    size_t at = input_at[i];
+    for (size_t p = 0; p < q; ++p) at += sends(i, p);
+    return at;
+  };
+  // To host h: for each of its ranks r, each member's part for r. From host h: for each member
+  // j, each of h's ranks' part for j.
+  std::vector<uint8_t> outgoing;
+  std::vector<size_t> out_counts(hosts, 0), in_counts(hosts, 0);
+  for (size_t h = 0; h < hosts; ++h) {
+    for (int r : layout_.hosts[h]) {
+      for (size_t i = 0; i < members; ++i) {
+        const size_t n = sends(i, static_cast<size_t>(r)), at = part_at(i, static_cast<size_t>(r));
+        outgoing.insert(outgoing.end(), gathered.begin() + static_cast<std::ptrdiff_t>(at * width),
+                        gathered.begin() + static_cast<std::ptrdiff_t>((at + n) * width));
+        out_counts[h] += n;
+      }
+    }
+    for (size_t j = 0; j < members; ++j)
+      for (int s : layout_.hosts[h]) in_counts[h] += expects(j, static_cast<size_t>(s));
+  }
+  std::vector<uint8_t> incoming(std::accumulate(in_counts.begin(), in_counts.end(), size_t{0}) * width);
+  leaders_->allToAllV(bufferView(outgoing, t), bufferView(incoming, t), out_counts, in_counts)->wait();
+  // Where, in `incoming`, member j's part from rank s starts.
+  const std::vector<size_t> block_at = offsetsOf(in_counts);
+  std::vector<size_t> cursor = block_at;
+  std::vector<std::vector<size_t>> from(members, std::vector<size_t>(world, 0));
+  for (size_t h = 0; h < hosts; ++h)
+    for (size_t j = 0; j < members; ++j)
+      for (int s : layout_.hosts[h]) {
+        from[j][static_cast<size_t>(s)] = cursor[h];
+        cursor[h] += expects(j, static_cast<size_t>(s));
+      }
+  std::vector<uint8_t> delivered;
+  for (size_t j = 0; j < members; ++j) {
+    lengths[j] = 0;
+    for (size_t s = 0; s < world; ++s) {
+      const size_t n = expects(j, s), at = from[j][s];
+      delivered.insert(delivered.end(), incoming.begin() + static_cast<std::ptrdiff_t>(at * width),
+                       incoming.begin() + static_cast<std::ptrdiff_t>((at + n) * width));
+      lengths[j] += n;
+    }
+  }
+  return delivered;
 }
 
-WorkPtr HierarchicalBackend::allGather(Tensor in, Tensor out) {
-  checkAllGather(in, out, size());
-  return allGatherV(in, out, std::vector<size_t>(static_cast<size_t>(size()), in.count));
+Backend::Memory HierarchicalBackend::memory() const {
+  return {DeviceType::CPU, "shared-memory and Gloo collectives", "use the NCCL backend for GPU tensors"};
 }
 
-WorkPtr HierarchicalBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> counts) {
-  checkCpuMemory(in, "all_gather_v", kWhat);
-  checkCpuMemory(out, "all_gather_v", kWhat);
-  const size_t total = checkAllGatherV(in, out, counts, size(), rank_);
-  const auto call = CollectiveCall::of(CallKind::AllGatherV, in.dtype, total);
-  if (total == 0) return completedWork(call.describe());
+WorkPtr HierarchicalBackend::startAllReduce(const CollectiveCall& call, Tensor t) {
+  return submit(call, [this, t, op = call.op] { runAllReduce(t, op); });
+}
+
+WorkPtr HierarchicalBackend::startBroadcast(const CollectiveCall& call, Tensor t) {
+  return submit(call, [this, t, root = call.root] { runBroadcast(t, root); });
+}
+
+WorkPtr HierarchicalBackend::startAllGatherV(const CollectiveCall& call, Tensor in, Tensor out,
+                                             const std::vector<size_t>& counts) {
   return submit(call, [this, in, out, counts] { runAllGatherV(in, out, counts); });
 }
 
 // As Gloo's: all-reduce a copy, keep this rank's chunk.
-WorkPtr HierarchicalBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
-  checkCpuMemory(in, "reduce_scatter", kWhat);
-  checkCpuMemory(out, "reduce_scatter", kWhat);
-  checkReduceScatter(in, out, size());
-  const auto call = CollectiveCall::reduction(CallKind::ReduceScatter, out, op);
-  if (out.count == 0) return completedWork(call.describe());
-  return submit(call, [this, in, out, op] {
+WorkPtr HierarchicalBackend::startReduceScatter(const CollectiveCall& call, Tensor in, Tensor out) {
+  return submit(call, [this, in, out, op = call.op] {
     std::vector<uint8_t> all(bytesOf(in), bytesOf(in) + in.bytes());
     runAllReduce(bufferView(all, in.dtype), op);
     std::memcpy(out.data, all.data() + static_cast<size_t>(rank_) * out.bytes(), out.bytes());
   });
 }
 
-WorkPtr HierarchicalBackend::gather(Tensor in, Tensor out, int root) {
-  checkCpuMemory(in, "gather", kWhat);
-  checkRooted("gather", out, in.count, size(), rank_, root);
-  const auto call = CollectiveCall::rooted(CallKind::Gather, in, root);
-  if (in.count == 0) return completedWork(call.describe());
-  return submit(call, [this, in, out, root] {
+WorkPtr HierarchicalBackend::startGather(const CollectiveCall& call, Tensor in, Tensor out) {
+  return submit(call, [this, in, out, root = call.root] {
     std::vector<uint8_t> all(in.bytes() * static_cast<size_t>(size()));
     runAllGatherV(in, bufferView(all, in.dtype), std::vector<size_t>(static_cast<size_t>(size()), in.count));
     if (rank_ == root) std::memcpy(out.data, all.data(), all.size());
@@ -148,12 +223,8 @@ WorkPtr HierarchicalBackend::gather(Tensor in, Tensor out, int root) {
 }
 
 // The root's whole buffer goes to every rank, which keeps its chunk.
-WorkPtr HierarchicalBackend::scatter(Tensor in, Tensor out, int root) {
-  checkCpuMemory(out, "scatter", kWhat);
-  checkRooted("scatter", in, out.count, size(), rank_, root);
-  const auto call = CollectiveCall::rooted(CallKind::Scatter, out, root);
-  if (out.count == 0) return completedWork(call.describe());
-  return submit(call, [this, in, out, root] {
+WorkPtr HierarchicalBackend::startScatter(const CollectiveCall& call, Tensor in, Tensor out) {
+  return submit(call, [this, in, out, root = call.root] {
     std::vector<uint8_t> all(out.bytes() * static_cast<size_t>(size()));
     if (rank_ == root) std::memcpy(all.data(), in.data, all.size());
     runBroadcast(bufferView(all, out.dtype), root);
@@ -161,8 +232,14 @@ WorkPtr HierarchicalBackend::scatter(Tensor in, Tensor out, int root) {
   });
 }
 
-WorkPtr HierarchicalBackend::barrier() {
-  return submit(CollectiveCall{}, [this] {
+WorkPtr HierarchicalBackend::startAllToAllV(const CollectiveCall& call, Tensor in, Tensor out,
+                                            const std::vector<size_t>& send_counts,
+                                            const std::vector<size_t>& recv_counts) {
+  return submit(call, [this, in, out, send_counts, recv_counts] { runAllToAllV(in, out, send_counts, recv_counts); });
+}
+
+WorkPtr HierarchicalBackend::startBarrier(const CollectiveCall& call) {
+  return submit(call, [this] {
     local_->barrier()->wait();
     if (leaders_) leaders_->barrier()->wait();
     local_->barrier()->wait();

@@ -32,20 +32,31 @@ class HierarchicalBackend : public Backend {
   int size() const override { return static_cast<int>(layout_.host_of.size()); }
   const char* name() const override { return "shm+gloo"; }
 
-  WorkPtr allReduce(Tensor data, ReduceOp op) override;
-  WorkPtr broadcast(Tensor data, int root) override;
-  WorkPtr allGather(Tensor input, Tensor output) override;
-  WorkPtr allGatherV(Tensor input, Tensor output, std::vector<size_t> counts) override;
-  WorkPtr reduceScatter(Tensor input, Tensor output, ReduceOp op) override;
-  WorkPtr gather(Tensor input, Tensor output, int root) override;
-  WorkPtr scatter(Tensor input, Tensor output, int root) override;
-  WorkPtr barrier() override;
+  Memory memory() const override;
+  // The host's step fails for its other ranks at once (its transport's abandon).
+  void abandon() override { local_->abandon(); }
+
+ protected:
+  WorkPtr startAllReduce(const CollectiveCall& call, Tensor data) override;
+  WorkPtr startBroadcast(const CollectiveCall& call, Tensor data) override;
+  WorkPtr startAllGatherV(const CollectiveCall& call, Tensor in, Tensor out,
+                          const std::vector<size_t>& counts) override;
+  WorkPtr startReduceScatter(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startGather(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startScatter(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startAllToAllV(const CollectiveCall& call, Tensor in, Tensor out, const std::vector<size_t>& send_counts,
+                         const std::vector<size_t>& recv_counts) override;
+  WorkPtr startBarrier(const CollectiveCall& call) override;
 
  private:
   WorkPtr submit(const CollectiveCall& call, std::function<void()> run);
   void runAllReduce(Tensor t, ReduceOp op);
   void runBroadcast(Tensor t, int root);
   void runAllGatherV(Tensor in, Tensor out, const std::vector<size_t>& counts);
+  void runAllToAllV(Tensor in, Tensor out, const std::vector<size_t>& send_counts,
+                    const std::vector<size_t>& recv_counts);
+  std::vector<uint8_t> exchangeBetweenHosts(const std::vector<uint8_t>& gathered, DataType t,
+                                            const std::vector<int64_t>& lists, std::vector<size_t>& lengths);
   int host() const { return layout_.host_of[static_cast<size_t>(rank_)]; }
 
   int rank_;

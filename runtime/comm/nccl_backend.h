@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Collectives on CUDA memory through NCCL (built only when CUDA and NCCL were found). Rank 0
-// creates the ncclUniqueId and shares it through the store. Each operation waits for the work
-// queued so far on the legacy default stream, runs on the group's own stream, and completes its
-// Work from a watchdog thread, which also turns an asynchronous NCCL error or an operation
-// exceeding the timeout into an error (ncclCommAbort) naming the rank and the operation.
-// Thread-safe; one communicator per object.
+// Collectives on CUDA memory through NCCL (built only when CUDA and NCCL were found): the steps
+// of every collective as NCCL calls on one communicator (nccl_communicator.h: its stream, its
+// watchdog, its timeout). Thread-safe; one communicator per object.
 #pragma once
 
 #include <functional>
@@ -16,6 +13,8 @@
 #include "runtime/store/store.h"
 
 namespace accel {
+
+class NcclCommunicator;  // nccl_communicator.h
 
 struct NcclOptions {
   std::chrono::milliseconds timeout = defaults::kNcclTimeout;
@@ -32,23 +31,30 @@ class NcclBackend : public Backend {
   int size() const override;
   const char* name() const override { return "nccl"; }
 
-  WorkPtr allReduce(Tensor data, ReduceOp op) override;
-  WorkPtr broadcast(Tensor data, int root) override;
-  WorkPtr allGather(Tensor input, Tensor output) override;
-  WorkPtr allGatherV(Tensor input, Tensor output, std::vector<size_t> counts) override;
-  WorkPtr reduceScatter(Tensor input, Tensor output, ReduceOp op) override;
-  WorkPtr gather(Tensor input, Tensor output, int root) override;
-  WorkPtr scatter(Tensor input, Tensor output, int root) override;
-  WorkPtr barrier() override;
+  Memory memory() const override;
+  // Peers learn from the communicator's abort (ncclCommAbort) that this rank gave up.
+  void abandon() override;
 
   // NCCL's version as "2.28.9" ("" in a build without NCCL).
   static std::string version();
   // False in a build without CUDA and NCCL (nccl_backend_none.cc), whose constructor throws.
   static bool available();
 
+ protected:
+  WorkPtr startAllReduce(const CollectiveCall& call, Tensor data) override;
+  WorkPtr startBroadcast(const CollectiveCall& call, Tensor data) override;
+  WorkPtr startAllGather(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startAllGatherV(const CollectiveCall& call, Tensor in, Tensor out,
+                          const std::vector<size_t>& counts) override;
+  WorkPtr startReduceScatter(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startGather(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startScatter(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startAllToAllV(const CollectiveCall& call, Tensor in, Tensor out, const std::vector<size_t>& send_counts,
+                         const std::vector<size_t>& recv_counts) override;
+  WorkPtr startBarrier(const CollectiveCall& call) override;
+
  private:
-  class Impl;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<NcclCommunicator> impl_;
 };
 
 }  // namespace accel

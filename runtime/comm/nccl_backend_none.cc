@@ -11,7 +11,7 @@
 
 namespace accel {
 
-class NcclBackend::Impl {};
+class NcclCommunicator {};
 
 bool NcclBackend::available() { return false; }
 
@@ -32,13 +32,21 @@ namespace {
 
 int NcclBackend::rank() const { unreachable("rank"); }
 int NcclBackend::size() const { unreachable("size"); }
-WorkPtr NcclBackend::allReduce(Tensor, ReduceOp) { unreachable("allReduce"); }
-WorkPtr NcclBackend::broadcast(Tensor, int) { unreachable("broadcast"); }
-WorkPtr NcclBackend::allGather(Tensor, Tensor) { unreachable("allGather"); }
-WorkPtr NcclBackend::allGatherV(Tensor, Tensor, std::vector<size_t>) { unreachable("allGatherV"); }
-WorkPtr NcclBackend::reduceScatter(Tensor, Tensor, ReduceOp) { unreachable("reduceScatter"); }
-WorkPtr NcclBackend::gather(Tensor, Tensor, int) { unreachable("gather"); }
-WorkPtr NcclBackend::scatter(Tensor, Tensor, int) { unreachable("scatter"); }
-WorkPtr NcclBackend::barrier() { unreachable("barrier"); }
+Backend::Memory NcclBackend::memory() const { unreachable("memory"); }
+void NcclBackend::abandon() { unreachable("abandon"); }
+WorkPtr NcclBackend::startAllReduce(const CollectiveCall&, Tensor) { unreachable("allReduce"); }
+WorkPtr NcclBackend::startBroadcast(const CollectiveCall&, Tensor) { unreachable("broadcast"); }
+WorkPtr NcclBackend::startAllGather(const CollectiveCall&, Tensor, Tensor) { unreachable("allGather"); }
+WorkPtr NcclBackend::startAllGatherV(const CollectiveCall&, Tensor, Tensor, const std::vector<size_t>&) {
+  unreachable("allGatherV");
+}
+WorkPtr NcclBackend::startReduceScatter(const CollectiveCall&, Tensor, Tensor) { unreachable("reduceScatter"); }
+WorkPtr NcclBackend::startGather(const CollectiveCall&, Tensor, Tensor) { unreachable("gather"); }
+WorkPtr NcclBackend::startScatter(const CollectiveCall&, Tensor, Tensor) { unreachable("scatter"); }
+WorkPtr NcclBackend::startAllToAllV(const CollectiveCall&, Tensor, Tensor, const std::vector<size_t>&,
+                                    const std::vector<size_t>&) {
+  unreachable("allToAllV");
+}
+WorkPtr NcclBackend::startBarrier(const CollectiveCall&) { unreachable("barrier"); }
 
 }  // namespace accel

@@ -47,8 +47,6 @@ void reduceInOrder(uint8_t* dst, Source src, int members, size_t n, DataType t, 
   if (op == ReduceOp::Avg) finishAverage({dst, n, t}, members);
 }
 
-void checkCpu(const Tensor& t, const char* op) { checkCpuMemory(t, op, "shared-memory collectives"); }
-
 }  // namespace
 
 std::unique_ptr<ShmBackend> ShmBackend::create(Store& store, int rank, int size, ShmOptions options,
@@ -192,67 +190,112 @@ void ShmBackend::runScatter(Tensor in, Tensor out, int root) {
   }
 }
 
-WorkPtr ShmBackend::allReduce(Tensor t, ReduceOp op) {
-  checkCpu(t, "all_reduce");
-  const auto call = CollectiveCall::reduction(CallKind::AllReduce, t, op);
-  if (size_ == 1 || t.count == 0) return completedWork(call.describe());
-  return submit(call, t.bytes(), [this, t, op] { runAllReduce(t, op); });
+// Each member's slot holds one piece for every member, as in reduce_scatter; after the step,
+// member m copies piece m of every slot out. all_to_all_v's first step has every member publish
+// its counts, so that all agree on the number of steps and all refuse counts that do not match.
+void ShmBackend::runAllToAllV(Tensor in, Tensor out, const std::vector<size_t>& send_counts,
+                              const std::vector<size_t>& recv_counts, size_t longest) {
+  const size_t width = dtypeSize(in.dtype), members = static_cast<size_t>(size_);
+  if (longest == 0) longest = agreeOnCounts(send_counts, recv_counts);
+  const size_t per = std::max<size_t>(1, seg_->slotBytes() / width / members);
+  const std::vector<size_t> sent_at = offsetsOf(send_counts), received_at = offsetsOf(recv_counts);
+  auto piece = [&](size_t count, size_t off) { return count > off ? std::min(per, count - off) : 0; };
+  for (size_t off = 0; off < longest; off += per) {
+    uint8_t* slot = seg_->slot(rank_, steps_.writeParity());
+    for (size_t q = 0; q < members; ++q) {
+      copy(slot + q * per * width, bytesOf(in) + (sent_at[q] + off) * width, piece(send_counts[q], off) * width);
+    }
+    steps_.sync();
+    const size_t mine = static_cast<size_t>(rank_) * per * width;
+    for (size_t q = 0; q < members; ++q) {
+      copy(bytesOf(out) + (received_at[q] + off) * width, seg_->slot(static_cast<int>(q), steps_.readParity()) + mine,
+           piece(recv_counts[q], off) * width);
+    }
+  }
 }
 
-WorkPtr ShmBackend::broadcast(Tensor t, int root) {
-  checkCpu(t, "broadcast");
-  if (root < 0 || root >= size_)
-    throw CommError(fmt::format("broadcast: root {} is not a rank of this group of {}", root, size_));
-  const auto call = CollectiveCall::rooted(CallKind::Broadcast, t, root);
-  if (size_ == 1 || t.count == 0) return completedWork(call.describe());
-  return submit(call, t.bytes(), [this, t, root] { runBroadcast(t, root); });
+// Every member publishes both its lists; each then checks the whole matrix, so all of them find
+// the same disagreement at the same step. Returns the most any member sends any other.
+size_t ShmBackend::agreeOnCounts(const std::vector<size_t>& send_counts, const std::vector<size_t>& recv_counts) {
+  const size_t members = static_cast<size_t>(size_), bytes = 2 * members * sizeof(uint64_t);
+  if (bytes > seg_->slotBytes()) {
+    throw CommError(fmt::format("all_to_all_v: the shared-memory chunk of {} bytes cannot hold the counts of {} ranks",
+                                seg_->slotBytes(), size_));
+  }
+  auto* mine = reinterpret_cast<uint64_t*>(seg_->slot(rank_, steps_.writeParity()));
+  for (size_t q = 0; q < members; ++q) {
+    mine[q] = send_counts[q];
+    mine[members + q] = recv_counts[q];
+  }
+  steps_.sync();
+  auto lists = [&](size_t m) {
+    return reinterpret_cast<const uint64_t*>(seg_->slot(static_cast<int>(m), steps_.readParity()));
+  };
+  size_t longest = 0;
+  for (size_t from = 0; from < members; ++from) {
+    for (size_t to = 0; to < members; ++to) {
+      const uint64_t sends = lists(from)[to], expects = lists(to)[members + from];
+      if (sends != expects) {
+        throw CommError(fmt::format(
+            "all_to_all_v: rank {} sends rank {} {} elements, but rank {} expects {} from rank "
+            "{} (rank r's send_counts[q] must equal rank q's recv_counts[r])",
+            options_.names[from], options_.names[to], sends, options_.names[to], expects, options_.names[from]));
+      }
+      longest = std::max<size_t>(longest, sends);
+    }
+  }
+  return longest;
 }
 
-WorkPtr ShmBackend::allGather(Tensor in, Tensor out) {
-  checkAllGather(in, out, size_);
-  return allGatherV(in, out, std::vector<size_t>(static_cast<size_t>(size_), in.count));
+Backend::Memory ShmBackend::memory() const {
+  return {DeviceType::CPU, "shared-memory collectives", "use the NCCL backend for GPU tensors"};
 }
 
-WorkPtr ShmBackend::allGatherV(Tensor in, Tensor out, std::vector<size_t> counts) {
-  checkCpu(in, "all_gather_v");
-  checkCpu(out, "all_gather_v");
-  const size_t total = checkAllGatherV(in, out, counts, size_, rank_);
-  const auto call = CollectiveCall::of(CallKind::AllGatherV, in.dtype, total);
-  if (size_ == 1 || total == 0) return copiedLocally(in, out, in.bytes(), call.describe());
+WorkPtr ShmBackend::startAllReduce(const CollectiveCall& call, Tensor t) {
+  return submit(call, t.bytes(), [this, t, op = call.op] { runAllReduce(t, op); });
+}
+
+WorkPtr ShmBackend::startBroadcast(const CollectiveCall& call, Tensor t) {
+  return submit(call, t.bytes(), [this, t, root = call.root] { runBroadcast(t, root); });
+}
+
+WorkPtr ShmBackend::startAllGatherV(const CollectiveCall& call, Tensor in, Tensor out,
+                                    const std::vector<size_t>& counts) {
   return submit(call, out.bytes(), [this, in, out, counts] { runAllGatherV(in, out, counts, -1); });
 }
 
-WorkPtr ShmBackend::reduceScatter(Tensor in, Tensor out, ReduceOp op) {
-  checkCpu(in, "reduce_scatter");
-  checkCpu(out, "reduce_scatter");
-  checkReduceScatter(in, out, size_);
-  const auto call = CollectiveCall::reduction(CallKind::ReduceScatter, out, op);
-  if (out.count == 0) return completedWork(call.describe());
-  if (size_ == 1) return copiedLocally(in, out, out.bytes(), call.describe());
-  return submit(call, in.bytes(), [this, in, out, op] { runReduceScatter(in, out, op); });
+WorkPtr ShmBackend::startReduceScatter(const CollectiveCall& call, Tensor in, Tensor out) {
+  return submit(call, in.bytes(), [this, in, out, op = call.op] { runReduceScatter(in, out, op); });
 }
 
-WorkPtr ShmBackend::gather(Tensor in, Tensor out, int root) {
-  checkCpu(in, "gather");
-  checkRooted("gather", out, in.count, size_, rank_, root);
-  const auto call = CollectiveCall::rooted(CallKind::Gather, in, root);
-  if (size_ == 1 || in.count == 0) return copiedLocally(in, out, in.bytes(), call.describe());
+WorkPtr ShmBackend::startGather(const CollectiveCall& call, Tensor in, Tensor out) {
   std::vector<size_t> counts(static_cast<size_t>(size_), in.count);
   return submit(call, in.bytes() * static_cast<size_t>(size_),
-                [this, in, out, counts, root] { runAllGatherV(in, out, counts, root); });
+                [this, in, out, counts, root = call.root] { runAllGatherV(in, out, counts, root); });
 }
 
-WorkPtr ShmBackend::scatter(Tensor in, Tensor out, int root) {
-  checkCpu(out, "scatter");
-  checkRooted("scatter", in, out.count, size_, rank_, root);
-  const auto call = CollectiveCall::rooted(CallKind::Scatter, out, root);
-  if (size_ == 1 || out.count == 0) return copiedLocally(in, out, out.bytes(), call.describe());
-  return submit(call, out.bytes() * static_cast<size_t>(size_), [this, in, out, root] { runScatter(in, out, root); });
+WorkPtr ShmBackend::startScatter(const CollectiveCall& call, Tensor in, Tensor out) {
+  return submit(call, out.bytes() * static_cast<size_t>(size_),
+                [this, in, out, root = call.root] { runScatter(in, out, root); });
 }
 
-WorkPtr ShmBackend::barrier() {
-  if (size_ == 1) return completedWork("barrier");
-  return submit(CollectiveCall{}, 0, [this] { steps_.sync(); });
+WorkPtr ShmBackend::startAllToAllV(const CollectiveCall& call, Tensor in, Tensor out,
+                                   const std::vector<size_t>& send_counts, const std::vector<size_t>& recv_counts) {
+  return submit(call, in.bytes() + out.bytes(),
+                [this, in, out, send_counts, recv_counts] { runAllToAllV(in, out, send_counts, recv_counts, 0); });
+}
+
+// Equal chunks: every member knows the number of steps without asking.
+WorkPtr ShmBackend::startAllToAll(const CollectiveCall& call, Tensor in, Tensor out) {
+  const size_t chunk = in.count / static_cast<size_t>(size_);
+  return submit(call, in.bytes(), [this, in, out, chunk] {
+    const std::vector<size_t> chunks(static_cast<size_t>(size_), chunk);
+    runAllToAllV(in, out, chunks, chunks, chunk);
+  });
+}
+
+WorkPtr ShmBackend::startBarrier(const CollectiveCall& call) {
+  return submit(call, 0, [this] { steps_.sync(); });
 }
 
 }  // namespace accel

@@ -52,15 +52,21 @@ class ShmBackend : public Backend {
   int size() const override { return size_; }
   const char* name() const override { return "shm"; }
 
-  WorkPtr allReduce(Tensor data, ReduceOp op) override;
-  WorkPtr broadcast(Tensor data, int root) override;
-  WorkPtr allGather(Tensor input, Tensor output) override;
-  WorkPtr allGatherV(Tensor input, Tensor output, std::vector<size_t> counts) override;
-  WorkPtr reduceScatter(Tensor input, Tensor output, ReduceOp op) override;
-  WorkPtr gather(Tensor input, Tensor output, int root) override;
-  WorkPtr scatter(Tensor input, Tensor output, int root) override;
-  WorkPtr barrier() override;
+  Memory memory() const override;
   void abandon() override;
+
+ protected:
+  WorkPtr startAllReduce(const CollectiveCall& call, Tensor data) override;
+  WorkPtr startBroadcast(const CollectiveCall& call, Tensor data) override;
+  WorkPtr startAllGatherV(const CollectiveCall& call, Tensor in, Tensor out,
+                          const std::vector<size_t>& counts) override;
+  WorkPtr startReduceScatter(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startGather(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startScatter(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startAllToAllV(const CollectiveCall& call, Tensor in, Tensor out, const std::vector<size_t>& send_counts,
+                         const std::vector<size_t>& recv_counts) override;
+  WorkPtr startAllToAll(const CollectiveCall& call, Tensor in, Tensor out) override;
+  WorkPtr startBarrier(const CollectiveCall& call) override;
 
  private:
   ShmBackend(std::unique_ptr<ShmSegment> segment, std::unique_ptr<CallWatch> watch, int rank, int size,
@@ -72,6 +78,10 @@ class ShmBackend : public Backend {
   void runAllGatherV(Tensor in, Tensor out, const std::vector<size_t>& counts, int root);
   void runReduceScatter(Tensor in, Tensor out, ReduceOp op);
   void runScatter(Tensor in, Tensor out, int root);
+  // `longest`: the most elements any member sends any other (unknown: 0, found in a first step).
+  void runAllToAllV(Tensor in, Tensor out, const std::vector<size_t>& send_counts,
+                    const std::vector<size_t>& recv_counts, size_t longest);
+  size_t agreeOnCounts(const std::vector<size_t>& send_counts, const std::vector<size_t>& recv_counts);
 
   int rank_, size_;
   ShmOptions options_;

@@ -8,8 +8,10 @@
 
 namespace accel {
 
-enum class DataType { F32, F64, F16, BF16, I32, I64, U8 };
-enum class ReduceOp { Sum, Avg, Min, Max, Product };
+// Last names the last enumerator, for range checks of decoded values: a new one goes after it
+// and becomes Last (collective_call_test checks that every value up to Last has a name).
+enum class DataType { F32, F64, F16, BF16, I32, I64, U8, Last = U8 };
+enum class ReduceOp { Sum, Avg, Min, Max, Product, Last = Product };
 enum class DeviceType { CPU, CUDA };
 
 size_t dtypeSize(DataType t);

@@ -75,6 +75,16 @@ TEST_CASE("broadcast, all_gather(v), reduce_scatter, gather, scatter, barrier", 
   }
 }
 
+TEST_CASE("all_to_all and all_to_all_v: every dtype, count and world size, bit for bit", "[comm][gloo]") {
+  for (int world : {1, 2, 3, 4}) {
+    Mismatches bad;
+    onRanks(world, [&](int rank, Backend& b) { checkAllToAll(b, rank, world, hostPlacement(), bad); });
+    INFO("world " << world);
+    CHECK(bad.list.empty());
+    for (const auto& m : bad.list) WARN(m);
+  }
+}
+
 TEST_CASE("subgroups: new_group of some ranks reduces among them only", "[comm][gloo]") {
   HashStore store;
   store.setTimeout(std::chrono::seconds(30));
@@ -119,6 +129,16 @@ TEST_CASE("work: errors and misuse are reported, not hidden", "[comm][gloo][fail
       CHECK_FALSE(w->exception());
     }
   });
+}
+
+TEST_CASE("gloo: the front door refuses the same misuse as every transport", "[comm][gloo]") {
+  for (int world : {2, 3}) {
+    Mismatches bad;
+    onRanks(world, [&](int rank, Backend& b) { checkMisuse(b, rank, world, bad); });
+    INFO("world " << world);
+    CHECK(bad.list.empty());
+    for (const auto& m : bad.list) WARN(m);
+  }
 }
 
 TEST_CASE("half precision conversion: known bit patterns, ties, infinities, NaN, subnormals", "[comm][half]") {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Ranks that call different collectives: one extra all_reduce, one with another
-// element count, one with another dtype. Three real worker processes (started by hand, so that
-// no launcher stops the others once one has failed: each must find out by itself), over shared
-// memory and over Gloo (ACCEL_SHM=0): every rank must fail within 10 s although its collective
-// timeout is 5 minutes, with one message naming every rank and its call.
+// element count, one with another dtype, all_to_all against all_to_all_v. Three real worker processes (started by hand,
+// so that no launcher stops the others once one has failed: each must find out by itself), over shared memory and over
+// Gloo (ACCEL_SHM=0): every rank must fail within 10 s although its collective timeout is 5 minutes, with one message
+// naming every rank and its call.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -40,7 +40,8 @@ void expectEveryRankNames(const std::string& how, std::map<std::string, std::str
         std::vector<std::string>{accel::test::runtimeWorker(), "mismatch", how}, accel::test::hermeticEnv(dir, env)));
   }
   const std::string expected =
-      how == "extra" ? "ranks 0,1 called #5 barrier; rank 2 called #5 all_reduce (f32 x 1000) sum"
+      how == "extra"        ? "ranks 0,1 called #5 barrier; rank 2 called #5 all_reduce (f32 x 1000) sum"
+      : how == "all_to_all" ? "ranks 0,1 called #4 all_to_all (f32 x 999); rank 2 called #4 all_to_all_v (f32)"
       : how == "count"
           ? "ranks 0,1 called #4 all_reduce (f32 x 1000) sum; rank 2 called #4 all_reduce (f32 x 1001) sum"
           : "ranks 0,1 called #4 all_reduce (f32 x 1000) sum; rank 2 called #4 all_reduce (f64 x 1000) sum";
@@ -60,7 +61,7 @@ void expectEveryRankNames(const std::string& how, std::map<std::string, std::str
 }  // namespace
 
 TEST_CASE("mismatched collectives: every rank fails within seconds, naming each rank's call", "[failure][comm]") {
-  const std::string how = GENERATE("extra", "count", "dtype");
+  const std::string how = GENERATE("extra", "count", "dtype", "all_to_all");
   const std::string shm = GENERATE("1", "0");
   INFO("over " << (shm == "1" ? "shared memory" : "Gloo"));
   expectEveryRankNames(how, {{"ACCEL_SHM", shm}}, 10.0);
@@ -68,11 +69,12 @@ TEST_CASE("mismatched collectives: every rank fails within seconds, naming each 
 
 TEST_CASE("mismatched collectives under ACCEL_DEBUG=DETAIL: refused before they run", "[failure][comm]") {
   const std::string shm = GENERATE("1", "0");
-  INFO("over " << (shm == "1" ? "shared memory" : "Gloo"));
+  const std::string how = GENERATE("count", "all_to_all");
+  INFO("over " << (shm == "1" ? "shared memory" : "Gloo") << ", " << how);
   // Gloo's own check waits a second before it looks: the DETAIL check does not wait at all.
   // (Sanitizer runs, ACCEL_TEST_QUICK, are several times slower: there it only must not hang.)
   const double limit = std::getenv("ACCEL_TEST_QUICK") ? 10.0 : 0.9;
-  expectEveryRankNames("count", {{"ACCEL_SHM", shm}, {"ACCEL_DEBUG", "DETAIL"}}, limit,
+  expectEveryRankNames(how, {{"ACCEL_SHM", shm}, {"ACCEL_DEBUG", "DETAIL"}}, limit,
                        "checked before it ran (ACCEL_DEBUG=DETAIL)");
 }
 

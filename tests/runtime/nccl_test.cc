@@ -150,6 +150,7 @@ TEST_CASE("nccl: every collective, op, dtype and count on CUDA memory matches th
     const int broken = onGpuRanks(world, [&](int r, NcclBackend& nccl) {
       test::checkAllReduce(nccl, r, world, cudaPlacement(), expected, bad);
       test::checkOtherCollectives(nccl, r, world, cudaPlacement(), bad);
+      test::checkAllToAll(nccl, r, world, cudaPlacement(), bad);
       return 0;
     });
     INFO("world of " << world << " GPUs");

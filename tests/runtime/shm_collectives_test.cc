@@ -7,8 +7,10 @@
 // whose sum depends on the order, run after run, and fallbacks and errors.
 #include <catch2/catch.hpp>
 
+#include <condition_variable>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -90,6 +92,17 @@ void otherMatrix(const std::string& layout) {
   }
 }
 
+void allToAllMatrix(const std::string& layout) {
+  for (int world : {1, 2, 3, 4}) {
+    Mismatches bad;
+    onRanks(world, layout, transportFor(world, layout),
+            [&](int rank, Backend& b) { checkAllToAll(b, rank, world, hostPlacement(), bad); });
+    INFO("world " << world << ", layout " << layout);
+    CHECK(bad.list.empty());
+    for (const auto& m : bad.list) WARN(m);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("shared memory: all_reduce matches the serial reference", "[comm][shm]") { allReduceMatrix("one"); }
@@ -105,6 +118,103 @@ TEST_CASE("shared memory: broadcast, all_gather(v), reduce_scatter, gather, scat
 TEST_CASE("hierarchical (two hosts): broadcast, all_gather(v), reduce_scatter, gather, scatter, barrier",
           "[comm][shm]") {
   otherMatrix("two");
+}
+
+TEST_CASE("shared memory: all_to_all and all_to_all_v, bit for bit", "[comm][shm]") { allToAllMatrix("one"); }
+
+TEST_CASE("hierarchical (two hosts): all_to_all and all_to_all_v, bit for bit", "[comm][shm]") {
+  allToAllMatrix("two");
+}
+
+TEST_CASE("shared memory and hierarchical: the front door refuses the same misuse as every transport", "[comm][shm]") {
+  for (std::string layout : {"one", "two"}) {
+    for (int world : {3, 4}) {
+      Mismatches bad;
+      onRanks(world, layout, transportFor(world, layout),
+              [&](int rank, Backend& b) { checkMisuse(b, rank, world, bad); });
+      INFO("world " << world << ", layout " << layout);
+      CHECK(bad.list.empty());
+      for (const auto& m : bad.list) WARN(m);
+    }
+  }
+}
+
+TEST_CASE("shared memory: all_to_all_v counts that do not match are refused on every rank", "[comm][shm]") {
+  // Rank 0 sends rank 1 two elements; rank 1 expects three. Every rank finds it at the same step.
+  HashStore store;
+  std::vector<std::string> errors(3);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      CpuTransportOptions o;
+      o.host_id = "A";
+      auto b = makeCpuBackend(store, r, 3, o);
+      std::vector<size_t> send(3, 1), recv(3, 1);
+      if (r == 0) send[1] = 2;
+      if (r == 1) recv[0] = 3;
+      std::vector<float> in(4 + (r == 0 ? 1 : 0)), out(3 + (r == 1 ? 2 : 0));
+      try {
+        b->allToAllV(cpuTensor(in.data(), in.size() - 1), cpuTensor(out.data(), out.size()), send, recv)->wait();
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(r)] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) {
+    INFO(e);
+    CHECK(e.find("rank 0 sends rank 1 2 elements, but rank 1 expects 3 from rank 0") != std::string::npos);
+  }
+}
+
+TEST_CASE("hierarchical over Gloo fallbacks: a failed leader's host peers fail at once, naming the cause",
+          "[comm][shm][failure]") {
+  // Two hosts of two ranks (layout "two": ranks 0,2 on A, 1,3 on B) whose shared memory cannot
+  // be mapped (chunks of 2^61 bytes), so every host's ranks fall back to Gloo. Host A's ranks
+  // all_reduce 5 elements, host B's 6: the leaders (ranks 0 and 1) find the difference, and
+  // their host peers, waiting for the leader's broadcast, must fail with them, not at their
+  // 60-second timeout.
+  HashStore store;
+  store.setTimeout(std::chrono::seconds(60));
+  std::vector<std::string> errors(4), transport(4);
+  std::vector<double> seconds(4);
+  std::mutex mutex;
+  std::condition_variable all_finished;
+  int finished = 0;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 4; ++r) {
+    threads.emplace_back([&, r] {
+      CpuTransportOptions o;
+      o.gloo.timeout = std::chrono::seconds(60);
+      o.host_id = hostOf("two", r);
+      o.shm_chunk_bytes = size_t{1} << 61;
+      o.warn = [&, r](const std::string& line) { transport[static_cast<size_t>(r)] = line; };
+      auto b = makeCpuBackend(store, r, 4, o);
+      std::vector<float> data(r % 2 ? 6 : 5, 1.0f);
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        b->allReduce(cpuTensor(data.data(), data.size()), ReduceOp::Sum)->wait();
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(r)] = e.what();
+      }
+      seconds[static_cast<size_t>(r)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      // Every rank keeps its group until all have failed (or 30 s): a closed connection of a
+      // rank that is done must not be what tells the others.
+      std::unique_lock<std::mutex> lock(mutex);
+      ++finished;
+      all_finished.notify_all();
+      all_finished.wait_for(lock, std::chrono::seconds(30), [&] { return finished == 4; });
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 4; ++r) {
+    INFO("rank " << r << " after " << seconds[static_cast<size_t>(r)] << " s: " << errors[static_cast<size_t>(r)]);
+    if (r < 2) CHECK(transport[static_cast<size_t>(r)].find("they use Gloo") != std::string::npos);
+    CHECK(errors[static_cast<size_t>(r)].find("ranks called different collectives: rank 0 called #1 all_reduce (f32 "
+                                              "x 5) sum; rank 1 called #1 all_reduce (f32 x 6) sum") !=
+          std::string::npos);
+    CHECK(seconds[static_cast<size_t>(r)] < 15.0);
+  }
 }
 
 TEST_CASE("shared memory and hierarchical: every rank gets the same bits, run after run", "[comm][shm]") {

@@ -8,7 +8,8 @@
 //                                 "looping" once started, "round N" every 10 all-reduces, then
 //                                 "error: …" and exit 3
 //   runtime_worker mismatch HOW   the last rank's 4th collective differs (HOW: extra, count,
-//                                 dtype); every rank prints "error after T s: …" and exits 3
+//                                 dtype, all_to_all: the others' all_to_all is its all_to_all_v);
+//                                 every rank prints "error after T s: …" and exits 3
 //   runtime_worker straggle S     the last rank sleeps S s before a barrier the others wait at
 //   runtime_worker save-loop DIR  saves checkpoints of steps 1, 2, … forever (to be SIGKILLed)
 //   runtime_worker check DIR      loads DIR's latest checkpoint, checks every byte; prints the step
@@ -160,6 +161,15 @@ int freeze(Accelerator& acc, int frozen) {
 // Three matching all_reduces, then the last rank deviates (`how`: extra, count, dtype), then
 // every rank all_reduces once more and meets at a barrier. Prints "error after T s: …" (T from
 // the deviating collective) and exits 3, or "no error" and exits 0.
+// 999 of `data`'s floats, one third to each of three ranks: equal chunks, or the same as counts.
+void allToAll(Accelerator& acc, std::vector<float>& data, bool with_counts) {
+  Backend& b = acc.processGroup().backend();
+  std::vector<float> out(999);
+  const Tensor in = cpuTensor(data.data(), 999), to = cpuTensor(out.data(), out.size());
+  const std::vector<size_t> thirds(3, 333);
+  (with_counts ? b.allToAllV(in, to, thirds, thirds) : b.allToAll(in, to))->wait();
+}
+
 int mismatch(Accelerator& acc, const std::string& how) {
   std::vector<float> data(1000, 1.0f);
   for (int i = 0; i < 3; ++i) acc.reduce(data);
@@ -171,7 +181,10 @@ int mismatch(Accelerator& acc, const std::string& how) {
       std::vector<double> wider(1000, 1.0);
       if (how == "count") acc.reduce(more);
       if (how == "dtype") acc.reduce(wider);
-      if (how != "count" && how != "dtype") acc.reduce(data);
+      if (how == "all_to_all") allToAll(acc, data, true);
+      if (how == "extra") acc.reduce(data);
+    } else if (how == "all_to_all") {
+      allToAll(acc, data, false);
     } else {
       acc.reduce(data);
     }
