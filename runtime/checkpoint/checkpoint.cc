@@ -10,6 +10,7 @@
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "runtime/checkpoint/checkpoint_format.h"
+#include "runtime/checkpoint/checkpoint_messages.h"
 #include "runtime/checkpoint/directory_lock.h"
 #include "runtime/comm/text_exchange.h"
 
@@ -60,18 +61,18 @@ uint32_t crc32(const uint8_t* data, size_t size) {
 }
 
 void claimCheckpointDirectory(Backend& group, const std::string& dir) {
-  std::string refusal;  // "L…": another job holds it; "E…": it cannot be taken
+  DirectoryClaim claim;
   if (group.rank() == 0) {
     try {
       const std::string holder = lockCheckpointDirectory(dir);
-      if (!holder.empty()) refusal = "L" + holder;
+      if (!holder.empty()) claim = {DirectoryClaim::Outcome::InUse, holder};
     } catch (const std::exception& e) {
-      refusal = std::string("E") + e.what();
+      claim = {DirectoryClaim::Outcome::Failed, e.what()};
     }
   }
-  refusal = broadcastText(group, refusal);
-  if (refusal.empty()) return;
-  throw Error(refusal.substr(1), refusal[0] == 'L' ? kDirectoryInUseHint : "");
+  claim = DirectoryClaim::decode(broadcastText(group, group.rank() == 0 ? claim.encode() : ""));
+  if (claim.outcome == DirectoryClaim::Outcome::Held) return;
+  throw Error(claim.text, claim.outcome == DirectoryClaim::Outcome::InUse ? kDirectoryInUseHint : "");
 }
 
 std::string saveCheckpoint(Backend& group, const std::string& dir, const CheckpointPart& mine) {

@@ -15,6 +15,7 @@
 #include "lib/launch/launch_env.h"
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/checkpoint/checkpoint_format.h"
+#include "runtime/checkpoint/checkpoint_messages.h"
 #include "runtime/comm/text_exchange.h"
 
 namespace accel {
@@ -25,29 +26,8 @@ constexpr const char* kSameFilesHint =
     "every rank must see the same checkpoint directory: a shared file system that every machine sees alike, or the "
     "same files copied to each machine";
 
-// Rank 0's decision, as sent: "<kind>\n<rank 0's directory>\n<a>\n<b>", kind "none", "error"
-// (a: the message, b: the hint) or "use" (a: the checkpoint's name relative to the directory, "."
-// when it is the checkpoint itself; b: its manifest). Messages name rank 0's directory: other
-// ranks may have their own path (a directory per machine).
-struct Decision {
-  std::string kind, dir, name, manifest_text, message, hint;
-
-  std::string encode() const {
-    return kind + "\n" + dir + "\n" + (kind == "use" ? name + "\n" + manifest_text : message + "\n" + hint);
-  }
-  static Decision decode(const std::string& text) {
-    std::vector<std::string> part(4);
-    size_t at = 0;
-    for (size_t i = 0; i < 3; ++i) {
-      const size_t nl = std::min(text.find('\n', at), text.size());
-      part[i] = text.substr(at, nl - at);
-      at = std::min(nl + 1, text.size());
-    }
-    part[3] = text.substr(at);
-    if (part[0] == "use") return {part[0], part[1], part[2], part[3], "", ""};
-    return {part[0], part[1], "", "", part[2], part[3]};
-  }
-};
+using Decision = ResumeDecision;
+using Kind = ResumeDecision::Kind;
 
 std::string where(const std::string& dir, const std::string& name) { return name == "." ? dir : dir + "/" + name; }
 
@@ -93,9 +73,9 @@ Manifest parseChosen(const std::string& dir, const Decision& d, const std::strin
 }
 
 Decision decide(const std::string& dir, int world) {
-  Decision d{"use", dir, "", "", "", ""};
+  Decision d{Kind::Use, dir, "", "", "", ""};
   try {
-    if (!hasCheckpoint(dir)) return {"none", dir, "", "", "", ""};
+    if (!hasCheckpoint(dir)) return {Kind::None, dir, "", "", "", ""};
     d.name = fileExists(dir + "/manifest") ? "." : trim(readFile(dir + "/latest"));
     const std::string path = where(dir, d.name) + "/manifest";
     if (!fileExists(path))
@@ -108,7 +88,7 @@ Decision decide(const std::string& dir, int world) {
                   fmt::format("resume with --num_processes {}", m.world));
     }
   } catch (const Error& e) {
-    return {"error", dir, "", "", e.what(), e.hint()};
+    return {Kind::Error, dir, "", "", e.what(), e.hint()};
   }
   return d;
 }
@@ -157,8 +137,8 @@ std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string
   claimCheckpointDirectory(group, dir);
   const Decision d =
       Decision::decode(broadcastText(group, group.rank() == 0 ? decide(dir, group.size()).encode() : ""));
-  if (d.kind == "error") throw Error(d.message, d.hint);
-  if (d.kind == "none") {
+  if (d.kind == Kind::Error) throw Error(d.message, d.hint);
+  if (d.kind == Kind::None) {
     const std::string finding =
         group.rank() != 0 && hasCheckpoint(dir) ? fmt::format("{} has a checkpoint ({})", dir, latestHere(dir)) : "";
     agreeOrThrow(group, finding, fmt::format("rank 0 found no checkpoint to resume from in {}, but ", d.dir),

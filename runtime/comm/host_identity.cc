@@ -49,18 +49,23 @@ std::string HostLayout::describe() const {
   return fmt::format("{} host{}: ranks {}", hosts.size(), hosts.size() == 1 ? "" : "s", join(parts, " | "));
 }
 
-HostLayout exchangeHostIds(Store& store, int rank, int size, const std::string& id) {
-  store.set(fmt::format("host/{}", rank), toBytes(id));
+HostLayout layoutOf(const std::vector<std::string>& ids) {
   HostLayout layout;
   std::map<std::string, int> index;
-  for (int r = 0; r < size; ++r) {
-    const std::string theirs = r == rank ? id : toString(store.get(fmt::format("host/{}", r)));
-    auto [it, added] = index.emplace(theirs, static_cast<int>(layout.hosts.size()));
+  for (const auto& id : ids) {
+    auto [it, added] = index.emplace(id, static_cast<int>(layout.hosts.size()));
     if (added) layout.hosts.emplace_back();
-    layout.hosts[static_cast<size_t>(it->second)].push_back(r);
+    layout.hosts[static_cast<size_t>(it->second)].push_back(static_cast<int>(layout.host_of.size()));
     layout.host_of.push_back(it->second);
   }
   return layout;
+}
+
+HostLayout exchangeHostIds(Store& store, int rank, int size, const std::string& id) {
+  store.set(fmt::format("host/{}", rank), toBytes(id));
+  std::vector<std::string> ids;
+  for (int r = 0; r < size; ++r) ids.push_back(r == rank ? id : toString(store.get(fmt::format("host/{}", r))));
+  return layoutOf(ids);
 }
 
 }  // namespace accel

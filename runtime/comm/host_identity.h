@@ -25,6 +25,9 @@ struct HostLayout {
   std::string describe() const;  // "2 hosts: ranks 0,1 | 2,3"
 };
 
+// The layout of ranks whose identities are `ids` (rank r's at r). Pure.
+HostLayout layoutOf(const std::vector<std::string>& ids);
+
 // Collective: every rank of the group publishes `id` in `store` and reads the others'.
 HostLayout exchangeHostIds(Store& store, int rank, int size, const std::string& id);
 

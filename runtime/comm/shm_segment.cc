@@ -11,9 +11,10 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
-#include <sstream>
 
 #include <fmt/format.h>
+
+#include "runtime/comm/shm_messages.h"
 
 namespace accel {
 
@@ -93,15 +94,16 @@ std::string ShmSegment::create(Store& store) {
       problem = e.what();
     }
   }
-  store.set("segment", toBytes(problem.empty() ? fmt::format("{} {} {}", ::getpid(), memfd.fd, nonce) : "-"));
+  const SegmentOffer offer{problem.empty(), static_cast<int>(::getpid()), memfd.fd, nonce, problem};
+  store.set("segment", toBytes(offer.encode()));
   std::vector<std::string> keys;
   for (int m = 1; m < members_; ++m) keys.push_back(fmt::format("mapped/{}", m));
   store.wait(keys);
   for (int m = 1; m < members_ && problem.empty(); ++m) {
-    std::string answer = toString(store.get(keys[static_cast<size_t>(m - 1)]));
-    if (answer != "ok") problem = fmt::format("member {}: {}", m, answer);
+    const auto answer = SegmentAnswer::decode(toString(store.get(keys[static_cast<size_t>(m - 1)])));
+    if (!answer.ok) problem = fmt::format("member {}: {}", m, answer.problem);
   }
-  store.set("decision", toBytes(problem.empty() ? "ok" : problem));
+  store.set("decision", toBytes(SegmentAnswer{problem.empty(), problem}.encode()));
   return problem;
 }
 
@@ -109,14 +111,11 @@ std::string ShmSegment::create(Store& store) {
 // creator's answer for the whole group ("" when every member has it).
 std::string ShmSegment::attach(Store& store, int member) {
   std::string problem;
-  std::istringstream where(toString(store.get("segment")));
-  long pid = 0;
-  int fd = -1;
-  uint64_t nonce = 0;
-  if (!(where >> pid >> fd >> nonce)) {
+  const SegmentOffer offer = SegmentOffer::decode(toString(store.get("segment")));
+  if (!offer.created) {
     problem = "the first member could not create it";
   } else {
-    const std::string path = fmt::format("/proc/{}/fd/{}", pid, fd);
+    const std::string path = fmt::format("/proc/{}/fd/{}", offer.pid, offer.fd);
     const int mine = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (mine < 0) {
       problem = errnoText(("open " + path).c_str());
@@ -124,7 +123,7 @@ std::string ShmSegment::attach(Store& store, int member) {
       try {
         map(mine);
         auto* h = reinterpret_cast<const Header*>(base_);
-        if (h->magic != kMagic || h->nonce != nonce)
+        if (h->magic != kMagic || h->nonce != offer.nonce)
           problem = path + " is not this group's segment (another PID namespace?)";
       } catch (const std::exception& e) {
         problem = e.what();
@@ -132,9 +131,9 @@ std::string ShmSegment::attach(Store& store, int member) {
       ::close(mine);
     }
   }
-  store.set(fmt::format("mapped/{}", member), toBytes(problem.empty() ? "ok" : problem));
-  const std::string decision = toString(store.get("decision"));
-  return decision == "ok" ? "" : decision;
+  store.set(fmt::format("mapped/{}", member), toBytes(SegmentAnswer{problem.empty(), problem}.encode()));
+  const auto decision = SegmentAnswer::decode(toString(store.get("decision")));
+  return decision.ok ? "" : decision.problem;
 }
 
 std::unique_ptr<ShmSegment> ShmSegment::open(Store& store, int member, int members, size_t slot_bytes,

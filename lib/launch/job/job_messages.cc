@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/common/json_fields.h"
 #include "lib/common/utf8.h"
 
 namespace accel::job {
@@ -15,9 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-struct Bad {
-  std::string what;
-};
+using Bad = FieldError;
 
 constexpr long long kMaxRound = 1000000;
 constexpr long long kMaxMachines = 1 << 20;  // the store's largest world (launch_plan.cc)
@@ -89,76 +88,11 @@ json toJson(const Tell& m) { return {{"t", "tell"}, {"id", m.id}, {"text", clamp
 
 // ---- reading: each field once, typed and in range; whatever is left over is unknown ----
 
-class Fields {
+// Each field once, typed and in range; whatever is left over is unknown (json_fields.h).
+class Fields : public JsonFields {
  public:
-  Fields(const json& j, std::string where) : j_(j), where_(std::move(where)) {}
-
-  long long integer(const char* key, long long lo, long long hi) {
-    const json& v = need(key);
-    if (!v.is_number_integer()) bad(key, fmt::format("{} is not an integer", v.type_name()));
-    const long long n = v.is_number_unsigned() && v.get<unsigned long long>() > static_cast<unsigned long long>(hi)
-                            ? hi + 1
-                            : v.get<long long>();
-    if (n < lo || n > hi) bad(key, fmt::format("{} is not in {}..{}", v.dump(), lo, hi));
-    return n;
-  }
-  int small(const char* key, long long lo, long long hi) {
-    return static_cast<int>(integer(key, lo, std::min<long long>(hi, std::numeric_limits<int>::max())));
-  }
-  double seconds(const char* key) {
-    const json& v = need(key);
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) bad(key, "not a number of seconds");
-    return v.get<double>();
-  }
-  bool flag(const char* key) {
-    const json& v = need(key);
-    if (!v.is_boolean()) bad(key, fmt::format("{} is not true or false", v.type_name()));
-    return v.get<bool>();
-  }
-  std::string text(const char* key) {
-    const json& v = need(key);
-    if (!v.is_string()) bad(key, fmt::format("{} is not a string", v.type_name()));
-    if (v.get_ref<const std::string&>().size() > kMaxText) bad(key, fmt::format("longer than {} bytes", kMaxText));
-    return v.get<std::string>();
-  }
-  std::vector<std::string> lines(const char* key) {
-    const json& v = need(key);
-    if (!v.is_array() || v.size() > kMaxLines) bad(key, fmt::format("not a list of at most {} lines", kMaxLines));
-    std::vector<std::string> out;
-    for (const auto& line : v) {
-      if (!line.is_string() || line.get_ref<const std::string&>().size() > kMaxLineText) {
-        bad(key, fmt::format("an entry is not a string of at most {} bytes", kMaxLineText));
-      }
-      out.push_back(line.get<std::string>());
-    }
-    return out;
-  }
-  const json& object(const char* key, bool nullable) {
-    const json& v = need(key);
-    if (!v.is_object() && !(nullable && v.is_null())) bad(key, fmt::format("{} is not an object", v.type_name()));
-    return v;
-  }
-  // Every field was read: one more is unknown to this version.
-  void done() const {
-    for (const auto& [key, value] : j_.items()) {
-      if (key != "t" && !read_.contains(key)) throw Bad{fmt::format("{}unknown field '{}'", where_, key)};
-    }
-  }
-
- private:
-  const json& need(const char* key) {
-    auto it = j_.find(key);
-    if (it == j_.end()) throw Bad{fmt::format("{}field '{}' is missing", where_, key)};
-    read_[key] = true;
-    return *it;
-  }
-  [[noreturn]] void bad(const char* key, const std::string& why) const {
-    throw Bad{fmt::format("{}field '{}': {}", where_, key, why)};
-  }
-
-  const json& j_;
-  std::string where_;
-  json read_ = json::object();
+  Fields(const json& j, std::string where) : JsonFields(j, std::move(where), kMaxText) {}
+  std::vector<std::string> lines(const char* key) { return JsonFields::lines(key, kMaxLines, kMaxLineText); }
 };
 
 WorkerFailure readFailure(const json& j) {
@@ -219,31 +153,31 @@ Message read(Fields& f, const std::string& t) {
   if (t == "hb") return Heartbeat{};
   if (t == "ask") return Ask{f.integer("id", 0, kMaxId), f.small("rank", 0, kMaxMachines * 4096)};
   if (t == "tell") return Tell{f.integer("id", 0, kMaxId), f.text("text")};
-  throw Bad{fmt::format("unknown message kind '{}'", shown(t))};
+  throw Bad(fmt::format("unknown message kind '{}'", shown(t)));
 }
 
 // The line as a JSON object, bounded in size and nesting before anything else is looked at.
 json parseBounded(std::string_view line) {
-  if (line.size() > kMaxLine) throw Bad{fmt::format("a line of {} bytes (at most {})", line.size(), kMaxLine)};
+  if (line.size() > kMaxLine) throw Bad(fmt::format("a line of {} bytes (at most {})", line.size(), kMaxLine));
   auto depth_limit = [](int depth, json::parse_event_t, json&) {
-    if (depth > kMaxDepth) throw Bad{fmt::format("nested deeper than {} levels", kMaxDepth)};
+    if (depth > kMaxDepth) throw Bad(fmt::format("nested deeper than {} levels", kMaxDepth));
     return true;
   };
   json j;
   try {
     j = json::parse(line.begin(), line.end(), depth_limit);
   } catch (const json::parse_error& e) {
-    throw Bad{fmt::format("not JSON (at byte {})", e.byte)};
+    throw Bad(fmt::format("not JSON (at byte {})", e.byte));
   } catch (const json::exception&) {
-    throw Bad{"not JSON"};
+    throw Bad("not JSON");
   }
-  if (!j.is_object()) throw Bad{fmt::format("a JSON {}, not an object", j.type_name())};
+  if (!j.is_object()) throw Bad(fmt::format("a JSON {}, not an object", j.type_name()));
   return j;
 }
 
 std::string kindOf(const json& j) {
   auto it = j.find("t");
-  if (it == j.end() || !it->is_string()) throw Bad{"field 't' (the message's kind) is missing or not a string"};
+  if (it == j.end() || !it->is_string()) throw Bad("field 't' (the message's kind) is missing or not a string");
   return it->get<std::string>();
 }
 
@@ -263,7 +197,7 @@ std::optional<Message> decode(std::string_view line, std::string& error) {
     fields.done();
     return m;
   } catch (const Bad& e) {
-    error = e.what;
+    error = e.what();
     return std::nullopt;
   }
 }
@@ -274,7 +208,7 @@ int versionField(const json& j) {
   auto v = j.find("v");
   if (v == j.end()) return 1;
   if (!v->is_number_integer() || v->get<long long>() < 1 || v->get<long long>() > (1 << 30))
-    throw Bad{"field 'v' is not a version"};
+    throw Bad("field 'v' is not a version");
   return v->get<int>();
 }
 
@@ -293,10 +227,10 @@ int versionOf(std::string_view line) {
 std::optional<Hello> readHello(std::string_view line, std::string& error) {
   try {
     const json j = parseBounded(line);
-    if (kindOf(j) != "join") throw Bad{fmt::format("the first line is a '{}', not a join", shown(kindOf(j)))};
+    if (kindOf(j) != "join") throw Bad(fmt::format("the first line is a '{}', not a join", shown(kindOf(j))));
     Hello h;
     auto token = j.find("token");
-    if (token == j.end() || !token->is_string()) throw Bad{"field 'token' is missing or not a string"};
+    if (token == j.end() || !token->is_string()) throw Bad("field 'token' is missing or not a string");
     h.token = token->get<std::string>();
     try {
       h.version = versionField(j);  // judged only once the caller found the token right (hub_door.cc)
@@ -307,7 +241,7 @@ std::optional<Hello> readHello(std::string_view line, std::string& error) {
     h.host = host != j.end() && host->is_string() ? clamp(host->get<std::string>(), 255) : "?";
     return h;
   } catch (const Bad& e) {
-    error = e.what;
+    error = e.what();
     return std::nullopt;
   }
 }
