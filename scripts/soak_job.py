@@ -220,6 +220,7 @@ class Trial:
         self.jobs, self.problems, self.notes = [], [], []
         self.exits_ok = []  # one per launcher exit checked: was it the expected code?
         self.alive, self.left, self.stop = 0, 0, None
+        self.launcher_killed = False  # a SIGKILLed launcher cannot remove its error-file directory
 
     def start(self, argv, **env):
         job = Job(argv, self.dir, os.path.join(self.dir + ".log" + str(len(self.jobs))), env)
@@ -270,6 +271,8 @@ class Trial:
                 continue  # checked against the checkpoint contract by ckpt-kill itself
             left += [os.path.normpath(os.path.join(rel, n)) for n in dirs + files
                      if os.path.normpath(os.path.join(rel, n)) not in ("tmp", "hf", "ckpt")]
+        if self.launcher_killed:  # TMPDIR/accel-errors-XXXXXX (lib/launch/error_file.h), as torchrun's
+            left = [n for n in left if not re.match(r"tmp/accel-errors-[^/]+(/|$)", n)]
         left += ["/dev/shm/" + n for n in set(os.listdir("/dev/shm")) - self.shm_before]
         if left:
             self.left += len(left)

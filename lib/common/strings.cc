@@ -122,6 +122,12 @@ std::optional<double> parseDouble(std::string_view text) {
   return value;
 }
 
+std::optional<double> parsePositiveSeconds(std::string_view text) {
+  const auto v = parseDouble(text);
+  if (!v || !(*v > 0) || *v > 1e7) return std::nullopt;
+  return v;
+}
+
 std::string pythonFloatRepr(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value < 0 ? "-inf" : "inf";

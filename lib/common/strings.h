@@ -37,6 +37,9 @@ bool isIntegerText(std::string_view text);
 std::string whyNotInteger(std::string_view text, long long min = LLONG_MIN, long long max = LLONG_MAX);
 // Parses a whole string as a finite decimal floating-point number; nullopt on anything else.
 std::optional<double> parseDouble(std::string_view text);
+// A duration setting: a number of seconds above 0 and at most 1e7 ("30", "2.5"); nullopt on
+// anything else. Every timeout of the launcher and the runtime is read with it.
+std::optional<double> parsePositiveSeconds(std::string_view text);
 
 // Python's repr() of a float ("1.0", "1e-05", "0.1", "inf"): shortest round-trip digits,
 // scientific notation when the exponent is < -4 or >= 16.

@@ -16,13 +16,11 @@ namespace accel {
 namespace {
 
 // A positive number of seconds, or UsageError naming where it came from and what it said.
-double seconds(std::optional<double> v, const std::string& text, const std::string& where) {
-  if (!v || !(*v > 0) || *v > 1e7) {
-    throw UsageError(fmt::format("{}: '{}' is not a number of seconds above 0", where, text), "e.g. 30 or 2.5");
-  }
+double seconds(const std::string& text, const std::string& where) {
+  const auto v = parsePositiveSeconds(text);
+  if (!v) throw UsageError(fmt::format("{}: '{}' is not a number of seconds above 0", where, text), "e.g. 30 or 2.5");
   return *v;
 }
-double seconds(const std::string& text, const std::string& where) { return seconds(parseDouble(text), text, where); }
 
 // A TCP port, or UsageError saying what was given ("--job_port 0", "ACCEL_JOB_PORT='x'").
 long long port(std::optional<long long> v, const std::string& given) {
@@ -66,9 +64,7 @@ void resolveJobChannel(LaunchSettings& s, const LaunchOptions& o, const LaunchFa
     s.set("job_port", base > 0 && base < 65535 ? base + 1 : 0, "default");  // 0: picked with the store's port
   }
   if (o.heartbeat_timeout) {
-    s.set("heartbeat_timeout",
-          seconds(*o.heartbeat_timeout, fmt::format("{}", *o.heartbeat_timeout), "--heartbeat_timeout"),
-          "command line");
+    s.set("heartbeat_timeout", seconds(fmt::format("{}", *o.heartbeat_timeout), "--heartbeat_timeout"), "command line");
   } else if (const std::string v = env(launch_env::kHeartbeatTimeout); !v.empty()) {
     s.set("heartbeat_timeout", seconds(v, launch_env::kHeartbeatTimeout), "environment");
   } else {
@@ -79,8 +75,7 @@ void resolveJobChannel(LaunchSettings& s, const LaunchOptions& o, const LaunchFa
   // The workers read ACCEL_COLLECTIVE_TIMEOUT themselves; checked here so a bad value stops the
   // launch (exit 2) instead of every worker.
   if (o.collective_timeout) {
-    s.set("collective_timeout",
-          seconds(*o.collective_timeout, fmt::format("{}", *o.collective_timeout), "--collective_timeout"),
+    s.set("collective_timeout", seconds(fmt::format("{}", *o.collective_timeout), "--collective_timeout"),
           "command line");
   } else if (const std::string v = env(launch_env::kCollectiveTimeout); !v.empty()) {
     s.set("collective_timeout", seconds(v, launch_env::kCollectiveTimeout), "environment");

@@ -12,11 +12,11 @@
 #include "lib/common/environment.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
-#include "lib/launch/launch_env.h"
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/checkpoint/checkpoint_format.h"
 #include "runtime/checkpoint/checkpoint_messages.h"
 #include "runtime/comm/text_exchange.h"
+#include "runtime/state/runtime_settings.h"
 
 namespace accel {
 
@@ -40,8 +40,8 @@ std::string latestHere(const std::string& dir) {
 
 // The launcher's label for this machine when several run the job, else the host name.
 std::string machineName() {
-  if (const char* label = std::getenv(launch_env::kMachineName); label && *label) return label;
-  return hostName();
+  const std::string label = readRuntimeSettings().machine_name;
+  return label.empty() ? hostName() : label;
 }
 
 // The newest checkpoint in DIR other than `name` (saves keep the previous one), or "".

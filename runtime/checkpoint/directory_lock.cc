@@ -18,7 +18,7 @@
 #include "lib/common/environment.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
-#include "lib/launch/launch_env.h"
+#include "runtime/state/runtime_settings.h"
 
 namespace accel {
 
@@ -27,10 +27,8 @@ namespace {
 constexpr const char* kLockName = ".accel-lock";
 
 std::string runId() {
-  for (const char* var : {launch_env::kAccelRunId, launch_env::kRunId}) {
-    if (const char* v = std::getenv(var); v && *v) return v;
-  }
-  return "(none: not started by a launcher)";
+  const std::string id = readRuntimeSettings().run_id;
+  return id.empty() ? "(none: not started by a launcher)" : id;
 }
 
 std::string nowUtc() {

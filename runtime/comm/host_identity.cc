@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include "lib/common/strings.h"
-#include "lib/launch/launch_env.h"
 
 namespace accel {
 
@@ -25,7 +24,6 @@ std::string namespaceInode(const char* path) {
 }  // namespace
 
 std::string hostIdentity() {
-  if (const char* id = std::getenv(launch_env::kAccelHostId); id && *id) return id;
   std::string boot;
   std::getline(std::ifstream("/proc/sys/kernel/random/boot_id"), boot);
   return fmt::format("{}/net:{}/pid:{}", boot, namespaceInode("/proc/self/ns/net"),

@@ -2,7 +2,8 @@
 // Which ranks of a group can share memory. A rank's identity is the kernel's boot id (the same
 // in every container of one booted machine, different on every other machine) with the inodes
 // of its network and PID namespaces (ranks that can reach each other's /proc and loopback), or
-// ACCEL_HOST_ID when set (the tests make one machine look like several with it).
+// what the caller says instead (CpuTransportOptions::host_id: ACCEL_HOST_ID, with which the
+// tests make one machine look like several, through RuntimeSettings).
 #pragma once
 
 #include <string>

@@ -26,18 +26,6 @@ namespace accel {
 
 namespace {
 
-// ACCEL_DEBUG (INFO, DETAIL; off or 0: none) and Accelerate's debug mode (`accel launch
-// --debug`), which checks operations across processes before they run, as DETAIL does.
-enum class Debug { Off, Info, Detail };
-
-Debug debugLevel() {
-  const char* mode = std::getenv(launch_env::kAccelerateDebugMode);
-  const char* level = std::getenv(launch_env::kAccelDebug);
-  if ((mode && toLower(mode) == "true") || (level && toLower(level) == "detail")) return Debug::Detail;
-  if (level && *level && toLower(level) != "off" && std::string(level) != "0") return Debug::Info;
-  return Debug::Off;
-}
-
 // `made`, checked before each collective under DETAIL; the check's own CPU group lives under
 // "check" in the group's store namespace.
 std::unique_ptr<Backend> checkedWhenDetail(std::unique_ptr<Backend> made, Store& store, int rank, int size,
@@ -48,11 +36,11 @@ std::unique_ptr<Backend> checkedWhenDetail(std::unique_ptr<Backend> made, Store&
   return std::make_unique<CheckedBackend>(std::move(made), makeCpuBackend(check, rank, size, cpu));
 }
 
-GlooOptions glooOptions(const DistributedEnv& env, std::chrono::milliseconds timeout) {
+GlooOptions glooOptions(const DistributedEnv& env, const RuntimeSettings& settings, std::chrono::milliseconds timeout) {
   GlooOptions o;
   o.timeout = timeout;
-  if (const char* iface = std::getenv(launch_env::kGlooSocketIfname); iface && *iface) {
-    o.iface = iface;
+  if (!settings.gloo_iface.empty()) {
+    o.iface = settings.gloo_iface;
   } else if (!net::isLoopback(env.master_addr)) {
     std::string local = net::localAddressTowards(env.master_addr);
     if (!local.empty()) o.hostname = local;
@@ -73,23 +61,12 @@ Diagnose diagnoseFor(std::shared_ptr<RankInquiry> inquiry, std::vector<int> worl
   };
 }
 
-std::chrono::milliseconds collectiveTimeout(const std::optional<std::chrono::milliseconds>& given) {
-  if (given) return *given;
-  const char* text = std::getenv(launch_env::kCollectiveTimeout);
-  if (!text || !*text) return defaults::kCollectiveTimeout;
-  const auto seconds = parseDouble(text);
-  if (!seconds || !(*seconds > 0) || *seconds > 1e7) {
-    throw Error(
-        fmt::format("{}='{}' is not a number of seconds above 0", launch_env::kCollectiveTimeout, text),
-        fmt::format("e.g. 600, or unset it for the default ({:g} s)", defaults::seconds(defaults::kCollectiveTimeout)));
-  }
-  return defaults::fromSeconds(*seconds);
-}
-
 }  // namespace
 
 Accelerator::Accelerator(AcceleratorOptions options)
-    : env_(readDistributedEnv()), timeout_(collectiveTimeout(options.timeout)) {
+    : env_(readDistributedEnv()),
+      settings_(readRuntimeSettings()),
+      timeout_(options.timeout.value_or(settings_.collective_timeout)) {
   // Gloo writes to peer sockets without MSG_NOSIGNAL: when a peer dies, SIGPIPE would kill this
   // rank before it can report the failure. Python (hence torch) ignores SIGPIPE at start-up too.
   struct sigaction current {};
@@ -112,12 +89,11 @@ Accelerator::Accelerator(AcceleratorOptions options)
   store_->setTimeout(timeout_);
   inquiry_ = std::make_shared<RankInquiry>(*store_, env_.launcher_socket);
   CpuTransportOptions cpu;
-  cpu.gloo = glooOptions(env_, timeout_);
-  const char* shm = std::getenv(launch_env::kAccelShm);
-  cpu.shm = !(shm && std::string(shm) == "0");
-  const Debug debug = debugLevel();
-  detail_ = debug == Debug::Detail;
-  if (debug != Debug::Off) {
+  cpu.gloo = glooOptions(env_, settings_, timeout_);
+  cpu.shm = settings_.shm;
+  cpu.host_id = settings_.host_id;
+  detail_ = settings_.debug == DebugLevel::Detail;
+  if (settings_.debug != DebugLevel::Off) {
     cpu.log = [rank = env_.rank](const std::string& line) {
       std::cerr << "accel-runtime: rank " << rank << ": group of " << line << std::endl;
     };

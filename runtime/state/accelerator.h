@@ -21,6 +21,7 @@
 #include "runtime/comm/process_group.h"
 #include "runtime/state/distributed_env.h"
 #include "runtime/state/rank_inquiry.h"
+#include "runtime/state/runtime_settings.h"
 
 namespace accel {
 
@@ -110,6 +111,7 @@ class Accelerator {
   std::vector<size_t> lengths(size_t mine);  // every rank's `mine`, in rank order (collective)
   template <typename T> std::vector<T> gatherWithCounts(const std::vector<T>& local, const std::vector<size_t>& counts);
   DistributedEnv env_;
+  RuntimeSettings settings_;
   Device device_;
   std::unique_ptr<Store> store_;
   std::shared_ptr<RankInquiry> inquiry_;  // what the groups' failures say of missing ranks

@@ -14,7 +14,7 @@ namespace accel {
 
 namespace {
 
-using Getenv = std::function<std::optional<std::string>(const char*)>;
+using Getenv = EnvReader;
 
 std::optional<int> number(const Getenv& get, std::initializer_list<const char*> names, const char** found = nullptr) {
   for (const char* name : names) {
@@ -67,11 +67,13 @@ DistributedEnv readDistributedEnv(const Getenv& get) {
   return d;
 }
 
-DistributedEnv readDistributedEnv() {
-  return readDistributedEnv([](const char* name) -> std::optional<std::string> {
+EnvReader processEnvReader() {
+  return [](const char* name) -> std::optional<std::string> {
     const char* v = std::getenv(name);
     return v ? std::optional<std::string>(v) : std::nullopt;
-  });
+  };
 }
+
+DistributedEnv readDistributedEnv() { return readDistributedEnv(processEnvReader()); }
 
 }  // namespace accel

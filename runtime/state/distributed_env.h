@@ -26,9 +26,12 @@ struct DistributedEnv {
   int gradient_accumulation_steps = 1;
 };
 
-// `getenv` returns a variable's value or nullopt. Throws Error on inconsistent values (e.g.
-// RANK >= WORLD_SIZE) naming the variables.
-DistributedEnv readDistributedEnv(const std::function<std::optional<std::string>(const char*)>& getenv);
+// Returns a variable's value or nullopt: the process's environment, or a test's.
+using EnvReader = std::function<std::optional<std::string>(const char*)>;
+EnvReader processEnvReader();
+
+// Throws Error on inconsistent values (e.g. RANK >= WORLD_SIZE) naming the variables.
+DistributedEnv readDistributedEnv(const EnvReader& getenv);
 DistributedEnv readDistributedEnv();  // from this process's environment
 
 }  // namespace accel

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Runs a fuzz target without libFuzzer (the ordinary g++ builds, ctest label `fuzz`): every
-// regular file in the directories named on the command line, in name order, is passed once to
-// LLVMFuzzerTestOneInput. A broken property, sanitizer report or uncaught exception ends the
-// process as it would end the fuzzer, so the test fails naming the input (printed first).
-// A directory that does not exist is skipped (git keeps no empty regressions/<target>/), but
-// finding no input at all is an error: a seed directory must not go missing unnoticed.
-// Usage: fuzz_replay_<target> DIR...
+// Runs a fuzz target without libFuzzer (the ordinary g++ builds, ctest label `fuzz`): the empty
+// input first (libFuzzer's first input too), then every regular file in the directories named
+// on the command line, in name order, each passed once to LLVMFuzzerTestOneInput. A broken property, sanitizer report
+// or uncaught exception ends the process as it would end the fuzzer, so the test fails naming the input (printed
+// first). A directory that does not exist is skipped (git keeps no empty regressions/<target>/), but finding no input
+// at all is an error: a seed directory must not go missing unnoticed. Usage: fuzz_replay_<target> DIR...
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -44,6 +43,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::sort(inputs.begin(), inputs.end());
+  std::fprintf(stderr, "replay: the empty input\n");
+  const std::unique_ptr<uint8_t[]> nothing(new uint8_t[1]);
+  LLVMFuzzerTestOneInput(nothing.get(), 0);
   for (const auto& path : inputs) {
     std::ifstream in(path, std::ios::binary);
     std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -53,6 +55,6 @@ int main(int argc, char** argv) {
     std::copy(data.begin(), data.end(), exact.get());
     LLVMFuzzerTestOneInput(exact.get(), data.size());
   }
-  std::printf("replayed %zu input(s), no failure\n", inputs.size());
+  std::printf("replayed the empty input and %zu more, no failure\n", inputs.size());
   return 0;
 }
