@@ -1,5 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
-// Finds, through the group's store, ranks that are waiting in different collectives at the same
+// How ranks that call different collectives, and ranks that fail, are found and named: the
+// whole story, for every transport. Every call is described the same way first (collective_call.h,
+// by the front door in backend.cc), numbered in the group's order by its OpQueue.
+//   shared memory   every operation's first step compares the members' fingerprints in the
+//                   segment (shm_steps.h): all members notice at the same step and exchange()
+//                   their calls below, so each error lists every member's call.
+//   Gloo            ranks that differ wait on different tags; once an operation has run a
+//                   second, the OpQueue's generic stalled hook lets GlooBackend probe() below,
+//                   and a difference ends the operation by shutting the sockets down
+//                   (gloo_sockets.h), at the peers too.
+//   hierarchical    each part finds its own (shared memory inside a host, the leaders' Gloo
+//                   between hosts); every rank reads the leaders' verdict() for its message.
+//   DETAIL          (ACCEL_DEBUG=DETAIL, --debug) CheckedBackend compares every call before it
+//                   runs, on any transport, NCCL included (checked_backend.h).
+// A rank whose part of an operation failed tells the peers waiting for it through its
+// transport's abandon() (backend.h): shared memory marks its step, Gloo shuts its sockets, NCCL
+// aborts its communicator. After a failure, what the rank learned of the others (lookBack()
+// below, shm's peer states) goes to the group's diagnose function (failure_clues.h).
+//
+// CallWatch, the part that works through the group's store:
+// finds, through the group's store, ranks that are waiting in different collectives at the same
 // place of their sequence (collective_call.h), and says which rank called what. It costs the
 // fast path nothing: a rank consults it only once its operation has waited a while.
 //

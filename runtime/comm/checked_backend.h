@@ -6,7 +6,7 @@
 // rank's call. The counterpart of TORCH_DISTRIBUTED_DEBUG=DETAIL's wrapper and of Accelerate's
 // verify_operation. It costs one small all_gather per collective and blocks the caller for it,
 // so it is for finding a bug, not for training runs; without DETAIL, the transports' own checks
-// (shm_steps.h, call_watch.h) find the same within seconds at no cost. Thread-safe as `inner`.
+// (call_watch.h tells the whole story) find the same within seconds at no cost. Thread-safe as `inner`.
 #pragma once
 
 #include <memory>

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "runtime/comm/call_watch.h"
 #include "runtime/comm/hierarchical_backend.h"
 #include "runtime/comm/host_identity.h"
 #include "runtime/comm/shm_backend.h"

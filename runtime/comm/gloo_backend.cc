@@ -109,7 +109,11 @@ GlooBackend::GlooBackend(Store& store, int rank, int size, GlooOptions options)
             return waited >= kLookedAt ? watch_->lookBack(call.seq) : Findings{watch_->verdict(), {}};
           },
           options_.part),
-      OpQueue::Watch{watch_.get(), [this] { abortRunning(); }});
+      [this](const CollectiveCall& call) {
+        if (watch_->probe(call).empty()) return false;
+        abortRunning();  // the ranks' calls differ: end the operation here and at the peers
+        return true;
+      });
 }
 
 GlooBackend::~GlooBackend() {

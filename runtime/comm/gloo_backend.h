@@ -11,6 +11,7 @@
 
 #include "lib/common/defaults.h"
 #include "runtime/comm/backend.h"
+#include "runtime/comm/call_watch.h"
 #include "runtime/comm/op_queue.h"
 #include "runtime/store/store.h"
 

@@ -13,12 +13,10 @@ constexpr auto kProbeAfter = std::chrono::seconds(1);  // far above any healthy 
 
 }  // namespace
 
-OpQueue::OpQueue(FailureText failure_text) : OpQueue(std::move(failure_text), Watch{}) {}
-
-OpQueue::OpQueue(FailureText failure_text, Watch watch)
-    : failure_text_(std::move(failure_text)), watch_(std::move(watch)) {
+OpQueue::OpQueue(FailureText failure_text, Stalled stalled)
+    : failure_text_(std::move(failure_text)), stalled_(std::move(stalled)) {
   thread_ = std::thread([this] { loop(); });
-  if (watch_.calls) watch_thread_ = std::thread([this] { watchLoop(); });
+  if (stalled_) watch_thread_ = std::thread([this] { watchLoop(); });
 }
 
 OpQueue::~OpQueue() {
@@ -57,7 +55,7 @@ WorkPtr OpQueue::submit(CollectiveCall call, Run run, bool small) {
 
 void OpQueue::begin(const Task& task) {
   running_ = true;
-  if (watch_.calls) {  // only the watch reads these
+  if (stalled_) {  // only the watch reads these
     current_ = task.call;
     current_since_ = Clock::now();
   }
@@ -101,10 +99,9 @@ void OpQueue::watchLoop() {
     if (stopping_ || !running_ || current_.seq == aborted || Clock::now() - current_since_ < kProbeAfter) continue;
     const CollectiveCall call = current_;
     lock.unlock();
-    const bool differ = !watch_.calls->probe(call).empty();
-    if (differ && watch_.abort) watch_.abort();
+    const bool ended = stalled_(call);
     lock.lock();
-    if (differ) aborted = call.seq;
+    if (ended) aborted = call.seq;
   }
 }
 

@@ -7,11 +7,12 @@
 // and back (two wake-ups) costs more than a small operation over shared memory itself. After a
 // failure the queue is broken: later operations fail at once with the first error.
 //
-// With a CallWatch, a watch thread looks every half second at the operation running: once it
-// has run for a second, it asks the watch whether the ranks' calls differ, and again each half
-// second while it runs; when they do, it calls `abort` (which must make the running operation
-// fail soon, e.g. by closing its connections). Nothing of this touches an operation that ends
-// within a second. Thread-safe; the destructor finishes what was queued.
+// With a `stalled` hook, a watch thread looks every half second at the operation running: once
+// it has run for a second, it calls the hook with the operation's call, and again each half
+// second while it runs, until the hook returns true (it has ended the operation: the transport
+// found, e.g. through its CallWatch, that the ranks' calls differ, and closed its connections).
+// Nothing of this touches an operation that ends within a second. Thread-safe; the destructor
+// finishes what was queued.
 #pragma once
 
 #include <condition_variable>
@@ -21,7 +22,6 @@
 #include <string>
 #include <thread>
 
-#include "runtime/comm/call_watch.h"
 #include "runtime/comm/collective_call.h"
 #include "runtime/comm/failure_clues.h"
 #include "runtime/comm/work.h"
@@ -37,13 +37,11 @@ class OpQueue {
                                 std::chrono::steady_clock::duration waited)>;
   using Run = std::function<void(const CollectiveCall& call)>;  // `call` numbered
 
-  struct Watch {
-    CallWatch* calls = nullptr;  // none: no watch thread
-    std::function<void()> abort;
-  };
+  // On the watch thread: `call` has run a second or more. True: the hook ended it.
+  using Stalled = std::function<bool(const CollectiveCall& call)>;
 
-  explicit OpQueue(FailureText failure_text);
-  OpQueue(FailureText failure_text, Watch watch);
+  // No `stalled` hook: no watch thread.
+  explicit OpQueue(FailureText failure_text, Stalled stalled = {});
   ~OpQueue();
   OpQueue(const OpQueue&) = delete;
   OpQueue& operator=(const OpQueue&) = delete;
@@ -62,7 +60,7 @@ class OpQueue {
   void watchLoop();
 
   FailureText failure_text_;
-  Watch watch_;
+  Stalled stalled_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Task> queue_;

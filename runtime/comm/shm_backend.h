@@ -20,6 +20,7 @@
 
 #include "lib/common/defaults.h"
 #include "runtime/comm/backend.h"
+#include "runtime/comm/call_watch.h"
 #include "runtime/comm/op_queue.h"
 #include "runtime/comm/shm_segment.h"
 #include "runtime/comm/shm_steps.h"
