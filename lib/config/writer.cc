@@ -10,6 +10,7 @@
 
 #include "lib/common/atomic_file.h"
 #include "lib/config/config.h"
+#include "lib/config/yaml_quoting.h"
 #include "lib/config/yaml_scalar.h"
 
 namespace accel {

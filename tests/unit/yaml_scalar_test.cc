@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "lib/common/strings.h"
+#include "lib/config/yaml_quoting.h"
 #include "lib/config/yaml_scalar.h"
 
 using namespace accel;
