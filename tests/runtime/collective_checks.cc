@@ -27,10 +27,7 @@ const std::vector<size_t>& testCounts() {
   return std::getenv("ACCEL_TEST_QUICK") || quick_counts > 0 ? quick : full;
 }
 
-namespace {
-
-// buf = n elements of dtype t, element i holding value(i), a small integer (exact in every dtype).
-template <typename Value> void fillWith(std::vector<uint8_t>& buf, DataType t, size_t n, Value value) {
+void fillWith(std::vector<uint8_t>& buf, DataType t, size_t n, const std::function<size_t(size_t)>& value) {
   buf.resize(n * dtypeSize(t));
   for (size_t i = 0; i < n; ++i) {
     const double v = static_cast<double>(value(i));
@@ -71,8 +68,6 @@ template <typename Value> void fillWith(std::vector<uint8_t>& buf, DataType t, s
   }
 }
 
-}  // namespace
-
 void fill(std::vector<uint8_t>& buf, DataType t, size_t n, int r, size_t offset) {
   fillWith(buf, t, n, [&](size_t i) { return (static_cast<size_t>(r) + i + offset) % 3 + 1; });
 }
@@ -88,6 +83,26 @@ std::vector<uint8_t> reference(DataType t, ReduceOp op, size_t n, int world) {
   }
   if (op == ReduceOp::Avg && n) finishAverage(view(acc, t), world);
   return acc;
+}
+
+std::string label(const char* op, DataType t, size_t n, int world, int rank) {
+  return std::string(op) + " " + dtypeName(t) + " x " + std::to_string(n) + " world " + std::to_string(world) +
+         " rank " + std::to_string(rank);
+}
+
+// Places `in` and `out`, runs `op` on them, fetches both back (also when `op` throws).
+void through(const Placement& at, std::vector<uint8_t>& in, std::vector<uint8_t>& out, DataType t,
+             const std::function<WorkPtr(Tensor, Tensor)>& op) {
+  Tensor a = at.place(in, t), b = at.place(out, t);
+  try {
+    op(a, b)->wait();
+  } catch (...) {
+    at.fetch(a, in);
+    at.fetch(b, out);
+    throw;
+  }
+  at.fetch(a, in);
+  at.fetch(b, out);
 }
 
 void Mismatches::add(std::string s) {
@@ -108,11 +123,6 @@ AllReduceExpected allReduceExpected(int world) {
 }
 
 namespace {
-
-std::string label(const char* op, DataType t, size_t n, int world, int rank) {
-  return std::string(op) + " " + dtypeName(t) + " x " + std::to_string(n) + " world " + std::to_string(world) +
-         " rank " + std::to_string(rank);
-}
 
 double element(const std::vector<uint8_t>& buf, DataType t, size_t i) {
   const uint8_t* p = buf.data() + i * dtypeSize(t);
@@ -162,21 +172,6 @@ bool same(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want, Dat
     if (!(std::abs(g - w) <= 1e-2 * std::abs(w))) return false;
   }
   return true;
-}
-
-// Places `in` and `out`, runs `op` on them, fetches both back (also when `op` throws).
-void through(const Placement& at, std::vector<uint8_t>& in, std::vector<uint8_t>& out, DataType t,
-             const std::function<WorkPtr(Tensor, Tensor)>& op) {
-  Tensor a = at.place(in, t), b = at.place(out, t);
-  try {
-    op(a, b)->wait();
-  } catch (...) {
-    at.fetch(a, in);
-    at.fetch(b, out);
-    throw;
-  }
-  at.fetch(a, in);
-  at.fetch(b, out);
 }
 
 // Whether `out` holds each rank's data one after another, rank r's `counts[r]` elements.
@@ -254,92 +249,6 @@ void checkOtherCollectives(Backend& b, int rank, int world, const Placement& at,
       if (out != want) bad.add(label("scatter", t, n, world, rank));
       b.barrier()->wait();
     }
-}
-
-namespace {
-
-// What rank `from` sends rank `to` at element i of that part: 1..61, exact in every dtype and
-// different for neighbouring chunks, senders and receivers.
-size_t sent(int from, int to, size_t i) {
-  return (static_cast<size_t>(from) * 17 + static_cast<size_t>(to) * 5 + i) % 61 + 1;
-}
-
-// all_to_all_v's matrix: some pairs exchange nothing, the others n plus a little.
-size_t pairCount(int from, int to, size_t n) {
-  return (from + 2 * to) % 3 == 0 ? 0 : n + static_cast<size_t>(from + to);
-}
-
-// A rank's input: its parts for ranks 0, 1, … one after another; or what it should receive.
-void parts(std::vector<uint8_t>& buf, DataType t, int world, int rank, bool sending,
-           const std::function<size_t(int, int)>& count) {
-  std::vector<uint8_t> part;
-  buf.clear();
-  for (int q = 0; q < world; ++q) {
-    const int from = sending ? rank : q, to = sending ? q : rank;
-    fillWith(part, t, count(from, to), [&](size_t i) { return sent(from, to, i); });
-    buf.insert(buf.end(), part.begin(), part.end());
-  }
-}
-
-}  // namespace
-
-void checkAllToAll(Backend& b, int rank, int world, const Placement& at, Mismatches& bad) {
-  std::vector<uint8_t> in, out, want;
-  for (auto t : kTypes)
-    for (auto n : testCounts()) {
-      const auto equal = [&](int, int) { return n; };
-      parts(in, t, world, rank, true, equal);
-      out.assign(in.size(), 0);
-      through(at, in, out, t, [&](Tensor i, Tensor o) { return b.allToAll(i, o); });
-      parts(want, t, world, rank, false, equal);
-      if (out != want) bad.add(label("all_to_all", t, n, world, rank));
-
-      const auto unequal = [&](int from, int to) { return pairCount(from, to, n); };
-      std::vector<size_t> send_counts, recv_counts;
-      for (int q = 0; q < world; ++q) {
-        send_counts.push_back(pairCount(rank, q, n));
-        recv_counts.push_back(pairCount(q, rank, n));
-      }
-      parts(in, t, world, rank, true, unequal);
-      parts(want, t, world, rank, false, unequal);
-      out.assign(want.size(), 0);
-      through(at, in, out, t, [&](Tensor i, Tensor o) { return b.allToAllV(i, o, send_counts, recv_counts); });
-      if (out != want) bad.add(label("all_to_all_v", t, n, world, rank));
-    }
-}
-
-void checkMisuse(Backend& b, int rank, int world, Mismatches& bad) {
-  const size_t w = static_cast<size_t>(world);
-  std::vector<float> one(1), whole(w), odd(w + 1), wrong(w + 2);
-  Tensor elsewhere = cpuTensor(whole.data(), w);
-  elsewhere.device = b.memory().device == DeviceType::CPU ? DeviceType::CUDA : DeviceType::CPU;
-  const Tensor x = cpuTensor(one.data(), 1), all = cpuTensor(whole.data(), w);
-  const std::vector<size_t> ones(w, 1), short_list(w - 1, 1);
-  std::vector<size_t> self_differs(w, 1);
-  self_differs[static_cast<size_t>(rank)] = 0;
-  const std::vector<std::pair<std::string, std::function<WorkPtr()>>> cases = {
-      {"root " + std::to_string(world) + " is not a rank of this group", [&] { return b.broadcast(x, world); }},
-      {"root -1 is not a rank of this group", [&] { return b.gather(x, all, -1); }},
-      {"root " + std::to_string(world) + " is not a rank of this group", [&] { return b.scatter(all, x, world); }},
-      {"work on", [&] { return b.allGatherV(x, elsewhere, ones); }},
-      {"work on", [&] { return b.allToAll(elsewhere, all); }},
-      {"output holds", [&] { return b.allGather(x, cpuTensor(odd.data(), odd.size())); }},
-      {"a multiple of the group's",
-       [&] { return b.allToAll(cpuTensor(odd.data(), w + 1), cpuTensor(odd.data(), w + 1)); }},
-      {"send counts and", [&] { return b.allToAllV(all, all, short_list, ones); }},
-      {"add up to", [&] { return b.allToAllV(cpuTensor(wrong.data(), w + 2), all, ones, ones); }},
-      {"sends itself", [&] { return b.allToAllV(cpuTensor(whole.data(), w - 1), all, self_differs, ones); }},
-  };
-  for (const auto& [expected, call] : cases) {
-    try {
-      call();
-      bad.add("rank " + std::to_string(rank) + ": no error, expected one with '" + expected + "'");
-    } catch (const CommError& e) {
-      if (std::string(e.what()).find(expected) == std::string::npos)
-        bad.add("rank " + std::to_string(rank) + ": '" + e.what() + "', expected '" + expected + "'");
-    }
-  }
-  b.barrier()->wait();
 }
 
 }  // namespace accel::test

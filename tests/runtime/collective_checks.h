@@ -28,11 +28,17 @@ struct QuickCounts {
   ~QuickCounts();
 };
 
+// buf = n elements of dtype t, element i holding value(i), a small integer (exact in every dtype).
+void fillWith(std::vector<uint8_t>& buf, DataType t, size_t n, const std::function<size_t(size_t)>& value);
+
 // The value rank r holds at element i + offset, in dtype t, as raw bytes.
 void fill(std::vector<uint8_t>& buf, DataType t, size_t n, int r, size_t offset = 0);
 Tensor view(std::vector<uint8_t>& buf, DataType t);
 // Rank 0's data reduced with every other rank's by the runtime's own CPU kernels.
 std::vector<uint8_t> reference(DataType t, ReduceOp op, size_t n, int world);
+
+// "all_gather f32 x 7 world 3 rank 1": names a case in a mismatch list.
+std::string label(const char* op, DataType t, size_t n, int world, int rank);
 
 // Failures on rank threads are collected as text and checked on the test's thread (Catch2
 // assertions are not thread-safe); the first 20 are kept.
@@ -53,6 +59,10 @@ struct Placement {
 };
 Placement hostPlacement();
 
+// Places `in` and `out`, runs `op` on them, fetches both back (also when `op` throws).
+void through(const Placement& at, std::vector<uint8_t>& in, std::vector<uint8_t>& out, DataType t,
+             const std::function<WorkPtr(Tensor, Tensor)>& op);
+
 // The all_reduce references for every dtype, op and count at this world size (computed once,
 // read by every rank).
 using AllReduceExpected = std::map<std::tuple<DataType, ReduceOp, size_t>, std::vector<uint8_t>>;
@@ -64,14 +74,5 @@ void checkAllReduce(Backend& b, int rank, int world, const Placement& at, const 
 // One rank's part: broadcast, all_gather, all_gather_v, reduce_scatter (every op), gather,
 // scatter and barrier, for every dtype and count.
 void checkOtherCollectives(Backend& b, int rank, int world, const Placement& at, Mismatches& bad);
-
-// One rank's part: all_to_all and all_to_all_v (some pairs exchanging nothing), every dtype and
-// count; each element tells its sender, receiver and place, so a misplaced chunk is seen.
-void checkAllToAll(Backend& b, int rank, int world, const Placement& at, Mismatches& bad);
-
-// One rank's part (a group of two or more on CPU memory): the front door's refusals
-// (backend.h), the same on every transport: a root
-// outside the group, a tensor in the other memory, sizes that break the contract. Then a barrier.
-void checkMisuse(Backend& b, int rank, int world, Mismatches& bad);
 
 }  // namespace accel::test

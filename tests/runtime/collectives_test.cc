@@ -20,6 +20,7 @@
 #include "runtime/comm/reduce_ops.h"
 #include "runtime/store/hash_store.h"
 #include "tests/runtime/collective_checks.h"
+#include "tests/runtime/exchange_checks.h"
 
 using namespace accel;
 using namespace accel::test;

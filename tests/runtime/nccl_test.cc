@@ -16,6 +16,7 @@
 #include "runtime/state/cuda_devices.h"
 #include "runtime/store/hash_store.h"
 #include "tests/runtime/collective_checks.h"
+#include "tests/runtime/exchange_checks.h"
 #include "tests/runtime/gloo_ranks.h"
 #include "tests/support/process.h"
 #ifdef ACCEL_HAVE_NCCL

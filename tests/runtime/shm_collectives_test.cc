@@ -7,11 +7,9 @@
 // whose sum depends on the order, run after run, and fallbacks and errors.
 #include <catch2/catch.hpp>
 
-#include <condition_variable>
 #include <cstring>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <thread>
 
@@ -19,6 +17,7 @@
 #include "runtime/comm/process_group.h"
 #include "runtime/store/hash_store.h"
 #include "tests/runtime/collective_checks.h"
+#include "tests/runtime/exchange_checks.h"
 
 using namespace accel;
 using namespace accel::test;
@@ -171,56 +170,6 @@ TEST_CASE("shared memory: all_to_all_v counts that do not match are refused on e
   for (const auto& e : errors) {
     INFO(e);
     CHECK(e.find("rank 0 sends rank 1 2 elements, but rank 1 expects 3 from rank 0") != std::string::npos);
-  }
-}
-
-TEST_CASE("hierarchical over Gloo fallbacks: a failed leader's host peers fail at once, naming the cause",
-          "[comm][shm][failure]") {
-  // Two hosts of two ranks (layout "two": ranks 0,2 on A, 1,3 on B) whose shared memory cannot
-  // be mapped (chunks of 2^61 bytes), so every host's ranks fall back to Gloo. Host A's ranks
-  // all_reduce 5 elements, host B's 6: the leaders (ranks 0 and 1) find the difference, and
-  // their host peers, waiting for the leader's broadcast, must fail with them, not at their
-  // 60-second timeout.
-  HashStore store;
-  store.setTimeout(std::chrono::seconds(60));
-  std::vector<std::string> errors(4), transport(4);
-  std::vector<double> seconds(4);
-  std::mutex mutex;
-  std::condition_variable all_finished;
-  int finished = 0;
-  std::vector<std::thread> threads;
-  for (int r = 0; r < 4; ++r) {
-    threads.emplace_back([&, r] {
-      CpuTransportOptions o;
-      o.gloo.timeout = std::chrono::seconds(60);
-      o.host_id = hostOf("two", r);
-      o.shm_chunk_bytes = size_t{1} << 61;
-      o.warn = [&, r](const std::string& line) { transport[static_cast<size_t>(r)] = line; };
-      auto b = makeCpuBackend(store, r, 4, o);
-      std::vector<float> data(r % 2 ? 6 : 5, 1.0f);
-      const auto start = std::chrono::steady_clock::now();
-      try {
-        b->allReduce(cpuTensor(data.data(), data.size()), ReduceOp::Sum)->wait();
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(r)] = e.what();
-      }
-      seconds[static_cast<size_t>(r)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      // Every rank keeps its group until all have failed (or 30 s): a closed connection of a
-      // rank that is done must not be what tells the others.
-      std::unique_lock<std::mutex> lock(mutex);
-      ++finished;
-      all_finished.notify_all();
-      all_finished.wait_for(lock, std::chrono::seconds(30), [&] { return finished == 4; });
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (int r = 0; r < 4; ++r) {
-    INFO("rank " << r << " after " << seconds[static_cast<size_t>(r)] << " s: " << errors[static_cast<size_t>(r)]);
-    if (r < 2) CHECK(transport[static_cast<size_t>(r)].find("they use Gloo") != std::string::npos);
-    CHECK(errors[static_cast<size_t>(r)].find("ranks called different collectives: rank 0 called #1 all_reduce (f32 "
-                                              "x 5) sum; rank 1 called #1 all_reduce (f32 x 6) sum") !=
-          std::string::npos);
-    CHECK(seconds[static_cast<size_t>(r)] < 15.0);
   }
 }
 
