@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `accel` executable. Its commands are one table (name, help, options, handler), as ninja
-// keeps its tools. `accel launch` is parsed from the flag tables (lib/launch/launch_flags.h: a
+// keeps its tools. `accel launch` is parsed from the flag tables (lib/launch/launch_args.h: a
 // hash lookup per word, whatever the number of flags); the other commands, which have a few
 // options each, with CLI11. Errors become `accel: error: …` and an exit code.
 #include <algorithm>
@@ -12,7 +12,8 @@
 #include "lib/common/build_info.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
-#include "lib/launch/launch_flags.h"
+#include "lib/launch/launch_args.h"
+#include "lib/launch/launch_help.h"
 
 namespace accel {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The job channel's settings and the workers' collective timeout (launch_settings.h:
-// resolveJobChannel): flag > ACCEL_* variable > default, and torchrun's --rdzv_conf join_timeout.
+#include "lib/launch/job_settings.h"
+
 #include <optional>
 
 #include <fmt/format.h>

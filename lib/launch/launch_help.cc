@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// `accel launch --help`, written from the two flag tables (launch_flags.h).
+// `accel launch --help` (launch_help.h).
 #include <map>
 
 #include <fmt/format.h>
 
 #include "lib/config/schema.h"
-#include "lib/launch/launch_flags.h"
-#include "lib/launch/launcher_flags.h"
+#include "lib/launch/launch_help.h"
+#include "lib/launch/launcher_flag_table.h"
 
 namespace accel {
 

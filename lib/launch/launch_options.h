@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the user asked `accel launch` for on the command line. An empty optional means "not
 // given", which is what lets config-file values apply (explicit flag > config > default).
-// Plain value type, filled by parseLaunchArgs (lib/launch/launch_flags.h) from the flag tables.
+// Plain value type, filled by parseLaunchArgs (lib/launch/launch_args.h) from the flag tables.
 #pragma once
 
 #include <map>

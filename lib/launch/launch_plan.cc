@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/launch_plan.h"
+#include "lib/launch/paradigm_env.h"
 
 #include <algorithm>
 

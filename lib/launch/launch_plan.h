@@ -66,7 +66,4 @@ void setMasterPort(LaunchPlan& plan, int port);
 void setSocketInterface(LaunchPlan& plan, const std::string& iface, const std::string& local_address,
                         const std::map<std::string, std::string>& launcher_env);
 
-// Variables for the paradigm (DeepSpeed, FSDP, Megatron-LM) as Accelerate exports them.
-std::vector<std::pair<std::string, std::string>> paradigmEnv(const LaunchSettings& s);
-
 }  // namespace accel

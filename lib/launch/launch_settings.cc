@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/launch_settings.h"
 
+#include "lib/launch/job_settings.h"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -9,8 +11,9 @@
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/config/schema.h"
+#include "lib/launch/job_settings.h"
+#include "lib/launch/launch_args.h"
 #include "lib/launch/launch_env.h"
-#include "lib/launch/launch_flags.h"
 
 namespace accel {
 

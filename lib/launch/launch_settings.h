@@ -60,11 +60,6 @@ class LaunchSettings {
 LaunchSettings resolveLaunchSettings(const LaunchOptions& options, const std::optional<Config>& config,
                                      const std::string& config_path_looked_at, const LaunchFacts& facts);
 
-// The job channel between the machines' launchers (job_link.h): job_port, heartbeat_timeout and
-// join_timeout, and the workers' collective_timeout, from flags, ACCEL_* variables and
-// --rdzv_conf. Part of resolveLaunchSettings.
-void resolveJobChannel(LaunchSettings& s, const LaunchOptions& o, const LaunchFacts& facts);
-
 // Whether settings under `when` apply to this launch: paradigm settings only under their
 // paradigm (their launch defaults and their worker variables), FP8 ones with mixed_precision fp8.
 bool exportApplies(ExportWhen when, const LaunchSettings& s);

@@ -4,6 +4,8 @@
 // prepare_deepspeed_cmd_env and prepare_extend_env_parallelism_config in
 // accelerate/utils/launch.py), so Accelerate's state and plugins in the workers read the same
 // configuration they would under its launcher.
+#include "lib/launch/paradigm_env.h"
+
 #include <fmt/format.h>
 
 #include "lib/common/strings.h"

@@ -28,8 +28,8 @@
 #include "lib/common/strings.h"
 #include "lib/config/loader.h"
 #include "lib/config/schema.h"
+#include "lib/launch/launch_args.h"
 #include "lib/launch/launch_env.h"
-#include "lib/launch/launch_flags.h"
 #include "lib/launch/launch_plan.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -75,7 +75,7 @@ void readFacts(const std::string& header, Input& in) {
   f.random_hex = "00112233445566778899aabbccddeeff";
 }
 
-// The flag records go through accel launch's own parser (launch_flags.h), the program last.
+// The flag records go through accel launch's own parser (launch_args.h), the program last.
 Input readInput(const uint8_t* data, size_t size) {
   Input in;
   const auto records = fuzz::splitRecords(fuzz::bytes(data, size));

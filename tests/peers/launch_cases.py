@@ -127,7 +127,7 @@ NOT_LAUNCHED = {
     "tpu_use_sudo": "TPU pods: as --tpu", "vm": "TPU pods: as --tpu",
     "fp8_backend": "FP8: accelerate launch refuses --mixed_precision fp8 without Transformer Engine, MS-AMP or "
                    "torchao, which need a GPU; the FP8 exports are compared with Accelerate's in "
-                   "tests/unit/launch_flags_test.cc",
+                   "tests/unit/launch_args_test.cc",
     **{name: "FP8: as fp8_backend" for name in (
         "fp8_amax_compute_algo", "fp8_amax_history_len", "fp8_enable_fsdp_float8_all_gather", "fp8_format",
         "fp8_interval", "fp8_margin", "fp8_opt_level", "fp8_override_linear_precision", "fp8_pad_inner_dim",

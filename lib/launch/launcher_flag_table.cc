@@ -2,7 +2,7 @@
 // The launcher's own flags: Accelerate 1.15's non-config launch flags, torchrun's that Accelerate
 // passes through, and accel's (--grace_period, --local_ranks_filter, --python, --rdzv_token,
 // --dry_run). Help texts say what accel does with each.
-#include "lib/launch/launcher_flags.h"
+#include "lib/launch/launcher_flag_table.h"
 
 namespace accel {
 

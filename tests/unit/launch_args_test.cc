@@ -9,8 +9,9 @@
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/config/schema.h"
+#include "lib/launch/launch_args.h"
 #include "lib/launch/launch_env.h"
-#include "lib/launch/launch_flags.h"
+#include "lib/launch/launch_help.h"
 #include "lib/launch/launch_plan.h"
 
 using namespace accel;

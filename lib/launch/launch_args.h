@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `accel launch`'s command line, driven by two tables: the config schema's rows that carry a
 // launch flag (lib/config/schema.h: a flag that sets a config key) and the launcher's own flags
-// (launch_flags.cc: --max_restarts, --tee, …, and the TPU/SageMaker flags accepted only to say
+// (launcher_flag_table.cc: --max_restarts, --tee, …, and the TPU/SageMaker flags accepted only to say
 // that accel does not launch those). Parsing follows argparse as Accelerate configures it
 // (allow_abbrev=False): --name VALUE, --name=VALUE, the dashed spelling --name-with-dashes, a
 // switch takes no value, a repeated option keeps its last value (--env appends), and the first
@@ -26,9 +26,6 @@ LaunchOptions parseLaunchArgs(const std::vector<std::string>& words);
 // booleans as true/false/yes/no/1/0/on/off, integers within the row's bounds, enum choices
 // (case-folded where the row says), comma lists. Throws UsageError naming the flag.
 nlohmann::json typedFlagValue(const std::string& key, const std::string& text);
-
-// `accel launch --help`: every flag of both tables, grouped as Accelerate groups them.
-std::string launchHelp();
 
 // Every launch flag name (underscore spelling, without "--"), both tables, for the test that
 // compares them with Accelerate's.

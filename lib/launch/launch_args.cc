@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "lib/launch/launch_flags.h"
+#include "lib/launch/launch_args.h"
 
 #include <algorithm>
 #include <map>
@@ -10,7 +10,7 @@
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/config/schema.h"
-#include "lib/launch/launcher_flags.h"
+#include "lib/launch/launcher_flag_table.h"
 
 namespace accel {
 
