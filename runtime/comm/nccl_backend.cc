@@ -112,46 +112,42 @@ WorkPtr NcclBackend::startReduceScatter(const CollectiveCall& call, Tensor in, T
   });
 }
 
-WorkPtr NcclBackend::startGather(const CollectiveCall& call, Tensor in, Tensor out) {
+// gather (`to_root`) and scatter: in one NCCL group, the root exchanges chunk r of its whole
+// buffer with every other rank r and copies its own chunk on the device; the others send or
+// receive their one chunk.
+WorkPtr NcclBackend::startRooted(const CollectiveCall& call, Tensor whole, Tensor mine, bool to_root) {
   auto* c = impl_->comm();
   const int root = call.root;
+  const auto type = ncclType(mine.dtype);
   return impl_->launch(call.describe(), [&](cudaStream_t s) {
     check(ncclGroupStart(), "ncclGroupStart");
-    if (impl_->rank() == root) {
-      for (int r = 0; r < impl_->size(); ++r) {
-        Tensor dst = out.slice(static_cast<size_t>(r) * in.count, in.count);
-        if (r == root) {
-          check(cudaMemcpyAsync(dst.data, in.data, in.bytes(), cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
-        } else {
-          check(ncclRecv(dst.data, in.count, ncclType(in.dtype), r, c, s), "ncclRecv", c);
-        }
+    if (impl_->rank() != root) {
+      check(to_root ? ncclSend(mine.data, mine.count, type, root, c, s)
+                    : ncclRecv(mine.data, mine.count, type, root, c, s),
+            to_root ? "ncclSend" : "ncclRecv", c);
+    }
+    for (int r = 0; impl_->rank() == root && r < impl_->size(); ++r) {
+      Tensor chunk = whole.slice(static_cast<size_t>(r) * mine.count, mine.count);
+      if (r == root) {
+        check(cudaMemcpyAsync(to_root ? chunk.data : mine.data, to_root ? mine.data : chunk.data, mine.bytes(),
+                              cudaMemcpyDeviceToDevice, s),
+              "cudaMemcpyAsync");
+      } else {
+        check(
+            to_root ? ncclRecv(chunk.data, mine.count, type, r, c, s) : ncclSend(chunk.data, mine.count, type, r, c, s),
+            to_root ? "ncclRecv" : "ncclSend", c);
       }
-    } else {
-      check(ncclSend(in.data, in.count, ncclType(in.dtype), root, c, s), "ncclSend", c);
     }
     check(ncclGroupEnd(), "ncclGroupEnd", c);
   });
 }
 
+WorkPtr NcclBackend::startGather(const CollectiveCall& call, Tensor in, Tensor out) {
+  return startRooted(call, out, in, true);
+}
+
 WorkPtr NcclBackend::startScatter(const CollectiveCall& call, Tensor in, Tensor out) {
-  auto* c = impl_->comm();
-  const int root = call.root;
-  return impl_->launch(call.describe(), [&](cudaStream_t s) {
-    check(ncclGroupStart(), "ncclGroupStart");
-    if (impl_->rank() == root) {
-      for (int r = 0; r < impl_->size(); ++r) {
-        Tensor src = in.slice(static_cast<size_t>(r) * out.count, out.count);
-        if (r == root) {
-          check(cudaMemcpyAsync(out.data, src.data, out.bytes(), cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
-        } else {
-          check(ncclSend(src.data, out.count, ncclType(out.dtype), r, c, s), "ncclSend", c);
-        }
-      }
-    } else {
-      check(ncclRecv(out.data, out.count, ncclType(out.dtype), root, c, s), "ncclRecv", c);
-    }
-    check(ncclGroupEnd(), "ncclGroupEnd", c);
-  });
+  return startRooted(call, in, out, false);
 }
 
 // One send and one receive per peer in one NCCL group; this rank's own part is a device copy.

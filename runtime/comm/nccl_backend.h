@@ -54,6 +54,8 @@ class NcclBackend : public Backend {
   WorkPtr startBarrier(const CollectiveCall& call) override;
 
  private:
+  WorkPtr startRooted(const CollectiveCall& call, Tensor whole, Tensor mine, bool to_root);
+
   std::unique_ptr<NcclCommunicator> impl_;
 };
 

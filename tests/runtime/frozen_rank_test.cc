@@ -102,16 +102,8 @@ TEST_CASE("frozen rank: started without a launcher, ranks name a frozen rank 0 f
   const std::string port = std::to_string(freeLoopbackPort());
   std::vector<std::unique_ptr<BackgroundProcess>> ranks;
   for (int r = 0; r < 3; ++r) {
-    std::map<std::string, std::string> env = {{"RANK", std::to_string(r)},
-                                              {"WORLD_SIZE", "3"},
-                                              {"LOCAL_RANK", std::to_string(r)},
-                                              {"LOCAL_WORLD_SIZE", "3"},
-                                              {"MASTER_ADDR", "127.0.0.1"},
-                                              {"MASTER_PORT", port},
-                                              {"ACCEL_STORE_TOKEN", "frozen-test"},
-                                              {"GLOO_SOCKET_IFNAME", "lo"},
-                                              {"ACCEL_COLLECTIVE_TIMEOUT", std::to_string(timeout())},
-                                              {"ACCEL_SHM", shm}};
+    auto env = rankEnv(r, 3, port, "frozen-test",
+                       {{"ACCEL_COLLECTIVE_TIMEOUT", std::to_string(timeout())}, {"ACCEL_SHM", shm}});
     ranks.push_back(std::make_unique<BackgroundProcess>(std::vector<std::string>{runtimeWorker(), "freeze", "0"},
                                                         hermeticEnv(dir, env)));
   }

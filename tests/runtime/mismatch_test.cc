@@ -26,15 +26,7 @@ void expectEveryRankNames(const std::string& how, std::map<std::string, std::str
   const std::string port = std::to_string(accel::test::freeLoopbackPort());
   std::vector<std::unique_ptr<BackgroundProcess>> ranks;
   for (int r = 0; r < 3; ++r) {
-    std::map<std::string, std::string> env = {{"RANK", std::to_string(r)},
-                                              {"WORLD_SIZE", "3"},
-                                              {"LOCAL_RANK", std::to_string(r)},
-                                              {"LOCAL_WORLD_SIZE", "3"},
-                                              {"MASTER_ADDR", "127.0.0.1"},
-                                              {"MASTER_PORT", port},
-                                              {"ACCEL_STORE_TOKEN", "mismatch-test"},
-                                              {"GLOO_SOCKET_IFNAME", "lo"},
-                                              {"ACCEL_COLLECTIVE_TIMEOUT", "300"}};
+    auto env = accel::test::rankEnv(r, 3, port, "mismatch-test", {{"ACCEL_COLLECTIVE_TIMEOUT", "300"}});
     env.insert(extra.begin(), extra.end());
     ranks.push_back(std::make_unique<BackgroundProcess>(
         std::vector<std::string>{accel::test::runtimeWorker(), "mismatch", how}, accel::test::hermeticEnv(dir, env)));
@@ -87,16 +79,8 @@ TEST_CASE("mismatched collectives across emulated machines: named with the group
   const std::string port = std::to_string(accel::test::freeLoopbackPort());
   std::vector<std::unique_ptr<BackgroundProcess>> ranks;
   for (int r = 0; r < 4; ++r) {
-    std::map<std::string, std::string> env = {{"RANK", std::to_string(r)},
-                                              {"WORLD_SIZE", "4"},
-                                              {"LOCAL_RANK", std::to_string(r % 2)},
-                                              {"LOCAL_WORLD_SIZE", "2"},
-                                              {"MASTER_ADDR", "127.0.0.1"},
-                                              {"MASTER_PORT", port},
-                                              {"ACCEL_STORE_TOKEN", "mismatch-test"},
-                                              {"GLOO_SOCKET_IFNAME", "lo"},
-                                              {"ACCEL_COLLECTIVE_TIMEOUT", "300"},
-                                              {"ACCEL_HOST_ID", r < 2 ? "a" : "b"}};
+    auto env = accel::test::rankEnv(r, 4, port, "mismatch-test",
+                                    {{"ACCEL_COLLECTIVE_TIMEOUT", "300"}, {"ACCEL_HOST_ID", r < 2 ? "a" : "b"}}, 2);
     ranks.push_back(
         std::make_unique<BackgroundProcess>(std::vector<std::string>{accel::test::runtimeWorker(), "mismatch", "count"},
                                             accel::test::hermeticEnv(dir, env)));

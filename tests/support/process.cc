@@ -54,6 +54,20 @@ int freeLoopbackPort() { return accel::pickFreePort(); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+std::map<std::string, std::string> rankEnv(int rank, int world, const std::string& port, const std::string& token,
+                                           std::map<std::string, std::string> extra, int per_machine) {
+  const int local = per_machine > 0 ? per_machine : world;
+  extra.emplace("RANK", std::to_string(rank));
+  extra.emplace("WORLD_SIZE", std::to_string(world));
+  extra.emplace("LOCAL_RANK", std::to_string(rank % local));
+  extra.emplace("LOCAL_WORLD_SIZE", std::to_string(local));
+  extra.emplace("MASTER_ADDR", "127.0.0.1");
+  extra.emplace("MASTER_PORT", port);
+  extra.emplace("ACCEL_STORE_TOKEN", token);
+  extra.emplace("GLOO_SOCKET_IFNAME", "lo");
+  return extra;
+}
+
 std::map<std::string, std::string> hermeticEnv(const TempDir& dir, std::map<std::string, std::string> extra) {
   extra.emplace("HF_HOME", dir.file("hf"));
   extra.emplace("ACCEL_NVML_LIBRARY", dir.file("none.so"));

@@ -86,4 +86,10 @@ bool contains(const std::string& text, const std::string& part);
 // SLURM. Entries of `extra` win.
 std::map<std::string, std::string> hermeticEnv(const TempDir& dir, std::map<std::string, std::string> extra = {});
 
+// What a launcher gives rank `rank` of `world` started by hand: `per_machine` ranks to a machine
+// (0: all on one), the store at 127.0.0.1:`port` proving `token`, Gloo on loopback. Entries of
+// `extra` win.
+std::map<std::string, std::string> rankEnv(int rank, int world, const std::string& port, const std::string& token,
+                                           std::map<std::string, std::string> extra = {}, int per_machine = 0);
+
 }  // namespace accel::test
