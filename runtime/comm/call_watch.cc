@@ -141,4 +141,18 @@ std::string CallWatch::exchange(const std::string& place, const CollectiveCall& 
   }
 }
 
+std::string CallWatch::compareBeforeRunning(Backend& checker, const CollectiveCall& mine) {
+  auto words = mine.words();
+  const size_t world = static_cast<size_t>(checker.size()), n = CollectiveCall::kWords;
+  std::vector<int64_t> all(world * n);
+  checker.allGather(cpuTensor(words.data(), n), cpuTensor(all.data(), all.size()))->wait();
+  bool same = true;
+  std::vector<std::optional<CollectiveCall>> calls;
+  for (size_t r = 0; r < world; ++r) {
+    calls.push_back(CollectiveCall::fromWords(&all[r * n]));
+    same = same && calls.back() && calls.back()->fingerprint() == mine.fingerprint();
+  }
+  return same ? "" : mismatchText(calls);
+}
+
 }  // namespace accel

@@ -10,9 +10,11 @@
 //                   and a difference ends the operation by shutting the sockets down
 //                   (gloo_sockets.h), at the peers too.
 //   hierarchical    each part finds its own (shared memory inside a host, the leaders' Gloo
-//                   between hosts); every rank reads the leaders' verdict() for its message.
+//                   between hosts); every rank reads the leaders' CallWatch's verdict() for
+//                   its message.
 //   DETAIL          (ACCEL_DEBUG=DETAIL, --debug) CheckedBackend compares every call before it
-//                   runs, on any transport, NCCL included (checked_backend.h).
+//                   runs, on any transport, NCCL included (checked_backend.h), with
+//                   compareBeforeRunning() below.
 // A rank whose part of an operation failed tells the peers waiting for it through its
 // transport's abandon() (backend.h): shared memory marks its step, Gloo shuts its sockets, NCCL
 // aborts its communicator. After a failure, what the rank learned of the others (lookBack()
@@ -49,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/comm/backend.h"
 #include "runtime/comm/collective_call.h"
 #include "runtime/comm/failure_clues.h"
 #include "runtime/store/prefix_store.h"
@@ -74,6 +77,11 @@ class CallWatch {
   // Every rank noticed at `place` that calls differ: publishes `mine` there, reads the others'
   // (waiting at most `patience` for each), publishes and returns the message.
   std::string exchange(const std::string& place, const CollectiveCall& mine, std::chrono::milliseconds patience);
+
+  // DETAIL's check (checked_backend.h), which needs no store: every rank's `mine` all-gathered
+  // over `checker` (a CPU group of the same ranks) before the call runs. Returns the listing of
+  // every rank's call when they differ, else "".
+  static std::string compareBeforeRunning(Backend& checker, const CollectiveCall& mine);
 
  private:
   std::string compare(const CollectiveCall& mine);

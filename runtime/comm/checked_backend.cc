@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/comm/call_watch.h"
 #include "runtime/comm/work.h"
 
 namespace accel {
@@ -12,19 +13,10 @@ CheckedBackend::CheckedBackend(std::unique_ptr<Backend> inner, std::unique_ptr<B
 
 void CheckedBackend::check(CollectiveCall call) {
   call.seq = ++seq_;
-  auto mine = call.words();
-  const size_t world = static_cast<size_t>(size()), n = CollectiveCall::kWords;
-  std::vector<int64_t> all(world * n);
-  checker_->allGather(cpuTensor(mine.data(), n), cpuTensor(all.data(), all.size()))->wait();
-  bool same = true;
-  std::vector<std::optional<CollectiveCall>> calls;
-  for (size_t r = 0; r < world; ++r) {
-    calls.push_back(CollectiveCall::fromWords(&all[r * n]));
-    same = same && calls.back() && calls.back()->fingerprint() == call.fingerprint();
-  }
-  if (!same) {
+  const std::string differ = CallWatch::compareBeforeRunning(*checker_, call);
+  if (!differ.empty()) {
     throw CommError(fmt::format("{} refused on rank {} of {}: {}; checked before it ran (ACCEL_DEBUG=DETAIL)",
-                                call.describe(), rank(), size(), mismatchText(calls)));
+                                call.describe(), rank(), size(), differ));
   }
 }
 

@@ -91,13 +91,13 @@ std::unique_ptr<Backend> makeCpuBackend(Store& store, int rank, int size, const 
     leaders = std::make_unique<GlooBackend>(between, host, hosts, gloo);
   }
   // Every rank reads the leaders' verdict: a non-leader's own error is only "its leader gave up".
-  auto verdict = std::make_shared<CallWatch>(between, host, hosts, leader_ranks);
+  auto leaders_watch = std::make_shared<CallWatch>(between, host, hosts, leader_ranks);
   if (o.log && rank == 0) {
     o.log(fmt::format("{} ranks, {}: {} within a host (the first host's transport), Gloo between hosts' leaders", size,
                       layout.describe(), transport));
   }
   return std::make_unique<HierarchicalBackend>(rank, layout, std::move(local), std::move(leaders),
-                                               [verdict] { return verdict->verdict(); });
+                                               std::move(leaders_watch));
 }
 
 }  // namespace accel

@@ -22,13 +22,13 @@ Tensor bufferView(std::vector<uint8_t>& buf, DataType t) { return {buf.data(), b
 }  // namespace
 
 HierarchicalBackend::HierarchicalBackend(int rank, HostLayout layout, std::unique_ptr<Backend> local,
-                                         std::unique_ptr<Backend> leaders, std::function<std::string()> verdict)
+                                         std::unique_ptr<Backend> leaders, std::shared_ptr<CallWatch> leaders_watch)
     : rank_(rank), layout_(std::move(layout)), local_(std::move(local)), leaders_(std::move(leaders)) {
   queue_ = std::make_unique<OpQueue>(
       groupFailureText(rank_, size(), {},
-                       [verdict = std::move(verdict)](const CollectiveCall&, const std::exception&,
-                                                      std::chrono::steady_clock::duration) {
-                         return Findings{verdict(), {}};
+                       [watch = std::move(leaders_watch)](const CollectiveCall&, const std::exception&,
+                                                          std::chrono::steady_clock::duration) {
+                         return Findings{watch->verdict(), {}};
                        }));
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "runtime/comm/backend.h"
+#include "runtime/comm/call_watch.h"
 #include "runtime/comm/host_identity.h"
 #include "runtime/comm/op_queue.h"
 
@@ -21,11 +22,11 @@ namespace accel {
 class HierarchicalBackend : public Backend {
  public:
   // `local`: this host's ranks, in the layout's order; `leaders`: the hosts' leaders in host
-  // order, on leaders only (null elsewhere). `verdict`: whether the leaders found that hosts
-  // called different collectives (their CallWatch's), for every rank's message. The parts'
-  // own errors say what they found of the ranks they waited for.
+  // order, on leaders only (null elsewhere). `leaders_watch`: the leaders' CallWatch, which
+  // every rank reads for its message: whether the leaders found that hosts called different
+  // collectives. The parts' own errors say what they found of the ranks they waited for.
   HierarchicalBackend(int rank, HostLayout layout, std::unique_ptr<Backend> local, std::unique_ptr<Backend> leaders,
-                      std::function<std::string()> verdict);
+                      std::shared_ptr<CallWatch> leaders_watch);
   ~HierarchicalBackend() override;
 
   int rank() const override { return rank_; }
