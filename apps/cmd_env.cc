@@ -14,6 +14,7 @@
 #include "lib/config/loader.h"
 #include "lib/config/schema.h"
 #include "lib/hardware/env_report.h"
+#include "lib/hardware/env_text.h"
 
 namespace accel {
 

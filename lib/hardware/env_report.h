@@ -47,9 +47,6 @@ std::vector<std::pair<std::string, std::string>> launchEnvironment();
 
 nlohmann::json envReportJson(const EnvReport& report);
 
-// The "- Key: value" lines of the text report (without the config block).
-std::string envReportText(const EnvReport& report);
-
 // "23.47 GiB"
 std::string formatGiB(unsigned long long bytes);
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The text form of `accel env`: Accelerate's "- Key: value" lines, with what a launch needs.
+#include "lib/hardware/env_text.h"
+
 #include <fmt/format.h>
 
 #include "lib/common/strings.h"
-#include "lib/hardware/env_report.h"
 
 namespace accel {
 

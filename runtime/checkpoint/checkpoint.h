@@ -29,18 +29,6 @@ struct CheckpointPart {
 // Returns the directory written (DIR/step-<step>, or step-<step>.<k> when that name was taken).
 std::string saveCheckpoint(Backend& group, const std::string& dir, const CheckpointPart& mine);
 
-// Resume, decided once: rank 0 resolves the checkpoint (the one DIR/latest names, or `dir`
-// itself when it holds a manifest), checks its manifest, and sends its name and manifest to
-// every rank; each rank checks its own part of that checkpoint in its own `dir` (size and CRC-32
-// against rank 0's manifest, and its local manifest, if any, against rank 0's). If any rank
-// cannot load it — missing, another step, corrupt — every rank throws the same Error naming
-// each such rank, its host and what it found, so no rank resumes from another step than the
-// others. Nullopt, on every rank, when rank 0 has no checkpoint and no other rank has one
-// either (a rank that has one while rank 0 has none is an error too). Takes DIR's lock.
-std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string& dir);
-// resumeCheckpoint(), where no checkpoint is an Error.
-CheckpointPart loadCheckpoint(Backend& group, const std::string& dir);
-
 // Rank 0 takes DIR's lock for this process (directory_lock.h), and every rank gets the same
 // answer: when another job holds it, every rank throws the same Error naming the holder. Saving
 // and resuming call it; a program calls it itself to be refused before it has done any work.
@@ -53,3 +41,6 @@ bool hasCheckpoint(const std::string& dir);
 uint32_t crc32(const uint8_t* data, size_t size);
 
 }  // namespace accel
+
+// Resuming (resumeCheckpoint, loadCheckpoint) is declared with its decision protocol.
+#include "runtime/checkpoint/checkpoint_resume.h"  // IWYU pragma: export

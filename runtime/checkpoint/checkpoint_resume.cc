@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// resumeCheckpoint / loadCheckpoint (checkpoint.h): one decision, made by rank 0 and checked by
-// every rank, so that no rank resumes from another step than the others. Three rounds between
-// the ranks: the directory's lock, rank 0's decision, every rank's finding.
+#include "runtime/checkpoint/checkpoint_resume.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -12,7 +11,6 @@
 #include "lib/common/environment.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
-#include "runtime/checkpoint/checkpoint.h"
 #include "runtime/checkpoint/checkpoint_format.h"
 #include "runtime/checkpoint/checkpoint_messages.h"
 #include "runtime/comm/text_exchange.h"

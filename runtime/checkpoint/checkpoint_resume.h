@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// Resuming from a checkpoint of checkpoint.h (which includes this header): one decision, made by
+// rank 0 and checked by every rank, so that no rank resumes from another step than the others.
+// Three rounds between the ranks: the directory's lock, rank 0's decision
+// (checkpoint_messages.h), every rank's finding.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "runtime/checkpoint/checkpoint.h"
+
+namespace accel {
+
+// Resume, decided once: rank 0 resolves the checkpoint (the one DIR/latest names, or `dir`
+// itself when it holds a manifest), checks its manifest, and sends its name and manifest to
+// every rank; each rank checks its own part of that checkpoint in its own `dir` (size and CRC-32
+// against rank 0's manifest, and its local manifest, if any, against rank 0's). If any rank
+// cannot load it — missing, another step, corrupt — every rank throws the same Error naming
+// each such rank, its host and what it found, so no rank resumes from another step than the
+// others. Nullopt, on every rank, when rank 0 has no checkpoint and no other rank has one
+// either (a rank that has one while rank 0 has none is an error too). Takes DIR's lock.
+std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string& dir);
+// resumeCheckpoint(), where no checkpoint is an Error.
+CheckpointPart loadCheckpoint(Backend& group, const std::string& dir);
+
+}  // namespace accel
