@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a launch refuses before its plan is built (launch_plan.h): each throws UsageError naming
+// the value, where it came from (flag, config, default) and a fix.
+#pragma once
+
+#include "lib/launch/launch_settings.h"
+
+namespace accel {
+
+// Counts no launch can mean: more than the store serves (2^20 ranks) or one launcher supervises
+// (4096 workers). First, so that every count below fits an int.
+void checkSizes(const LaunchSettings& s);
+// Processes and machines that do not divide, a machine_rank outside the job, --multi_gpu with one
+// process, gpu_ids naming GPUs that do not exist, more processes per machine than GPUs.
+void checkCounts(const LaunchSettings& s, const LaunchFacts& facts, int per_machine);
+// FSDP's CPU-RAM-efficient loading without synced module states, as Accelerate refuses it.
+void checkFsdp(const LaunchSettings& s);
+
+}  // namespace accel
