@@ -15,6 +15,7 @@
 #include "lib/config/config.h"
 #include "lib/config/schema.h"
 #include "lib/launch/launch_options.h"
+#include "lib/launch/launch_settings_record.h"
 #include "lib/launch/slurm.h"
 
 namespace accel {
@@ -32,39 +33,8 @@ struct LaunchFacts {
   bool default_config_exists = false;      // the default config file exists (--cpu skips it)
 };
 
-struct Setting {
-  nlohmann::json value;  // null: unset
-  std::string origin;    // "command line", "config file", "SLURM", "GPU probe", "environment", "default"
-};
-
-class LaunchSettings {
- public:
-  const nlohmann::json& value(const std::string& name) const;
-  const std::string& origin(const std::string& name) const;
-  long long integer(const std::string& name) const;
-  std::string text(const std::string& name) const;
-  bool flag(const std::string& name) const;
-  bool has(const std::string& name) const;
-  void set(const std::string& name, nlohmann::json value, std::string origin);
-  const std::map<std::string, Setting>& all() const { return items_; }
-
-  std::optional<std::string> config_path;  // the file read, if any
-  std::string config_line;                 // one line: which config file, or which defaults
-  std::vector<std::string> notes;          // SLURM detection, ignored keys, …
-
- private:
-  std::map<std::string, Setting> items_;
-};
-
 // `config` is the loaded file (nullopt when none was read; `config_path_looked_at` says where).
 LaunchSettings resolveLaunchSettings(const LaunchOptions& options, const std::optional<Config>& config,
                                      const std::string& config_path_looked_at, const LaunchFacts& facts);
-
-// Whether settings under `when` apply to this launch: paradigm settings only under their
-// paradigm (their launch defaults and their worker variables), FP8 ones with mixed_precision fp8.
-bool exportApplies(ExportWhen when, const LaunchSettings& s);
-
-// True for distributed types whose workers use GPUs.
-bool isGpuType(const std::string& distributed_type);
 
 }  // namespace accel

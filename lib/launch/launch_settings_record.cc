@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The resolved settings of a launch (LaunchSettings: a value and its origin per name) and the
-// questions asked of them; launch_settings.cc resolves them.
-#include "lib/launch/launch_settings.h"
+#include "lib/launch/launch_settings_record.h"
 
 namespace accel {
 
