@@ -38,7 +38,8 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pyyaml_cases import BAD_INPUTS, build_cases  # noqa: E402
 from pyyaml_support import (Results, canonical_json, canonical_yaml, compare_preserved,  # noqa: E402
-                            is_json_text, read_text, run_accel, short_diff, type_name, validate_ok, write_text)
+                            is_json_text, load_map, read_text, run_accel, short_diff, type_name, validate_ok,
+                            write_text)
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -71,13 +72,8 @@ def check_existing_files(res, accel, label, directory, tmp):
         path = os.path.join(directory, fname)
         tag = "%s/%s" % (label, fname)
         text = read_text(path)
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            res.fail(tag + ": yaml.safe_load", e)
-            continue
-        if not res.check(isinstance(data, dict), tag + ": loads as a map",
-                         "got %s" % type_name(data)):
+        data = load_map(res, tag, text, "the file")
+        if data is None:
             continue
 
         if is_json_text(text):
@@ -237,12 +233,8 @@ def check_bad_inputs(res, accel, tmp):
         if not res.check(rc == 0, tag + ": accel config update exits 0", "rc=%d\n%s" % (rc, out)):
             continue
         text = read_text(path)
-        try:
-            loaded = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            res.fail(tag + ": updated file loads with PyYAML", e)
-            continue
-        if not res.check(isinstance(loaded, dict), tag + ": updated file loads as a map", repr(loaded)):
+        loaded = load_map(res, tag, text, "the updated file")
+        if loaded is None:
             continue
         for key, value in want.items():
             got = loaded.get(key)

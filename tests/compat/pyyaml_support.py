@@ -133,3 +133,15 @@ def compare_preserved(expected, actual, path=""):
 
 # --------------------------------------------------------------------------
 # a) existing files must be exactly what PyYAML writes
+
+
+def load_map(res, tag, text, what):
+    """The map PyYAML loads from `text`, or None once `res` has recorded why not."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        res.fail("%s: %s loads with PyYAML" % (tag, what), e)
+        return None
+    if not res.check(isinstance(data, dict), "%s: %s loads as a map" % (tag, what), "got %s %r" % (type_name(data), data)):
+        return None
+    return data

@@ -166,14 +166,8 @@ TEST_CASE("tcp store: rendezvous timeout lists the missing ranks", "[store][tcp]
 
 TEST_CASE("tcp store: a store nobody serves is reported after the timeout", "[store][tcp][failure]") {
   // A bound but not listening socket: connections are refused and no one else can take the port.
-  int holder = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  REQUIRE(::bind(holder, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::getsockname(holder, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  const int port = ntohs(addr.sin_port);
+  const auto [holder, port] = boundLoopbackSocket();
+  REQUIRE(holder >= 0);
   const auto start = Clock::now();
   try {
     TCPStore s("127.0.0.1", port, options(1, 2, 300ms));
@@ -221,14 +215,8 @@ TEST_CASE("tcp store: a taken port is a clear error", "[store][tcp][failure]") {
 TEST_CASE("tcp store: ranks started before rank 0 connect once it listens", "[store][tcp][failure]") {
   // The launcher's pattern: rank 0 hosts on a known port and waits for everyone. The port is
   // one the OS just handed out (bound, read, released).
-  int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  REQUIRE(::bind(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::getsockname(probe, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  const int port = ntohs(addr.sin_port);
+  const auto [probe, port] = boundLoopbackSocket();
+  REQUIRE(probe >= 0);
   ::close(probe);
   auto errors = onThreads(4, [&](int rank) {
     TCPStoreOptions o = options(rank, 4, 10s);

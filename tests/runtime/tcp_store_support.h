@@ -41,6 +41,22 @@ inline TCPStoreOptions options(int rank, int world_size = -1, std::chrono::milli
   return o;
 }
 
+// A socket bound, not listening, to a loopback port the OS chose: {descriptor (-1 on failure),
+// port}. Connections to it are refused, and no one else can take the port while it is open.
+inline std::pair<int, int> boundLoopbackSocket() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (fd >= 0) ::close(fd);
+    return {-1, 0};
+  }
+  return {fd, ntohs(addr.sin_port)};
+}
+
 inline std::string where(int port) { return "127.0.0.1:" + std::to_string(port); }
 
 // Runs body(rank) on n threads; returns the first exception's message of each failing rank.
