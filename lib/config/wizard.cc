@@ -11,6 +11,7 @@
 
 #include "lib/config/schema.h"
 #include "lib/config/validate.h"
+#include "lib/config/wizard_paradigms.h"
 #include "lib/config/wizard_steps.h"
 
 namespace accel {

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The wizard's optional blocks: dynamo, DeepSpeed, FSDP (+ parallelism config), Megatron-LM and
-// FP8. Order, defaults and written keys follow Accelerate 1.15's
-// accelerate/commands/config/cluster.py, whose questions come in this same order.
+#include "lib/config/wizard_paradigms.h"
+
 #include <fmt/format.h>
 
 #include "lib/common/strings.h"
 #include "lib/config/schema.h"
-#include "lib/config/wizard_steps.h"
 
 namespace accel::wizard {
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal to the wizard: the question groups, one function each, sharing WizardState.
+// Internal to the wizard: the state its question groups share (the groups: wizard.cc for the
+// machine and processes, wizard_paradigms.h for the optional blocks).
 #pragma once
 
 #include <string>
@@ -22,11 +23,5 @@ struct WizardState {
 
 // The schema's prompt for a key; "{}" replaced by `word` when given.
 std::string promptFor(std::string_view key, std::string_view word = {});
-
-void askDynamo(WizardState& s);
-void askDeepSpeed(WizardState& s);
-void askFsdp(WizardState& s);
-void askMegatron(WizardState& s);
-void askFp8(WizardState& s);
 
 }  // namespace accel::wizard

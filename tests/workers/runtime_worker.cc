@@ -16,8 +16,9 @@
 //   runtime_worker barrier RANK   prints "rank R round N past barrier at T" (T: wall clock, s)
 //                                 after the first barrier; in round 0 RANK (-1: none) then exits
 //                                 7 and the others wait to be stopped (scripts/bench_cluster)
-//   runtime_worker nccl-stall S   (CUDA) rank 0's stream stalls; a barrier on the NCCL group must
-//                                 fail after S s: prints "error after T s: …" and exits 3
+//   runtime_worker nccl-stall S   (CUDA, nccl_stall.h) rank 0's stream stalls; a barrier on the
+//                                 NCCL group must fail after S s: prints "error after T s: …"
+//                                 and exits 3
 #include <unistd.h>
 
 #include <atomic>
@@ -33,9 +34,7 @@
 
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/state/accelerator.h"
-#ifdef ACCEL_HAVE_NCCL
-#include <cuda_runtime_api.h>
-#endif
+#include "tests/workers/nccl_stall.h"
 
 using namespace accel;
 
@@ -258,51 +257,6 @@ int check(Accelerator& acc, const std::string& dir) {
   return ok ? 0 : 1;
 }
 
-// Rank 0 holds its legacy default stream in a host function, as a rank stuck in a kernel would,
-// so the barrier queued after it makes no progress on any rank; the NCCL watchdog must fail it
-// within the timeout. A rescue releases the stream 20 s after the timeout so that a watchdog
-// that misses it (or an abort that waits for the stream) ends in a message, not a hang.
-int ncclStall(Accelerator& acc, int timeout_s) {
-  if (acc.device().type != DeviceType::CUDA) {
-    std::cerr << "skipped: no CUDA device is visible" << std::endl;
-    return 77;
-  }
-#ifdef ACCEL_HAVE_NCCL
-  Backend& nccl = acc.deviceProcessGroup().backend();
-  nccl.barrier()->wait();  // the communicator works before the stall
-  static std::atomic<bool> released{false};
-  if (acc.processIndex() == 0) {
-    cudaLaunchHostFunc(
-        nullptr,
-        [](void*) {
-          while (!released) ::usleep(1000);
-        },
-        nullptr);
-  }
-  std::thread rescue([timeout_s] {
-    for (int i = 0; i < (timeout_s + 20) * 10 && !released; ++i) ::usleep(100000);
-    if (!released) std::cout << "rescue: no error 20 s after the timeout; the stream is released" << std::endl;
-    released = true;
-  });
-  const auto start = std::chrono::steady_clock::now();
-  std::string outcome = "no error";
-  try {
-    nccl.barrier()->wait();
-  } catch (const std::exception& e) {
-    outcome = e.what();
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << (outcome == "no error" ? "no error after " : "error after ") << seconds << " s: " << outcome
-            << std::endl;
-  released = true;
-  rescue.join();
-  std::_Exit(outcome == "no error" ? 0 : 3);  // the aborted communicator is not torn down again
-#else
-  (void)timeout_s;
-  return 77;
-#endif
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -325,7 +279,7 @@ int main(int argc, char** argv) {
     if (mode == "save-loop" && argc > 2) return saveLoop(acc, argv[2]);
     if (mode == "barrier" && argc > 2) return barrierMark(acc, std::atoi(argv[2]));
     if (mode == "check" && argc > 2) return check(acc, argv[2]);
-    if (mode == "nccl-stall" && argc > 2) return ncclStall(acc, std::atoi(argv[2]));
+    if (mode == "nccl-stall" && argc > 2) return test::ncclStall(acc, std::atoi(argv[2]));
     std::cerr << "usage: runtime_worker helpers FILE | die RANK | reduce-loop | freeze RANK | mismatch "
                  "extra|count|dtype | straggle S | barrier RANK | save-loop DIR | check DIR | nccl-stall S"
               << std::endl;
