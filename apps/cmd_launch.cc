@@ -169,6 +169,7 @@ int runLaunch(const LaunchOptions& o) {
   }
   LaunchFacts facts = gatherFacts();
   facts.default_config_exists = o.config_file.empty() && looked_at_exists;
+  facts.stdin_terminal = ::isatty(0) == 1;
   LaunchSettings settings = resolveLaunchSettings(o, config, looked_at, facts);
   ProgramOptions program{o.module, o.no_python, o.python, facts.env["PATH"]};
   LaunchPlan plan = makeLaunchPlan(std::move(settings), resolveProgram(o.command, program), facts);

@@ -68,6 +68,12 @@ inline constexpr const char* kJobPort = "ACCEL_JOB_PORT";                    // 
 inline constexpr const char* kHeartbeatTimeout = "ACCEL_HEARTBEAT_TIMEOUT";  // --heartbeat_timeout
 // Seconds a collective waits for its peers (--collective_timeout; read by the runtime).
 inline constexpr const char* kCollectiveTimeout = "ACCEL_COLLECTIVE_TIMEOUT";
+// The terminal (lib/launch/terminal_settings.h): pseudo-terminals for workers (--pty), the rank
+// that takes the user's input (--stdin_rank), and how often a progress bar's frame is written
+// where the console is not a terminal.
+inline constexpr const char* kPty = "ACCEL_PTY";
+inline constexpr const char* kStdinRank = "ACCEL_STDIN_RANK";
+inline constexpr const char* kProgressInterval = "ACCEL_PROGRESS_INTERVAL";
 // Where Accelerate's default_config.yaml lives: $HF_HOME/accelerate, else
 // ${XDG_CACHE_HOME:-$HOME/.cache}/huggingface/accelerate.
 inline constexpr const char* kHfHome = "HF_HOME";

@@ -41,6 +41,8 @@ struct LaunchOptions {
   std::optional<double> heartbeat_timeout;   // seconds of silence before a machine is lost
   std::optional<double> collective_timeout;  // seconds a worker's collective may wait for its peers
   std::vector<std::string> env;              // --env KEY=VALUE, repeatable: set in every worker's environment
+  std::optional<std::string> pty;            // auto, on, off: pseudo-terminals for the workers' streams
+  std::optional<std::string> stdin_rank;     // the rank that takes the user's input, or none
   bool module = false;
   bool no_python = false;
   bool quiet = false;

@@ -165,6 +165,23 @@ void addUserEnv(Env& env, LaunchSettings& s, bool first_worker) {
   }
 }
 
+// The terminal's settings as this machine applies them: a default input rank on another machine
+// means none here; a chosen one is an error where the user would type into this launcher.
+void setTerminal(LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f) {
+  const std::string pty = s.text("pty");
+  p.pty = pty == "on" ? LaunchPlan::Pty::On : pty == "off" ? LaunchPlan::Pty::Off : LaunchPlan::Pty::Auto;
+  p.progress_interval = s.value("progress_interval").get<double>();
+  p.stdin_rank = static_cast<int>(s.integer("stdin_rank"));
+  if (p.stdin_rank < 0 || machineOfRank(p, p.stdin_rank) == p.machine_rank) return;
+  if (s.origin("stdin_rank") != "default" && f.stdin_terminal) {
+    throw UsageError(fmt::format("--stdin_rank {}: rank {} runs on machine {}, not on this one (machine {}), whose "
+                                 "terminal this is",
+                                 p.stdin_rank, p.stdin_rank, machineOfRank(p, p.stdin_rank), p.machine_rank),
+                     "give a rank of this machine, or none (the user's input reaches only this machine's ranks)");
+  }
+  p.stdin_rank = -1;
+}
+
 }  // namespace
 
 LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv, const LaunchFacts& f) {
@@ -189,6 +206,7 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
   p.heartbeat_timeout = s.value("heartbeat_timeout").get<double>();
   p.join_timeout = s.value("join_timeout").get<double>();
   parseConsole(p, s);
+  setTerminal(p, s, f);
   if (p.console_streams == 0 && p.console_streams_by_rank.empty() && p.log_dir.empty()) {
     throw UsageError("--tee 0 without --log_dir would discard all worker output", "add --log_dir DIR, or drop --tee");
   }

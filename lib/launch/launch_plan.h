@@ -46,6 +46,11 @@ struct LaunchPlan {
   int console_streams = 3;                     // bit 1 stdout, bit 2 stderr (torchrun --tee encoding)
   std::map<int, int> console_streams_by_rank;  // local rank -> streams, overriding the above
   std::set<int> console_ranks;                 // local ranks shown on the console; empty = all
+  // The terminal (terminal_settings.h): pseudo-terminals, the input's rank on this machine (-1:
+  // none here), the progress interval off a terminal.
+  enum class Pty { Auto, On, Off } pty = Pty::Auto;
+  int stdin_rank = -1;
+  double progress_interval = 10;
 };
 
 // `argv` is the resolved program command line (see program.h). Throws UsageError/ConfigError.

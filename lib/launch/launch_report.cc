@@ -16,8 +16,14 @@ namespace {
 constexpr size_t kTracebackLines = 30;  // a deep stack's last frames are the ones that say why
 }  // namespace
 
+void LaunchReport::write(std::string line) const {
+  if (!console_) return writeFully(2, line + "\n");
+  console_->line(2, std::move(line));
+  console_->flush(Console::Clock::now(), true);
+}
+
 void LaunchReport::say(const std::string& line) const {
-  writeFully(2, (rounds_ ? fmt::format("accel: [round {}] ", round_) : std::string("accel: ")) + line + "\n");
+  write((rounds_ ? fmt::format("accel: [round {}] ", round_) : std::string("accel: ")) + line);
 }
 
 void LaunchReport::failure(const std::optional<WorkerFailure>& failure, const std::string& consequence,
@@ -34,12 +40,12 @@ void LaunchReport::failure(const std::optional<WorkerFailure>& failure, const st
     const size_t from = f.traceback.size() > kTracebackLines ? f.traceback.size() - kTracebackLines : 0;
     if (!f.traceback.empty())
       say(fmt::format("its traceback (from its TORCHELASTIC_ERROR_FILE){}:", from ? ", last lines" : ""));
-    for (size_t i = from; i < f.traceback.size(); ++i) writeFully(2, "accel:   | " + f.traceback[i] + "\n");
+    for (size_t i = from; i < f.traceback.size(); ++i) write("accel:   | " + f.traceback[i]);
   } else if (f.stderr_tail.empty()) {
     say(fmt::format("{} wrote nothing to stderr", f.who));
   } else {
     say(fmt::format("last {} line(s) of {}'s stderr:", f.stderr_tail.size(), f.who));
-    for (const auto& line : f.stderr_tail) writeFully(2, "accel:   | " + line + "\n");
+    for (const auto& line : f.stderr_tail) write("accel:   | " + line);
   }
   say(stopped.empty() ? "no other rank was running" : "stopped ranks " + join(stopped, ", "));
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/launch/console/console.h"
 #include "lib/launch/job/job_link.h"
 #include "lib/launch/worker_process.h"
 
@@ -25,8 +26,10 @@ std::string consequenceLine(const WorkerProcess* consequence);
 
 class LaunchReport {
  public:
-  LaunchReport(const LaunchPlan& plan)
-      : machine_(plan.machine_rank),
+  // Its lines go through `console` (kept above the live lines of a terminal) when given.
+  explicit LaunchReport(const LaunchPlan& plan, Console* console = nullptr)
+      : console_(console),
+        machine_(plan.machine_rank),
         several_machines_(plan.num_machines > 1),
         rounds_(plan.max_restarts > 0 || plan.num_machines > 1) {}
   void setRound(int round) { round_ = round; }
@@ -40,6 +43,8 @@ class LaunchReport {
   int end(const JobEvent& e, const std::string& consequence, const std::vector<std::string>& stopped) const;
 
  private:
+  void write(std::string line) const;  // one line of ours on stderr
+  Console* console_;
   int machine_;
   bool several_machines_, rounds_;
   int round_ = 0;

@@ -2,6 +2,7 @@
 #include "lib/launch/launch_settings.h"
 
 #include "lib/launch/job_settings.h"
+#include "lib/launch/terminal_settings.h"
 
 #include <algorithm>
 
@@ -14,6 +15,7 @@
 #include "lib/launch/job_settings.h"
 #include "lib/launch/launch_args.h"
 #include "lib/launch/launch_env.h"
+#include "lib/launch/terminal_settings.h"
 
 namespace accel {
 
@@ -271,6 +273,7 @@ LaunchSettings resolveLaunchSettings(const LaunchOptions& o, const std::optional
   resolveRest(r);
   resolveLauncherOptions(r);
   resolveJobChannel(s, o, facts);
+  resolveTerminal(s, o, facts);
   s.config_line = configLine(s, looked_at, o.cpu && o.config_file.empty() && facts.default_config_exists);
   return s;
 }

@@ -31,6 +31,7 @@ struct LaunchFacts {
   std::string random_hex;                  // fresh randomness for run ids and tokens
   std::map<std::string, std::string> env;  // the launcher's environment
   bool default_config_exists = false;      // the default config file exists (--cpu skips it)
+  bool stdin_terminal = false;             // the launcher's stdin is a terminal
 };
 
 // `config` is the loaded file (nullopt when none was read; `config_path_looked_at` says where).

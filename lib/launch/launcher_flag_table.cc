@@ -68,6 +68,12 @@ std::vector<LauncherFlag> build() {
       {"env", "", &O::env, kLauncher,
        "KEY=VALUE set in every worker's environment, repeatable (as if exported before `accel launch`; accel's own "
        "variables win)"},
+      {"pty", "", &O::pty, kLauncher,
+       "pseudo-terminals for worker streams shown on a terminal, so workers see one (colours, progress bars): auto "
+       "(default: $ACCEL_PTY, else auto), on (also when the console is a file), off (pipes)"},
+      {"stdin_rank", "", &O::stdin_rank, kLauncher,
+       "the rank that reads what you type while accel runs in the foreground of a terminal (a debugger's prompt): "
+       "RANK or none (default: $ACCEL_STDIN_RANK, else 0); every other rank reads /dev/null"},
       {"module", "m", &O::module, kLauncher, "run PROGRAM as a Python module (PYTHON -u -m, PYTHON as for --python)"},
       {"no_python", "", &O::no_python, kLauncher, "run PROGRAM as it is"},
       {"quiet", "q", &O::quiet, kLauncher, "no informational lines from the launcher"},

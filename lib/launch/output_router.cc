@@ -7,11 +7,6 @@
 
 namespace accel {
 
-namespace {
-// A "line" longer than this is emitted in pieces, so one runaway writer cannot grow memory.
-constexpr size_t kMaxLine = 64 * 1024;
-}  // namespace
-
 void writeFully(int fd, std::string_view text) {
   while (!text.empty()) {
     ssize_t n = ::write(fd, text.data(), text.size());
@@ -21,56 +16,77 @@ void writeFully(int fd, std::string_view text) {
   }
 }
 
-OutputStream::OutputStream(std::string prefix, int console_fd, int log_fd, size_t keep_lines, std::string duplicate)
-    : prefix_(std::move(prefix)),
-      duplicate_(std::move(duplicate)),
-      console_fd_(console_fd),
-      log_fd_(log_fd),
-      keep_(keep_lines) {}
+OutputStream::OutputStream(StreamSetup setup) : setup_(std::move(setup)) {}
 
 OutputStream::~OutputStream() {
-  if (log_fd_ >= 0) ::close(log_fd_);
+  if (setup_.log_fd >= 0) ::close(setup_.log_fd);
 }
 
-void OutputStream::feed(const char* data, size_t size) {
-  pending_.append(data, size);
-  size_t start = 0;
-  while (true) {
-    size_t newline = pending_.find('\n', start);
-    if (newline == std::string::npos) break;
-    emit(std::string_view(pending_).substr(start, newline - start));
-    start = newline + 1;
-  }
-  pending_.erase(0, start);
-  while (pending_.size() >= kMaxLine) {
-    emit(std::string_view(pending_).substr(0, kMaxLine));
-    pending_.erase(0, kMaxLine);
+void OutputStream::feed(const char* data, size_t size, Clock::time_point now) {
+  const std::string_view bytes(data, size);
+  if (setup_.log_fd >= 0) writeFully(setup_.log_fd, escapes_.filter(bytes));
+  lines_.feed(
+      bytes, [this](std::string_view line) { complete(line); }, [this, now](std::string_view f) { frame(f, now); });
+  const std::string_view open = lines_.visible();
+  if (live()) {
+    setup_.console->live(setup_.key, open.empty() ? std::string() : setup_.prefix + std::string(open));
+  } else if (!open.empty() && !lines_.framed() && !open_since_) {
+    open_since_ = now;
   }
 }
 
 void OutputStream::finish() {
-  if (!pending_.empty()) emit(pending_);
-  pending_.clear();
+  if (!lines_.visible().empty()) complete(lines_.takeOpen());
+  if (live()) setup_.console->live(setup_.key, "");
 }
 
-void OutputStream::emit(std::string_view line) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (!duplicate_.empty() && line.starts_with(duplicate_)) line.remove_prefix(duplicate_.size());
-  if (console_fd_ >= 0) {
-    std::string out;
-    out.reserve(prefix_.size() + line.size() + 1);
-    out.append(prefix_).append(line).append("\n");
-    writeFully(console_fd_, out);  // one write per line: lines of different ranks never mix
-  }
-  if (log_fd_ >= 0) {
-    std::string out(line);
-    out += '\n';
-    writeFully(log_fd_, out);
-  }
-  if (keep_ > 0) {
+void OutputStream::complete(std::string_view line) {
+  if (!setup_.duplicate.empty() && line.starts_with(setup_.duplicate)) line.remove_prefix(setup_.duplicate.size());
+  if (setup_.keep_lines > 0) {
     last_.emplace_back(line);
-    if (last_.size() > keep_) last_.pop_front();
+    if (last_.size() > setup_.keep_lines) last_.pop_front();
   }
+  open_since_.reset();
+  frame_waiting_ = false;
+  show(line);
+}
+
+void OutputStream::show(std::string_view text) {
+  if (shown()) setup_.console->line(setup_.console_fd, setup_.prefix + std::string(text));
+}
+
+void OutputStream::frame(std::string_view text, Clock::time_point now) {
+  if (!shown() || live()) return;
+  open_since_.reset();
+  if (frame_at_ && now - *frame_at_ < setup_.progress_interval) {
+    frame_waiting_ = true;
+    return;
+  }
+  show(text);
+  frame_at_ = now;
+  frame_waiting_ = false;
+}
+
+void OutputStream::tick(Clock::time_point now) {
+  if (open_since_ && now - *open_since_ >= kOpenLine) {
+    show(lines_.takeOpen() + "…");
+    open_since_.reset();
+  }
+  if (frame_waiting_ && now - *frame_at_ >= setup_.progress_interval) {
+    show(lines_.lastFrame());
+    frame_at_ = now;
+    frame_waiting_ = false;
+  }
+}
+
+std::optional<OutputStream::Clock::time_point> OutputStream::deadline() const {
+  std::optional<Clock::time_point> at;
+  if (open_since_) at = *open_since_ + kOpenLine;
+  if (frame_waiting_) {
+    const auto frame_due = *frame_at_ + setup_.progress_interval;
+    at = at ? std::min(*at, frame_due) : frame_due;
+  }
+  return at;
 }
 
 }  // namespace accel

@@ -19,6 +19,8 @@
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/launch/adopted.h"
+#include "lib/launch/console/console.h"
+#include "lib/launch/console/terminal_input.h"
 #include "lib/launch/error_file.h"
 #include "lib/launch/job/job_link.h"
 #include "lib/launch/launch_report.h"
@@ -38,7 +40,7 @@ using Clock = std::chrono::steady_clock;
 
 class Supervisor {
  public:
-  explicit Supervisor(const LaunchPlan& plan) : plan_(plan), report_(plan), workers_(plan.workers.size()) {}
+  explicit Supervisor(const LaunchPlan& plan) : plan_(plan), report_(plan, &console_), workers_(plan.workers.size()) {}
 
   int run() {
     if (!plan_.log_dir.empty()) {
@@ -70,6 +72,8 @@ class Supervisor {
 
  private:
   LaunchPlan plan_;  // a copy: a restart of several machines moves MASTER_PORT
+  Console console_;
+  TerminalInput input_;
   LaunchReport report_;
   std::unique_ptr<JobLink> link_;
   std::unique_ptr<RankAnswers> answers_;
@@ -98,10 +102,10 @@ class Supervisor {
       for (size_t i = 0; i < workers_.size(); ++i) {
         WorkerProcess& w = workers_[i];
         w.spec = &plan_.workers[i];
-        openWorkerStreams(w, plan_, attempt);
+        const WorkerIo io = openWorkerStreams(w, plan_, attempt, console_, input_.claim());
         // mpirun runs every rank as one process here: no single file to give it.
         w.error_file = w.spec->label.empty() ? error_files_.pathFor(attempt, w.spec->rank) : "";
-        spawnWorker(w, attempt);
+        spawnWorker(w, attempt, io);
       }
       if (std::string problem = error_files_.takeProblem(); !problem.empty()) {
         say("warning: " + problem + "; a failure summary cannot show a worker's @record exception");
@@ -125,6 +129,15 @@ class Supervisor {
   }
 
   static int soonest(int a, int b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); }
+
+  // Milliseconds until the console or a stream has something due (-1: nothing is).
+  int outputTimeout() const {
+    auto at = streamsDeadline(workers_);
+    if (auto screen = console_.deadline(); screen && (!at || *screen < *at)) at = screen;
+    if (!at) return -1;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*at - Clock::now()).count();
+    return static_cast<int>(std::clamp<long long>(left, 0, 60'000));
+  }
 
   // One round: until every worker of this machine exited and its output is read, and the job
   // (the link) decided what comes next: a restart, or the end.
@@ -153,7 +166,10 @@ class Supervisor {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at_ - Clock::now()).count();
         timeout = soonest(timeout, static_cast<int>(std::max<long long>(0, left)));
       }
+      timeout = soonest(timeout, outputTimeout());
       std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
+      const int input = inputFd(workers_);
+      if (input >= 0 && input_.claim()) fds.push_back({input_.fd(), POLLIN, 0});
       addPipeFds(workers_, fds);
       link_->addPollFds(fds);
       answers_->addPollFds(fds, timeout);
@@ -162,8 +178,16 @@ class Supervisor {
       if (n < 0) continue;
       if (fds[0].revents & POLLIN) readSignals(signal_fd);
       for (size_t i = 1; i < fds.size(); ++i) {
-        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) drainPipe(workers_, fds[i].fd);
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        if (input >= 0 && fds[i].fd == input_.fd()) {
+          input_.forward(input);
+        } else {
+          drainPipe(workers_, fds[i].fd);
+        }
       }
+      const auto now = Clock::now();
+      tickStreams(workers_, now);
+      console_.flush(now);
       answers_->service(fds);
       for (auto& event : link_->service(fds)) follow(event, decision);
       if (kill_at_ && anyRunning() && Clock::now() >= *kill_at_) {

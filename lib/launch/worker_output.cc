@@ -2,20 +2,24 @@
 #include "lib/launch/worker_output.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include <fmt/format.h>
 
 #include "lib/common/error.h"
+#include "lib/launch/console/worker_terminal.h"
 
 namespace accel {
 
 namespace {
 
 constexpr size_t kSummaryLines = 20;
+constexpr int kNarrowest = 20;  // a worker's terminal is never narrower, however long its prefix
 
 int openLog(const std::string& dir, int rank, const char* stream, int attempt) {
   if (dir.empty()) return -1;
@@ -34,19 +38,50 @@ int consoleFd(const LaunchPlan& plan, const WorkerSpec& spec, int stream_bit, in
   return (streams & stream_bit) ? fd : -1;
 }
 
+// A pseudo-terminal's width: what the console leaves beside the prefix.
+int ptyColumns(const Console& console, const std::string& prefix) {
+  return std::max(kNarrowest, console.columns() - static_cast<int>(prefix.size()));
+}
+
+bool wantsPty(const LaunchPlan& plan, const Console& console, int shown_on) {
+  if (shown_on < 0 || plan.pty == LaunchPlan::Pty::Off) return false;
+  return plan.pty == LaunchPlan::Pty::On || console.onScreen(shown_on);
+}
+
 }  // namespace
 
-void openWorkerStreams(WorkerProcess& w, const LaunchPlan& plan, int attempt) {
+WorkerIo openWorkerStreams(WorkerProcess& w, const LaunchPlan& plan, int attempt, Console& console, bool input) {
   const WorkerSpec& spec = *w.spec;
   const std::string prefix = plan.label_host.empty() ? fmt::format("[{}] ", workerName(spec))
                                                      : fmt::format("[{}:{}] ", plan.label_host, workerName(spec));
+  StreamSetup setup;
+  setup.prefix = prefix;
+  setup.console = &console;
   // torch's own copy of the rank (distributed_c10d's excepthook); mpirun's output mixes ranks.
-  const std::string torch_prefix = spec.label.empty() ? fmt::format("[rank{}]: ", spec.rank) : "";
-  w.out = std::make_unique<OutputStream>(prefix, consoleFd(plan, spec, 1, 1),
-                                         openLog(plan.log_dir, spec.rank, "stdout", attempt), 0, torch_prefix);
-  w.err =
-      std::make_unique<OutputStream>(prefix, consoleFd(plan, spec, 2, 2),
-                                     openLog(plan.log_dir, spec.rank, "stderr", attempt), kSummaryLines, torch_prefix);
+  setup.duplicate = spec.label.empty() ? fmt::format("[rank{}]: ", spec.rank) : "";
+  setup.progress_interval = std::chrono::milliseconds(static_cast<long long>(plan.progress_interval * 1000));
+  StreamSetup err = setup;
+  setup.console_fd = consoleFd(plan, spec, 1, 1);
+  setup.key = 2 * spec.local_rank;
+  setup.log_fd = openLog(plan.log_dir, spec.rank, "stdout", attempt);
+  err.console_fd = consoleFd(plan, spec, 2, 2);
+  err.key = 2 * spec.local_rank + 1;
+  err.keep_lines = kSummaryLines;
+  WorkerIo io;
+  io.out_pty = wantsPty(plan, console, setup.console_fd);
+  io.err_pty = wantsPty(plan, console, err.console_fd);
+  io.input = input && io.out_pty && spec.label.empty() && spec.rank == plan.stdin_rank;
+  io.columns = ptyColumns(console, prefix);
+  io.rows = console.rows();
+  w.out = std::make_unique<OutputStream>(std::move(setup));
+  try {
+    err.log_fd = openLog(plan.log_dir, spec.rank, "stderr", attempt);
+  } catch (...) {
+    w.out.reset();
+    throw;
+  }
+  w.err = std::make_unique<OutputStream>(std::move(err));
+  return io;
 }
 
 bool anyPipeOpen(const std::vector<WorkerProcess>& workers) {
@@ -75,12 +110,49 @@ void drainPipe(std::vector<WorkerProcess>& workers, int fd) {
     char buffer[65536];
     ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n > 0) {
-      (fd == w.out_fd ? *w.out : *w.err).feed(buffer, static_cast<size_t>(n));
+      (fd == w.out_fd ? *w.out : *w.err).feed(buffer, static_cast<size_t>(n), std::chrono::steady_clock::now());
     } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
       closePipe(w, fd == w.out_fd ? w.out_fd : w.err_fd);
     }
     return;
   }
+}
+
+void tickStreams(std::vector<WorkerProcess>& workers, std::chrono::steady_clock::time_point now) {
+  for (auto& w : workers) {
+    for (auto* stream : {w.out.get(), w.err.get()}) {
+      if (stream) stream->tick(now);
+    }
+  }
+}
+
+std::optional<std::chrono::steady_clock::time_point> streamsDeadline(const std::vector<WorkerProcess>& workers) {
+  std::optional<std::chrono::steady_clock::time_point> soonest;
+  for (const auto& w : workers) {
+    for (const auto* stream : {w.out.get(), w.err.get()}) {
+      const auto at = stream ? stream->deadline() : std::nullopt;
+      if (at && (!soonest || *at < *soonest)) soonest = at;
+    }
+  }
+  return soonest;
+}
+
+void resizeTerminals(const std::vector<WorkerProcess>& workers, const Console& console) {
+  for (const auto& w : workers) {
+    if (!w.running || !w.out) continue;
+    const int columns = ptyColumns(console, w.out->prefix());
+    if (w.out_pty && w.out_fd >= 0) setPtySize(w.out_fd, columns, console.rows());
+    if (w.err_pty && w.err_fd >= 0) setPtySize(w.err_fd, columns, console.rows());
+    // A worker's pseudo-terminal is not its controlling terminal: the kernel would not tell it.
+    if ((w.out_pty && w.out_fd >= 0) || (w.err_pty && w.err_fd >= 0)) signalGroup(w, SIGWINCH);
+  }
+}
+
+int inputFd(const std::vector<WorkerProcess>& workers) {
+  for (const auto& w : workers) {
+    if (w.takes_input && w.out_fd >= 0) return w.out_fd;
+  }
+  return -1;
 }
 
 std::vector<const WorkerProcess*> closeOpenPipes(std::vector<WorkerProcess>& workers) {

@@ -9,12 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 
 #include <fmt/format.h>
 
 #include "lib/common/error.h"
 #include "lib/common/process_state.h"
+#include "lib/launch/console/worker_terminal.h"
 #include "lib/launch/launch_env.h"
 #include "lib/launch/program.h"
 
@@ -58,13 +60,13 @@ void writeStderr(const char* s) { (void)!::write(2, s, ::strlen(s)); }
 
 // `interpreter_note` is said after exec's reason when the program exists but exec found no
 // file: then what is missing is the interpreter its #! line names.
-[[noreturn]] void execChild(pid_t launcher, int out_w, int err_w, const cpu_set_t* cpus, char* const* argv,
+[[noreturn]] void execChild(pid_t launcher, int in, int out_w, int err_w, const cpu_set_t* cpus, char* const* argv,
                             char* const* envp, const char* interpreter_note) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != launcher) _exit(1);  // the launcher died before prctl took effect
-  int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd >= 0) ::dup2(null_fd, 0);
+  if (in < 0) in = ::open("/dev/null", O_RDONLY);
+  if (in >= 0) ::dup2(in, 0);
   ::dup2(out_w, 1);
   ::dup2(err_w, 2);
   sigset_t none;
@@ -72,8 +74,9 @@ void writeStderr(const char* s) { (void)!::write(2, s, ::strlen(s)); }
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   // An ignored disposition would survive exec: the signals the launcher forwards must reach the
   // worker's default or its own handler, whatever the launcher inherited (SIGHUP under nohup
-  // stays ignored: signal_channel.h).
-  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGQUIT}) ::signal(s, SIG_DFL);
+  // stays ignored: signal_channel.h). SIGTTIN is ignored by a launcher that reads a terminal
+  // (console/terminal_input.h), never on the workers' behalf.
+  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGTTIN}) ::signal(s, SIG_DFL);
   if (cpus && ::sched_setaffinity(0, sizeof *cpus, cpus) != 0) {  // the worker still runs, unpinned
     writeStderr("accel: warning: enable_cpu_affinity: cannot pin this worker: ");
     writeStderr(::strerror(errno));
@@ -116,19 +119,37 @@ std::string WorkerProcess::describeNow() const {
   return processState(pid).describe();
 }
 
-void spawnWorker(WorkerProcess& w, int restart_count) {
-  auto cannot = [&w](const char* what) {
-    return Error(fmt::format("cannot start rank {}: {} failed: {}", w.spec->rank, what, ::strerror(errno)),
-                 "the launcher is out of file descriptors or processes: raise `ulimit -n` / `ulimit -u`, or "
-                 "start fewer workers");
-  };
-  int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) throw cannot("pipe");
-  if (::pipe2(err, O_CLOEXEC) != 0) {
-    Error e = cannot("pipe");
+namespace {
+
+Error cannotStart(const WorkerProcess& w, const char* what) {
+  return Error(fmt::format("cannot start rank {}: {} failed: {}", w.spec->rank, what, ::strerror(errno)),
+               "the launcher is out of file descriptors or processes: raise `ulimit -n` / `ulimit -u`, or "
+               "start fewer workers");
+}
+
+// A stream's two ends: {read end, the worker's end}, through a pseudo-terminal or a pipe.
+std::array<int, 2> openStream(const WorkerProcess& w, bool pty, const WorkerIo& io) {
+  if (pty) {
+    Pty p = openPty(io.columns, io.rows);
+    return {p.master, p.slave};
+  }
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) throw cannotStart(w, "pipe");
+  ::fcntl(ends[0], F_SETFL, O_NONBLOCK);
+  return {ends[0], ends[1]};
+}
+
+}  // namespace
+
+void spawnWorker(WorkerProcess& w, int restart_count, const WorkerIo& io) {
+  const std::array<int, 2> out = openStream(w, io.out_pty, io);
+  std::array<int, 2> err{};
+  try {
+    err = openStream(w, io.err_pty, io);
+  } catch (...) {
     ::close(out[0]);
     ::close(out[1]);
-    throw e;
+    throw;
   }
   std::vector<std::string> args = w.spec->argv;
   std::vector<std::string> env = workerEnvironment(w, restart_count);
@@ -143,21 +164,22 @@ void spawnWorker(WorkerProcess& w, int restart_count) {
   const pid_t launcher = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
-    Error e = cannot("fork");
+    Error e = cannotStart(w, "fork");
     for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
     throw e;
   }
   if (pid == 0)
-    execChild(launcher, out[1], err[1], w.spec->cpus.empty() ? nullptr : &cpus, argv.data(), envp.data(),
-              interpreter_note.c_str());
+    execChild(launcher, io.input && io.out_pty ? out[1] : -1, out[1], err[1], w.spec->cpus.empty() ? nullptr : &cpus,
+              argv.data(), envp.data(), interpreter_note.c_str());
   ::setpgid(pid, pid);  // also here, so the group exists before any signal is sent to it
   ::close(out[1]);
   ::close(err[1]);
-  ::fcntl(out[0], F_SETFL, O_NONBLOCK);
-  ::fcntl(err[0], F_SETFL, O_NONBLOCK);
   w.pid = pid;
   w.out_fd = out[0];
   w.err_fd = err[0];
+  w.out_pty = io.out_pty;
+  w.err_pty = io.err_pty;
+  w.takes_input = io.input && io.out_pty;
   w.running = true;
   w.status = 0;
   w.stopped_by_us = false;

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // One worker: a child process in its own process group (so a signal reaches everything it
-// started), that dies with the launcher (PR_SET_PDEATHSIG), stdin from /dev/null, stdout and
-// stderr through pipes. Owned by the supervisor's single thread.
+// started), that dies with the launcher (PR_SET_PDEATHSIG), its stdout and stderr each through a
+// pipe or, where the user sees that stream on a terminal, a pseudo-terminal
+// (console/worker_terminal.h); stdin from /dev/null, except for the one rank that takes the
+// user's input (console/terminal_input.h): its stdin is its stdout's pseudo-terminal. Owned by
+// the supervisor's single thread.
 #pragma once
 
 #include <sys/types.h>
@@ -18,8 +21,10 @@ namespace accel {
 struct WorkerProcess {
   const WorkerSpec* spec = nullptr;
   pid_t pid = -1;   // also the process group id
-  int out_fd = -1;  // read ends; -1 once closed
+  int out_fd = -1;  // read ends (a pipe's, or a pseudo-terminal's master); -1 once closed
   int err_fd = -1;
+  bool out_pty = false, err_pty = false;
+  bool takes_input = false;  // the user's input goes to out_fd (a pseudo-terminal)
   std::unique_ptr<OutputStream> out;
   std::unique_ptr<OutputStream> err;
   bool running = false;
@@ -42,11 +47,18 @@ struct WorkerProcess {
 // "rank 3", or the label of a process that runs several ranks (mpirun).
 std::string workerName(const WorkerSpec& spec);
 
+// How a worker's streams are connected: pseudo-terminals of `columns` x `rows` where asked
+// (`input`: stdin too, on stdout's), pipes otherwise.
+struct WorkerIo {
+  bool out_pty = false, err_pty = false, input = false;
+  int columns = 80, rows = 24;
+};
+
 // Forks and execs `spec` with `restart_count` in TORCHELASTIC_RESTART_COUNT and `w.error_file`
-// in TORCHELASTIC_ERROR_FILE. The caller must
+// in TORCHELASTIC_ERROR_FILE, its streams as `io` says. The caller must
 // have SignalChannel's signals blocked; the child unblocks them and restores SIGPIPE.
 // Throws Error when fork or pipe fails; an exec failure shows as exit code 127 with a message.
-void spawnWorker(WorkerProcess& w, int restart_count);
+void spawnWorker(WorkerProcess& w, int restart_count, const WorkerIo& io = {});
 
 // Sends `signal` to the worker's whole process group (ignores groups that are gone).
 void signalGroup(const WorkerProcess& w, int signal);

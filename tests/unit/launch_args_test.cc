@@ -27,8 +27,10 @@ const std::set<std::string> kAccelOnly = {"collective_timeout",
                                           "help",
                                           "job_port",
                                           "local_ranks_filter",
+                                          "pty",
                                           "python",
-                                          "rdzv_token"};
+                                          "rdzv_token",
+                                          "stdin_rank"};
 
 std::set<std::string> accelerateFlags() {
   std::ifstream in(ACCEL_SOURCE_DIR "/tests/compat/accelerate_1_15_launch_flags.txt");

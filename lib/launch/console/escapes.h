@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// Terminal escape sequences in a worker's output: the colours and cursor moves of a program that
+// sees a terminal. Log files get the text without them; a live line is cut to the screen's
+// width counting what a terminal draws (characters, not bytes; escapes draw nothing). Pure,
+// except that EscapeFilter remembers a sequence cut between two reads.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace accel {
+
+// Removes ECMA-48 escape sequences (CSI "ESC [ … final", OSC "ESC ] … BEL or ESC \", and the
+// two-byte ones) from a stream given in pieces.
+class EscapeFilter {
+ public:
+  std::string filter(std::string_view data);
+
+ private:
+  enum class State { Text, Escape, Csi, Osc, OscEscape };
+  State state_ = State::Text;
+};
+
+// `text` cut so that it draws at most `columns` cells: UTF-8 characters count one cell each,
+// escape sequences none; a sequence is never cut. When `text` has escapes, the result ends with
+// "ESC[0m" so the next line starts in the terminal's own colours.
+std::string fitToWidth(std::string_view text, size_t columns);
+
+}  // namespace accel
