@@ -235,6 +235,7 @@ std::string accelBinary() {
 }
 std::string accelTrain() { return builtProgram(ACCEL_TRAIN_NAME); }
 std::string envWorker() { return builtProgram(ENV_WORKER_NAME); }
+std::string outputWorker() { return builtProgram(OUTPUT_WORKER_NAME); }
 std::string runtimeWorker() { return builtProgram(RUNTIME_WORKER_NAME); }
 std::string fakeNvmlLibrary() { return builtLibrary(FAKE_NVML_NAME); }
 std::string fakeCudaLibrary() { return builtLibrary(FAKE_CUDA_NAME); }

@@ -58,6 +58,7 @@ bool processAlive(pid_t pid);
 std::string accelBinary();
 std::string accelTrain();
 std::string envWorker();
+std::string outputWorker();
 std::string runtimeWorker();
 std::string fakeNvmlLibrary();
 std::string fakeCudaLibrary();

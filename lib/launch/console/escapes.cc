@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/console/escapes.h"
 
+#include <algorithm>
+
 namespace accel {
 
 namespace {
@@ -9,6 +11,8 @@ constexpr char kEsc = '\x1b';
 constexpr char kBel = '\x07';
 
 bool csiFinal(char c) { return c >= 0x40 && c <= 0x7e; }
+// "ESC ( B" and its kind choose a character set: three bytes.
+bool isCharset(char c) { return c == '(' || c == ')' || c == '*' || c == '+'; }
 
 // The length of the escape sequence at `text[i]` (an ESC), up to the end of `text` when cut.
 size_t escapeLength(std::string_view text, size_t i) {
@@ -26,7 +30,7 @@ size_t escapeLength(std::string_view text, size_t i) {
     }
     return text.size() - i;
   }
-  return 2;
+  return std::min(isCharset(text[j]) ? size_t{3} : size_t{2}, text.size() - i);
 }
 
 }  // namespace
@@ -43,7 +47,10 @@ std::string EscapeFilter::filter(std::string_view data) {
           out += c;
         }
         break;
-      case State::Escape: state_ = c == '[' ? State::Csi : c == ']' ? State::Osc : State::Text; break;
+      case State::Escape:
+        state_ = c == '[' ? State::Csi : c == ']' ? State::Osc : isCharset(c) ? State::Charset : State::Text;
+        break;
+      case State::Charset: state_ = State::Text; break;
       case State::Csi:
         if (csiFinal(c)) state_ = State::Text;
         break;

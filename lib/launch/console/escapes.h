@@ -10,14 +10,14 @@
 
 namespace accel {
 
-// Removes ECMA-48 escape sequences (CSI "ESC [ … final", OSC "ESC ] … BEL or ESC \", and the
-// two-byte ones) from a stream given in pieces.
+// Removes ECMA-48 escape sequences (CSI "ESC [ … final", OSC "ESC ] … BEL or ESC \", a
+// character set's "ESC ( B", and the two-byte ones) from a stream given in pieces.
 class EscapeFilter {
  public:
   std::string filter(std::string_view data);
 
  private:
-  enum class State { Text, Escape, Csi, Osc, OscEscape };
+  enum class State { Text, Escape, Csi, Osc, OscEscape, Charset };
   State state_ = State::Text;
 };
 
