@@ -11,6 +11,7 @@
 
 #include "lib/common/defaults.h"
 #include "lib/common/process_state.h"
+#include "lib/common/running_deadline.h"
 #include "runtime/comm/work.h"
 
 namespace accel {
@@ -98,19 +99,16 @@ void ShmSteps::waitFor(int m, uint32_t step) {
       break;
   }
   ShmMember& peer = seg_.member(m);
-  const auto deadline = start + timeout_;
+  RunningDeadline deadline(timeout_, kWatch, start);  // a job stopped with Ctrl-Z is not late
   while (true) {
     peer.sleepers.fetch_add(1, std::memory_order_seq_cst);
     const uint32_t seen = peer.step.load(std::memory_order_seq_cst);
-    if (static_cast<int32_t>(seen - step) < 0) {
-      futexWait(peer.step, seen,
-                std::min<Clock::duration>(kWatch, std::max<Clock::duration>(deadline - Clock::now(), {})));
-    }
+    if (static_cast<int32_t>(seen - step) < 0) futexWait(peer.step, seen, deadline.sleep());
     peer.sleepers.fetch_sub(1, std::memory_order_seq_cst);
     if (reached(m, step)) return;
     if (peer.abandoned.load()) fail(m, step, "gave up on its operation (its own part of it failed: see its error)");
     if (seg_.exited(m)) fail(m, step, "exited");
-    if (Clock::now() >= deadline) {
+    if (deadline.passed()) {
       // Its pidfd says whether it is still there; /proc, whether it can make progress.
       const std::string state = seg_.exited(m) ? "it has exited" : "it is " + processState(seg_.pid(m)).describe();
       fail(m, step, fmt::format("did not arrive within {:g} s: {}", defaults::seconds(timeout_), state));

@@ -131,6 +131,17 @@ void JobHub::answered(long long id, const std::string& text) {
 
 void JobHub::workerFailed(const WorkerFailure& failure, bool replaces) { onFailure(failure, replaces); }
 void JobHub::interrupted(int signal) { onInterrupt(signal, 0); }
+void JobHub::hold(bool stopped) { onHold({stopped, 0}); }
+
+void JobHub::onHold(const job::Hold& hold) {
+  held_ = hold.stopped;
+  if (!held_) absence_.resumed();
+  const std::string line = job::encode(hold);
+  for (auto& [k, m] : members_) {
+    if (k != hold.machine) m.conn->send(line);
+  }
+  if (hold.machine != 0) queued_.push_back(JobEvent::hold(hold.stopped));
+}
 void JobHub::roundEnded(int, bool succeeded) {
   self_ended_ = true;
   self_ok_ = succeeded;
@@ -219,6 +230,8 @@ void JobHub::onMessage(int machine, Member& m, const job::Message& message) {
     route(machine, a->id, a->rank);
   } else if (auto* t = std::get_if<job::Tell>(&message)) {
     answered(t->id, t->text);
+  } else if (auto* h = std::get_if<job::Hold>(&message)) {
+    onHold({h->stopped, machine});
   } else if (!std::holds_alternative<job::Heartbeat>(message) && !std::holds_alternative<job::Ended>(message)) {
     m.conn->close();
     onLost(machine, m, fmt::format("its launcher sent a '{}', which only machine 0 sends", job::kindName(message)));
@@ -234,7 +247,7 @@ void JobHub::heartbeat(int machine, Member& m) {
   if (Clock::now() - m.conn->lastSent() >= heartbeatInterval(plan_.heartbeat_timeout)) {
     m.conn->send(job::encode(job::Heartbeat{}));
   }
-  if (absence_.silence(*m.conn) < timeout) return;
+  if (held_ || absence_.silence(*m.conn) < timeout) return;
   readMember(machine, m, POLLIN);  // what arrived while this launcher was away counts first
   if (m.lost || !m.conn->open() || absence_.silence(*m.conn) < timeout) return;
   onLost(machine, m, fmt::format("no word from its launcher for {:g} s", plan_.heartbeat_timeout));

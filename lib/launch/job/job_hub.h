@@ -39,6 +39,7 @@ class JobHub final : public JobLink {
   void roundEnded(int round, bool succeeded) override;
   void ask(long long id, int rank) override;
   void tell(long long id, const std::string& text) override;
+  void hold(bool stopped) override;
 
  private:
   struct Member {
@@ -58,6 +59,7 @@ class JobHub final : public JobLink {
   void heartbeat(int machine, Member& m);
   void onLost(int machine, Member& m, const std::string& why);
   void onFailure(const WorkerFailure& failure, bool replaces);
+  void onHold(const job::Hold& hold);  // tells every machine but the one that held
   void onInterrupt(int signal, int machine);
   void stopAll(const std::string& why);
   void decideIfEnded();
@@ -75,6 +77,7 @@ class JobHub final : public JobLink {
   int round_ = 0;
   bool stopping_ = false, self_ended_ = false, self_ok_ = false;
   bool finished_ = false;  // the end was sent
+  bool held_ = false;      // stopped with Ctrl-Z on some machine: silence is no loss
   FailureLedger ledger_;
   int signal_ = 0;
   std::string lost_, lost_hint_;

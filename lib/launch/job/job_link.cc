@@ -35,6 +35,7 @@ class SoloLink final : public JobLink {
     queued_.push_back(JobEvent::answer(id, "rank " + std::to_string(rank) + " is not one of this job's ranks"));
   }
   void tell(long long, const std::string&) override {}
+  void hold(bool) override {}  // no other machine to tell
 
  private:
   int max_restarts_;

@@ -46,6 +46,7 @@ struct JobEvent {
     End,      // the launch is over: exit with `exit_code`
     Ask,      // describe this machine's rank `rank` for question `id` (answer with tell())
     Answer,   // question `id` (this machine's ask()) is answered: `message`
+    Hold,     // another machine stopped the job with Ctrl-Z (`stopped`), or continued it
   };
   Kind kind = Kind::Stop;
   int round = 0;
@@ -55,6 +56,7 @@ struct JobEvent {
   int exit_code = 0;
   std::optional<WorkerFailure> failure;  // End, Restart: the job's first failure of the round
   int signal = 0;                        // End: the job was interrupted by this signal
+  bool stopped = false;                  // Hold
   std::string message;                   // Stop: why; End: a lost machine or a refused join; Answer
   std::string hint;
 
@@ -83,6 +85,12 @@ struct JobEvent {
     e.kind = Kind::Answer;
     e.id = id;
     e.message = std::move(text);
+    return e;
+  }
+  static JobEvent hold(bool stopped) {
+    JobEvent e;
+    e.kind = Kind::Hold;
+    e.stopped = stopped;
     return e;
   }
   static JobEvent end(int exit_code, std::string message = {}, std::string hint = {}) {
@@ -123,6 +131,10 @@ class JobLink {
   // event with the same id; an Ask event is answered with tell(). Ids are the asker's own.
   virtual void ask(long long id, int rank) = 0;
   virtual void tell(long long id, const std::string& text) = 0;
+  // Job control: this machine's launcher is about to stop with its workers (Ctrl-Z), or has
+  // continued them. The other machines stop or continue theirs (a Hold event), and while the job
+  // is held no machine counts another's silence against the heartbeat timeout.
+  virtual void hold(bool stopped) = 0;
 };
 
 // Chooses the link for `plan`: SoloLink on one machine, JobHub on machine 0 of several,

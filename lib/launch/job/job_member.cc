@@ -90,6 +90,10 @@ class JobMember final : public JobLink {
     send(job::Ask{id, rank});
   }
   void tell(long long id, const std::string& text) override { send(job::Tell{id, text}); }
+  void hold(bool stopped) override {
+    setHeld(stopped);
+    send(job::Hold{stopped, plan_.machine_rank});
+  }
 
  private:
   const LaunchPlan& plan_;
@@ -97,8 +101,14 @@ class JobMember final : public JobLink {
   int first_port_ = 0;
   bool ended_ = false;
   bool rejoin_ = false;  // machine 0 closed the connection before the start
+  bool held_ = false;    // the job is stopped with Ctrl-Z somewhere: silence is no loss
   OwnAbsence absence_;
   std::vector<JobEvent> queued_;
+
+  void setHeld(bool stopped) {
+    held_ = stopped;
+    if (!held_) absence_.resumed();
+  }
 
   std::string hubAddress() const { return fmt::format("{}:{}", plan_.master_addr, plan_.job_port); }
 
@@ -147,7 +157,7 @@ class JobMember final : public JobLink {
     if (!hub_->open() && !first_port_) return void(rejoin_ = true);
     if (!hub_->open()) return lost("its launcher's connection closed (" + hub_->error() + ")");
     if (Clock::now() - hub_->lastSent() >= heartbeatInterval(plan_.heartbeat_timeout)) send(job::Heartbeat{});
-    if (absence_.silence(*hub_) < timeout) return;
+    if (held_ || absence_.silence(*hub_) < timeout) return;
     read(POLLIN);  // what arrived while this launcher was away counts first
     if (ended_ || !hub_->open() || absence_.silence(*hub_) < timeout) return;
     lost(fmt::format("no word from its launcher for {:g} s", plan_.heartbeat_timeout));
@@ -205,6 +215,9 @@ class JobMember final : public JobLink {
       queued_.push_back(JobEvent::ask(a->id, a->rank));
     } else if (auto* t = std::get_if<job::Tell>(&m)) {
       queued_.push_back(JobEvent::answer(t->id, t->text));
+    } else if (auto* h = std::get_if<job::Hold>(&m)) {
+      setHeld(h->stopped);
+      queued_.push_back(JobEvent::hold(h->stopped));
     } else if (!std::holds_alternative<job::Heartbeat>(m)) {
       lost(fmt::format("it sent a '{}', which only other machines send", job::kindName(m)));
     }

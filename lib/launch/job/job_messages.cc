@@ -83,6 +83,7 @@ json toJson(const Failed& m) {
 json toJson(const Interrupted& m) { return {{"t", "interrupted"}, {"signal", m.signal}}; }
 json toJson(const Ended& m) { return {{"t", "ended"}, {"round", m.round}, {"ok", m.ok}}; }
 json toJson(const Heartbeat&) { return {{"t", "hb"}}; }
+json toJson(const Hold& m) { return {{"t", "hold"}, {"stopped", m.stopped}, {"machine", m.machine}}; }
 json toJson(const Ask& m) { return {{"t", "ask"}, {"id", m.id}, {"rank", m.rank}}; }
 json toJson(const Tell& m) { return {{"t", "tell"}, {"id", m.id}, {"text", clamp(m.text, kMaxText)}}; }
 
@@ -153,6 +154,7 @@ Message read(Fields& f, const std::string& t) {
   if (t == "hb") return Heartbeat{};
   if (t == "ask") return Ask{f.integer("id", 0, kMaxId), f.small("rank", 0, kMaxMachines * 4096)};
   if (t == "tell") return Tell{f.integer("id", 0, kMaxId), f.text("text")};
+  if (t == "hold") return Hold{f.flag("stopped"), f.small("machine", 0, kMaxMachines)};
   throw Bad(fmt::format("unknown message kind '{}'", shown(t)));
 }
 
@@ -258,8 +260,8 @@ bool sameToken(std::string_view a, std::string_view b) {
 }
 
 const char* kindName(const Message& message) {
-  static constexpr const char* kNames[] = {"join",   "start",       "refuse", "stop", "restart", "end",
-                                           "failed", "interrupted", "ended",  "hb",   "ask",     "tell"};
+  static constexpr const char* kNames[] = {"join",        "start", "refuse", "stop", "restart", "end", "failed",
+                                           "interrupted", "ended", "hb",     "ask",  "tell",    "hold"};
   static_assert(std::size(kNames) == std::variant_size_v<Message>);
   return kNames[message.index()];
 }

@@ -5,7 +5,8 @@
 //   member -> hub: join (the first line of every connection), failed, interrupted, ended
 //   hub -> member: start, refuse, stop, restart, end
 //   both ways:     hb (a heartbeat; any line counts as one), ask and tell (a question about a
-//                  rank and its answer, routed by machine 0: rank_questions.h)
+//                  rank and its answer, routed by machine 0: rank_questions.h), hold (the job
+//                  stopped with Ctrl-Z on one machine, or continued: machine 0 passes it on)
 //
 // decode() trusts nothing: the line's length and nesting are bounded before it is parsed, then
 // every field is checked for its type and range, missing and unknown fields are refused, and
@@ -28,7 +29,7 @@
 
 namespace accel::job {
 
-inline constexpr int kProtocolVersion = 2;  // 1: the unversioned channel of accel before it
+inline constexpr int kProtocolVersion = 3;  // 1: the unversioned channel of accel before it
 
 // Bounds on what one line may hold: a reader refuses more, a writer clamps to them.
 inline constexpr size_t kMaxLine = 256 * 1024;
@@ -90,8 +91,14 @@ struct Tell {
   long long id = 0;
   std::string text;
 };
+// The job is stopped (`stopped`), or continued, from machine `machine`'s terminal.
+struct Hold {
+  bool stopped = false;
+  int machine = 0;
+};
 
-using Message = std::variant<Join, Start, Refuse, Stop, Restart, End, Failed, Interrupted, Ended, Heartbeat, Ask, Tell>;
+using Message =
+    std::variant<Join, Start, Refuse, Stop, Restart, End, Failed, Interrupted, Ended, Heartbeat, Ask, Tell, Hold>;
 
 // One line, without its newline.
 std::string encode(const Message& message);

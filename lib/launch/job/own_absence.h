@@ -33,6 +33,8 @@ class OwnAbsence {
     back_at_ = now;
     if (gap >= defaults::fromSeconds(timeout_)) absent_for_ = std::chrono::duration<double>(gap).count();
   }
+  // The job was held (job_link.h hold()) until now: silence counts again from here.
+  void resumed() { back_at_ = Clock::now(); }
   // How long `c`'s peer has been silent while this launcher was there to hear it.
   Clock::duration silence(const LineConnection& c) const { return Clock::now() - std::max(c.lastHeard(), back_at_); }
   // Why the others lost this launcher, when an absence longer than the timeout ended recently.
