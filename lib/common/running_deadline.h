@@ -18,19 +18,25 @@ class RunningDeadline {
   using Clock = std::chrono::steady_clock;
   static constexpr auto kGrace = std::chrono::milliseconds(500);
 
+  // `timeout` may be Clock::duration::max() for a clock that only measures (ran()).
   RunningDeadline(Clock::duration timeout, Clock::duration check_every, Clock::time_point start = Clock::now())
-      : at_(start + timeout), every_(check_every), last_(start) {}
+      : timeout_(timeout), every_(check_every), start_(start), last_(start) {}
 
-  // Whether the deadline has passed; notes the gap since the last check first.
-  bool passed(Clock::time_point now = Clock::now()) {
+  // The time run since the start; notes the gap since the last check first.
+  Clock::duration ran(Clock::time_point now = Clock::now()) {
     note(now);
-    return now >= at_;
+    return now - start_ - absent_;
   }
+  // Whether the deadline has passed.
+  bool passed(Clock::time_point now = Clock::now()) { return ran(now) >= timeout_; }
   // How long a wait may sleep now: until the deadline, and at most `check_every`.
   Clock::duration sleep(Clock::time_point now = Clock::now()) {
-    note(now);
-    return std::clamp<Clock::duration>(at_ - now, Clock::duration::zero(), every_);
+    const auto left = timeout_ - ran(now);
+    return std::clamp<Clock::duration>(left, Clock::duration::zero(), every_);
   }
+  // The time since the last check went on the waiter's own work (a slow question it asked),
+  // not on its absence: it counts.
+  void worked(Clock::time_point now = Clock::now()) { last_ = now; }
   // The time not counted so far.
   Clock::duration absent() const { return absent_; }
 
@@ -38,12 +44,11 @@ class RunningDeadline {
   void note(Clock::time_point now) {
     const auto gap = now - last_;
     last_ = now;
-    if (gap <= every_ + kGrace) return;
-    absent_ += gap - every_;
-    at_ += gap - every_;
+    if (gap > every_ + kGrace) absent_ += gap - every_;
   }
-  Clock::time_point at_;
+  Clock::duration timeout_;
   Clock::duration every_;
+  Clock::time_point start_;
   Clock::time_point last_;
   Clock::duration absent_{};
 };

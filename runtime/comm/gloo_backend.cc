@@ -113,7 +113,12 @@ GlooBackend::GlooBackend(Store& store, int rank, int size, GlooOptions options)
         if (watch_->probe(call).empty()) return false;
         abortRunning();  // the ranks' calls differ: end the operation here and at the peers
         return true;
-      });
+      },
+      [this](const CollectiveCall& call) {
+        timed_out_.store(call.seq);
+        abortRunning();  // its time is up: end it here, and at the peers, who hear at once
+      },
+      options_.timeout);
 }
 
 GlooBackend::~GlooBackend() {
@@ -125,9 +130,17 @@ GlooBackend::~GlooBackend() {
 // exchange bytes (they wait on different tags until the watch names them), and consecutive
 // operations still get distinct tags.
 WorkPtr GlooBackend::enqueue(const CollectiveCall& call, std::function<void(uint32_t)> run) {
-  return queue_->submit(call, [run = std::move(run)](const CollectiveCall& numbered) {
+  return queue_->submit(call, [this, run = std::move(run)](const CollectiveCall& numbered) {
     const uint64_t f = numbered.fingerprint();
-    run(static_cast<uint32_t>(f ^ (f >> 32)));
+    try {
+      run(static_cast<uint32_t>(f ^ (f >> 32)));
+    } catch (const std::exception&) {
+      if (timed_out_.load() != numbered.seq) throw;
+      throw CommError(
+          fmt::format("timed out after {:g} s waiting for its peers (time this process was stopped, as "
+                      "by Ctrl-Z, not counted)",
+                      defaults::seconds(options_.timeout)));
+    }
   });
 }
 
@@ -142,8 +155,8 @@ Backend::Memory GlooBackend::memory() const {
 void GlooBackend::abandon() { abortRunning(); }
 
 WorkPtr GlooBackend::startAllReduce(const CollectiveCall& call, Tensor t) {
-  return enqueue(
-      call, [this, t, op = call.op](uint32_t tag) { runAllReduce(context_, sockets_, t, op, tag, options_.timeout); });
+  return enqueue(call,
+                 [this, t, op = call.op](uint32_t tag) { runAllReduce(context_, sockets_, t, op, tag, wait_limit_); });
 }
 
 WorkPtr GlooBackend::startBroadcast(const CollectiveCall& call, Tensor t) {
@@ -154,7 +167,7 @@ WorkPtr GlooBackend::startBroadcast(const CollectiveCall& call, Tensor t) {
       o.setOutput(static_cast<S*>(t.data), t.count);
       o.setRoot(root);
       o.setTag(tag);
-      o.setTimeout(options_.timeout);
+      o.setTimeout(wait_limit_);
       runGuarded(*context_, sockets_, [&] { gloo::broadcast(o); });
     });
   });
@@ -168,7 +181,7 @@ WorkPtr GlooBackend::startAllGather(const CollectiveCall& call, Tensor in, Tenso
       o.setInput(static_cast<S*>(in.data), in.count);
       o.setOutput(static_cast<S*>(out.data), out.count);
       o.setTag(tag);
-      o.setTimeout(options_.timeout);
+      o.setTimeout(wait_limit_);
       runGuarded(*context_, sockets_, [&] { gloo::allgather(o); });
     });
   });
@@ -183,7 +196,7 @@ WorkPtr GlooBackend::startAllGatherV(const CollectiveCall& call, Tensor in, Tens
       o.setInput(static_cast<S*>(in.data), in.count);
       o.setOutput(static_cast<S*>(out.data), counts);
       o.setTag(tag);
-      o.setTimeout(options_.timeout);
+      o.setTimeout(wait_limit_);
       runGuarded(*context_, sockets_, [&] { gloo::allgatherv(o); });
     });
   });
@@ -196,7 +209,7 @@ WorkPtr GlooBackend::startReduceScatter(const CollectiveCall& call, Tensor in, T
                                  static_cast<const uint8_t*>(in.data) + in.bytes());
     Tensor all = in;
     all.data = scratch.data();
-    runAllReduce(context_, sockets_, all, op, tag, options_.timeout);
+    runAllReduce(context_, sockets_, all, op, tag, wait_limit_);
     std::memcpy(out.data, scratch.data() + static_cast<size_t>(rank_) * out.bytes(), out.bytes());
   });
 }
@@ -210,7 +223,7 @@ WorkPtr GlooBackend::startGather(const CollectiveCall& call, Tensor in, Tensor o
       if (rank_ == root) o.setOutput(static_cast<S*>(out.data), in.count * static_cast<size_t>(size_));
       o.setRoot(root);
       o.setTag(tag);
-      o.setTimeout(options_.timeout);
+      o.setTimeout(wait_limit_);
       runGuarded(*context_, sockets_, [&] { gloo::gather(o); });
     });
   });
@@ -230,7 +243,7 @@ WorkPtr GlooBackend::startScatter(const CollectiveCall& call, Tensor in, Tensor 
       o.setOutput(static_cast<S*>(out.data), out.count);
       o.setRoot(root);
       o.setTag(tag);
-      o.setTimeout(options_.timeout);
+      o.setTimeout(wait_limit_);
       runGuarded(*context_, sockets_, [&] { gloo::scatter(o); });
     });
   });
@@ -245,7 +258,7 @@ WorkPtr GlooBackend::startAllToAll(const CollectiveCall& call, Tensor in, Tensor
       o.setInput(static_cast<S*>(in.data), in.count);
       o.setOutput(static_cast<S*>(out.data), out.count);
       o.setTag(tag);
-      o.setTimeout(options_.timeout);
+      o.setTimeout(wait_limit_);
       runGuarded(*context_, sockets_, [&] { gloo::alltoall(o); });
     });
   });
@@ -260,7 +273,7 @@ WorkPtr GlooBackend::startAllToAllV(const CollectiveCall& call, Tensor in, Tenso
       o.setInput(static_cast<S*>(in.data), std::vector<int64_t>(send_counts.begin(), send_counts.end()));
       o.setOutput(static_cast<S*>(out.data), std::vector<int64_t>(recv_counts.begin(), recv_counts.end()));
       o.setTag(tag);
-      o.setTimeout(options_.timeout);
+      o.setTimeout(wait_limit_);
       runGuarded(*context_, sockets_, [&] { gloo::alltoallv(o); });
     });
   });
@@ -270,7 +283,7 @@ WorkPtr GlooBackend::startBarrier(const CollectiveCall& call) {
   return enqueue(call, [this](uint32_t tag) {
     gloo::BarrierOptions o(context_);
     o.setTag(tag);
-    o.setTimeout(options_.timeout);
+    o.setTimeout(wait_limit_);
     runGuarded(*context_, sockets_, [&] { gloo::barrier(o); });
   });
 }

@@ -3,9 +3,13 @@
 // worker thread per group (op_queue.h), so all ranks issue Gloo calls in the same order and the
 // caller never blocks until it waits. After a failure the group is broken: later operations fail
 // at once with the first error. Ranks that call different collectives (call_watch.h) fail within
-// about two seconds, every one with a message listing what each called. Thread-safe.
+// about two seconds, every one with a message listing what each called. The collective timeout
+// is the queue's watch's to enforce, counting only the time this process ran (op_queue.h), so a
+// job stopped with Ctrl-Z for longer resumes unharmed; Gloo's own wait limit is the timeout plus
+// kStopAllowance, a backstop. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 
@@ -63,8 +67,14 @@ class GlooBackend : public Backend {
   WorkPtr enqueue(const CollectiveCall& call, std::function<void(uint32_t tag)> run);
   void abortRunning();  // from the watch thread: ranks' calls differ
 
+  // How long Gloo itself may wait beyond the collective timeout: a stop with Ctrl-Z longer than
+  // this still fails the collective it interrupted.
+  static constexpr std::chrono::milliseconds kStopAllowance = std::chrono::hours(24);
+
   int rank_, size_;
   GlooOptions options_;
+  std::chrono::milliseconds wait_limit_ = options_.timeout + kStopAllowance;
+  std::atomic<uint64_t> timed_out_{0};  // the call the watch ended at its timeout
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::vector<int> sockets_;  // duplicates of Gloo's connected sockets (gloo_backend.cc: glooSockets)
   std::unique_ptr<CallWatch> watch_;

@@ -13,10 +13,14 @@ constexpr auto kProbeAfter = std::chrono::seconds(1);  // far above any healthy 
 
 }  // namespace
 
-OpQueue::OpQueue(FailureText failure_text, Stalled stalled)
-    : failure_text_(std::move(failure_text)), stalled_(std::move(stalled)) {
+OpQueue::OpQueue(FailureText failure_text, Stalled stalled, TimedOut timed_out, std::chrono::milliseconds timeout)
+    : failure_text_(std::move(failure_text)),
+      stalled_(std::move(stalled)),
+      timed_out_(std::move(timed_out)),
+      timeout_(timeout) {
   thread_ = std::thread([this] { loop(); });
   if (stalled_) watch_thread_ = std::thread([this] { watchLoop(); });
+  if (timed_out_) timer_thread_ = std::thread([this] { timerLoop(); });
 }
 
 OpQueue::~OpQueue() {
@@ -27,7 +31,9 @@ OpQueue::~OpQueue() {
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   watch_wake_.notify_all();
+  timer_wake_.notify_all();
   if (watch_thread_.joinable()) watch_thread_.join();
+  if (timer_thread_.joinable()) timer_thread_.join();
 }
 
 WorkPtr OpQueue::submit(CollectiveCall call, Run run, bool small) {
@@ -55,10 +61,12 @@ WorkPtr OpQueue::submit(CollectiveCall call, Run run, bool small) {
 
 void OpQueue::begin(const Task& task) {
   running_ = true;
-  if (stalled_) {  // only the watch reads these
+  if (stalled_ || timed_out_) {  // only the watch and the timer read these
     current_ = task.call;
     current_since_ = Clock::now();
+    if (timed_out_) current_ran_ = RunningDeadline(timeout_, kWatchTick);
   }
+  if (timed_out_) timer_wake_.notify_all();  // the timer counts from now
 }
 
 void OpQueue::loop() {
@@ -102,6 +110,26 @@ void OpQueue::watchLoop() {
     const bool ended = stalled_(call);
     lock.lock();
     if (ended) aborted = call.seq;
+  }
+}
+
+void OpQueue::timerLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  uint64_t fired = 0;
+  while (!stopping_) {
+    if (!running_ || current_.seq == fired) {
+      timer_wake_.wait(lock);
+      continue;
+    }
+    if (!current_ran_.passed()) {
+      timer_wake_.wait_for(lock, current_ran_.sleep());
+      continue;
+    }
+    const CollectiveCall call = current_;
+    fired = call.seq;
+    lock.unlock();
+    timed_out_(call);
+    lock.lock();
   }
 }
 

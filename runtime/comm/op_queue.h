@@ -11,8 +11,14 @@
 // it has run for a second, it calls the hook with the operation's call, and again each half
 // second while it runs, until the hook returns true (it has ended the operation: the transport
 // found, e.g. through its CallWatch, that the ranks' calls differ, and closed its connections).
-// Nothing of this touches an operation that ends within a second. Thread-safe; the destructor
-// finishes what was queued.
+// Nothing of this touches an operation that ends within a second.
+//
+// With a `timed_out` hook and a `timeout`, a timer thread calls the hook (once) when the running
+// operation has run for `timeout`, counting only the time this process ran
+// (running_deadline.h): a job stopped with Ctrl-Z and continued is not late, however long it was
+// stopped, while a peer that never comes is named at the timeout. The hook ends the operation
+// (the transport closes its connections). The timer is apart from the watch, whose hook may wait
+// on a silent store. Thread-safe; the destructor finishes what was queued.
 #pragma once
 
 #include <condition_variable>
@@ -22,6 +28,7 @@
 #include <string>
 #include <thread>
 
+#include "lib/common/running_deadline.h"
 #include "runtime/comm/collective_call.h"
 #include "runtime/comm/failure_clues.h"
 #include "runtime/comm/work.h"
@@ -40,8 +47,12 @@ class OpQueue {
   // On the watch thread: `call` has run a second or more. True: the hook ended it.
   using Stalled = std::function<bool(const CollectiveCall& call)>;
 
-  // No `stalled` hook: no watch thread.
-  explicit OpQueue(FailureText failure_text, Stalled stalled = {});
+  // On the timer thread: `call` has run for the timeout.
+  using TimedOut = std::function<void(const CollectiveCall& call)>;
+
+  // No `stalled` hook: no watch thread; no `timed_out` hook: no timer thread.
+  explicit OpQueue(FailureText failure_text, Stalled stalled = {}, TimedOut timed_out = {},
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds::max());
   ~OpQueue();
   OpQueue(const OpQueue&) = delete;
   OpQueue& operator=(const OpQueue&) = delete;
@@ -58,6 +69,7 @@ class OpQueue {
   void execute(Task& task);      // one at a time: `running_` is held around it
   void begin(const Task& task);  // with mutex_ held: `task` runs now
   void watchLoop();
+  void timerLoop();
 
   FailureText failure_text_;
   Stalled stalled_;
@@ -68,11 +80,16 @@ class OpQueue {
   bool running_ = false;    // an operation is executing (on the worker or a caller's thread)
   CollectiveCall current_;  // the one executing, and since when
   std::chrono::steady_clock::time_point current_since_;
+  RunningDeadline current_ran_{std::chrono::steady_clock::duration::max(), std::chrono::milliseconds(1)};  // timer's
   bool stopping_ = false;
   std::string broken_;  // the first failure; read and written only inside execute()
   std::thread thread_;
   std::condition_variable watch_wake_;
   std::thread watch_thread_;
+  TimedOut timed_out_;
+  std::chrono::milliseconds timeout_;
+  std::condition_variable timer_wake_;
+  std::thread timer_thread_;
 };
 
 // What a backend finds out about its failed operation (failure_clues.h).
