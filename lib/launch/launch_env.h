@@ -25,7 +25,8 @@ inline constexpr const char* kMasterPort = "MASTER_PORT";
 inline constexpr const char* kRestartCount = "TORCHELASTIC_RESTART_COUNT";  // 0 on first try
 inline constexpr const char* kMaxRestarts = "TORCHELASTIC_MAX_RESTARTS";
 inline constexpr const char* kRunId = "TORCHELASTIC_RUN_ID";
-// The signals the launcher forwards to its workers (lib/launch/signal_channel.cc), as torchrun says.
+// The signals torchrun's agent handles: --signals_to_handle as given, else torchrun's default
+// (lib/launch/signal_channel.h says what accel's launcher does with each).
 inline constexpr const char* kSignalsToHandle = "TORCHELASTIC_SIGNALS_TO_HANDLE";
 inline constexpr const char* kHandledSignals = "SIGTERM,SIGINT,SIGHUP,SIGQUIT";
 // Where a worker's @record writes its exception (lib/launch/error_file.h): one per worker and round.

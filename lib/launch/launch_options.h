@@ -37,6 +37,8 @@ struct LaunchOptions {
   std::optional<std::string> python;
   std::optional<std::string> rdzv_token;
   std::optional<std::string> rdzv_conf;
+  // torchrun's comma-separated signal names (TORCHELASTIC_SIGNALS_TO_HANDLE).
+  std::optional<std::string> signals_to_handle;
   std::optional<long long> job_port;         // the launchers' job channel on machine 0
   std::optional<double> heartbeat_timeout;   // seconds of silence before a machine is lost
   std::optional<double> collective_timeout;  // seconds a worker's collective may wait for its peers

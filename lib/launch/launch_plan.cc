@@ -104,7 +104,7 @@ Env torchrunEnv(const LaunchPlan& p, const LaunchSettings& s, const std::string&
       {E::kMasterPort, std::to_string(p.master_port)},
       {E::kMaxRestarts, std::to_string(p.max_restarts)},
       {E::kRunId, run_id},
-      {E::kSignalsToHandle, E::kHandledSignals},
+      {E::kSignalsToHandle, s.text("signals_to_handle")},
   };
 }
 

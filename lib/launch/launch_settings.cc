@@ -15,6 +15,7 @@
 #include "lib/launch/job_settings.h"
 #include "lib/launch/launch_args.h"
 #include "lib/launch/launch_env.h"
+#include "lib/launch/signal_channel.h"
 #include "lib/launch/terminal_settings.h"
 
 namespace accel {
@@ -233,6 +234,8 @@ void resolveLauncherOptions(Resolver& r) {
   set("log_dir", o.log_dir, nullptr);
   set("local_ranks_filter", o.local_ranks_filter, nullptr);
   set("rdzv_token", o.rdzv_token, nullptr);
+  if (o.signals_to_handle) checkSignalsToHandle(*o.signals_to_handle);
+  set("signals_to_handle", o.signals_to_handle, launch_env::kHandledSignals);
   if (!o.env.empty()) r.s.set("env", o.env, kCli);
   if (o.monitor_interval) {
     r.s.notes.push_back("--monitor_interval ignored: accel notices worker exits as they happen");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The launcher's own flags: Accelerate 1.15's non-config launch flags, torchrun's that Accelerate
-// passes through, and accel's (--grace_period, --local_ranks_filter, --python, --rdzv_token,
+// passes through, torchrun's --signals_to_handle, and accel's (--grace_period, --local_ranks_filter, --python,
+// --rdzv_token,
 // --dry_run). Help texts say what accel does with each.
 #include "lib/launch/launcher_flag_table.h"
 
@@ -52,6 +53,10 @@ std::vector<LauncherFlag> build() {
       {"rdzv_conf", "", &O::rdzv_conf, kLauncher,
        "torchrun's rendezvous settings, KEY=VALUE,…: join_timeout=SECONDS (how long machines wait for each other, "
        "default 600) is honoured; other keys are ignored with a note (the rendezvous is static)"},
+      {"signals_to_handle", "", &O::signals_to_handle, kLauncher,
+       "torchrun's SIG,… list, passed to the workers as TORCHELASTIC_SIGNALS_TO_HANDLE (default "
+       "SIGTERM,SIGINT,SIGHUP,SIGQUIT); SIGINT, SIGTERM, SIGHUP and SIGQUIT always stop the job, SIGUSR1 and "
+       "SIGUSR2 are always forwarded to every worker"},
       {.name = "job_port",
        .field = &O::job_port,
        .group = kLauncher,

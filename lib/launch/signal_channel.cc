@@ -6,11 +6,15 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "lib/common/error.h"
+#include "lib/common/strings.h"
+#include "lib/launch/launch_env.h"
 
 namespace accel {
 
@@ -23,15 +27,22 @@ void setDisposition(int signal, sighandler_t handler, struct sigaction* old) {
   ::sigaction(signal, &action, old);
 }
 
+bool ignoredOnEntry(int signal) {
+  struct sigaction current {};
+  ::sigaction(signal, nullptr, &current);
+  return current.sa_handler == SIG_IGN;
+}
+
+const std::vector<std::string> kHandledNames = {"SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"};
+
 }  // namespace
 
 SignalChannel::SignalChannel() {
-  struct sigaction hup {};
-  ::sigaction(SIGHUP, nullptr, &hup);
-  hangup_ignored_ = hup.sa_handler == SIG_IGN;
   sigemptyset(&set_);
   for (int s : {SIGCHLD, SIGCONT, SIGINT, SIGTERM, SIGQUIT}) sigaddset(&set_, s);
-  if (!hangup_ignored_) sigaddset(&set_, SIGHUP);
+  for (int s : {SIGHUP, SIGUSR1, SIGUSR2}) {
+    if (!ignoredOnEntry(s)) sigaddset(&set_, s);
+  }
   ::sigprocmask(SIG_BLOCK, &set_, &old_);
   fd_ = ::signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
   if (fd_ < 0) {
@@ -60,9 +71,21 @@ int readInterrupt(int signal_fd, short revents) {
   int signal = 0;
   while (::read(signal_fd, &info, sizeof info) == sizeof info) {
     const int s = static_cast<int>(info.ssi_signo);
-    if (s != SIGCHLD && s != SIGCONT && !signal) signal = s;
+    if (s != SIGCHLD && s != SIGCONT && !isPassedOn(s) && !signal) signal = s;
   }
   return signal;
+}
+
+std::string checkSignalsToHandle(const std::string& list) {
+  for (const std::string& item : split(list, ',')) {
+    const std::string name = trim(item);
+    if (std::find(kHandledNames.begin(), kHandledNames.end(), name) != kHandledNames.end()) continue;
+    throw UsageError(fmt::format("--signals_to_handle: {} is not a signal accel launch handles (in '{}')",
+                                 name.empty() ? "an empty name" : "'" + name + "'", list),
+                     fmt::format("give a comma-separated list of {}; torchrun's default is {}",
+                                 join(kHandledNames, ", "), launch_env::kHandledSignals));
+  }
+  return list;
 }
 
 }  // namespace accel

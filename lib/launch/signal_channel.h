@@ -1,20 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
-// The launcher's signals as a file descriptor: SIGCHLD, SIGCONT and the signals that stop a job
-// (SIGINT, SIGTERM, SIGHUP and SIGQUIT: torchrun's set, launch_env::kSignalsToHandle) are blocked
-// and read from a signalfd, so the supervisor's poll loop sees worker exits, interrupts and its
-// own continuation after a stop among its pipes, never in a handler. SIGPIPE is ignored
+// The launcher's signals as a file descriptor: SIGCHLD, SIGCONT, the signals that stop a job
+// (SIGINT, SIGTERM, SIGHUP and SIGQUIT: torchrun's set, launch_env::kSignalsToHandle) and the
+// ones only passed on to the workers (SIGUSR1, SIGUSR2: SLURM's `sbatch --signal=USR1@60`
+// warning before a time limit or preemption, which a worker turns into a last checkpoint) are
+// blocked and read from a signalfd, so the supervisor's poll loop sees worker exits, interrupts
+// and its own continuation after a stop among its pipes, never in a handler. SIGPIPE is ignored
 // meanwhile (a closed console must not kill the launcher). The destructor restores the signal
 // mask and every disposition it changed.
 //
 // Dispositions inherited from whoever started the launcher:
 //   - SIGINT, SIGTERM, SIGQUIT are acted on even when ignored on entry (a shell ignores SIGINT
-//     and SIGQUIT for a command started with `&`); they are reset to the default, which the
-//     workers then inherit too (worker_process.h resets them again);
-//   - SIGHUP ignored on entry (`nohup accel launch …`) is honoured: left ignored, never read
-//     here, never forwarded, and the workers inherit the ignore as nohup means them to.
+//     and SIGQUIT for a command started with `&`, an ignore nobody asked for); they are reset to
+//     the default, which the workers then inherit too (worker_process.h resets them again);
+//   - SIGHUP, SIGUSR1 and SIGUSR2 ignored on entry are honoured: left ignored, never read here,
+//     never forwarded, and the workers inherit the ignore. No shell ignores them by itself, so
+//     an ignore is someone's explicit choice for the whole job (`nohup accel launch …`,
+//     `trap '' USR1`). Not ignored, they have the default disposition in the launcher (exec
+//     resets handlers) and so in the workers, once these unblock them.
 #pragma once
 
 #include <signal.h>
+
+#include <string>
 
 namespace accel {
 
@@ -25,18 +32,30 @@ class SignalChannel {
   SignalChannel(const SignalChannel&) = delete;
   SignalChannel& operator=(const SignalChannel&) = delete;
   int fd() const { return fd_; }
-  bool hangupIgnored() const { return hangup_ignored_; }
 
  private:
   sigset_t set_, old_;
   int fd_ = -1;
-  bool hangup_ignored_ = false;
   struct sigaction old_pipe_ {
   }, old_int_{}, old_term_{}, old_quit_{};
 };
 
+// SIGUSR1 and SIGUSR2: passed on to every running worker; they never stop the job nor change
+// its exit code.
+inline bool isPassedOn(int signal) { return signal == SIGUSR1 || signal == SIGUSR2; }
+
 // Reads the signalfd when poll says it is readable: the first signal that stops a job, or 0.
-// SIGCHLD and SIGCONT are read and dropped. Used while no worker runs yet.
+// Used while no worker runs yet: SIGCHLD and SIGCONT are read and dropped, and so are SIGUSR1
+// and SIGUSR2 (no worker has a handler for them yet; kept for later, they would kill a worker
+// that has not installed its handler).
 int readInterrupt(int signal_fd, short revents);
+
+// torchrun's --signals_to_handle: comma-separated names, each one the launcher handles (SIGINT,
+// SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2; spaces around a name allowed, as torchrun strips
+// them). Returns `list` as given, which the workers get as TORCHELASTIC_SIGNALS_TO_HANDLE, as
+// torchrun's do. The launcher's behaviour does not depend on it: the stop signals always stop
+// the job, SIGUSR1 and SIGUSR2 are always passed on. Throws UsageError naming a name outside
+// that set (torchrun only logs a warning for it).
+std::string checkSignalsToHandle(const std::string& list);
 
 }  // namespace accel

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -122,10 +123,7 @@ class Supervisor {
   }
 
   bool anyRunning() const {
-    for (const auto& w : workers_) {
-      if (w.running) return true;
-    }
-    return false;
+    return std::any_of(workers_.begin(), workers_.end(), [](const WorkerProcess& w) { return w.running; });
   }
 
   static int soonest(int a, int b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); }
@@ -239,16 +237,27 @@ class Supervisor {
     return true;
   }
 
+  // SIGCONT: this launcher was stopped; the job link notices the gap (own_absence.h).
   void readSignals(int signal_fd) {
     signalfd_siginfo info;
     while (::read(signal_fd, &info, sizeof info) == sizeof info) {
-      if (info.ssi_signo == SIGCHLD) {
+      const int signal = static_cast<int>(info.ssi_signo);
+      if (signal == SIGCHLD) {
         reap();
-      } else if (info.ssi_signo == SIGCONT) {
-        continue;  // this launcher was stopped: the job link notices the gap (own_absence.h)
-      } else {
-        forward(static_cast<int>(info.ssi_signo));
+      } else if (isPassedOn(signal)) {
+        passOn(signal);
+      } else if (signal != SIGCONT) {
+        forward(signal);
       }
+    }
+  }
+
+  // To each worker's own process, not its group: a user's handler (the last checkpoint) is in the
+  // worker's main process; its children (DataLoader workers) keep the default, which kills them.
+  void passOn(int signal) {
+    say(fmt::format("received SIG{}: forwarding it to every worker", ::sigabbrev_np(signal)));
+    for (const auto& w : workers_) {
+      if (w.running) ::kill(w.pid, signal);
     }
   }
 

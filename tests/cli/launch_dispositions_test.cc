@@ -2,8 +2,8 @@
 // The signal dispositions a launcher inherits (lib/launch/signal_channel.h): a shell starts a
 // background command with SIGINT and SIGQUIT ignored, yet Ctrl-C's SIGINT sent to the launcher
 // still stops the job at once, the workers having started with the default disposition; nohup
-// ignores SIGHUP, and a hangup then neither stops the launcher nor reaches the workers. Real
-// launcher, real shells as workers.
+// ignores SIGHUP, and a hangup then neither stops the launcher nor reaches the workers; an
+// ignored SIGUSR1 is kept the same way. Real launcher, real shells as workers.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -30,12 +30,13 @@ std::vector<std::string> launch(const std::vector<std::string>& wrapper, const s
 
 std::vector<std::string> sh(const std::string& script) { return {"sh", "-c", script}; }
 
-// The signals a process ignores, from /proc (bit N-1 for signal N).
-unsigned long long ignoredSignals(const std::string& pid) {
-  const std::string status = slurp("/proc/" + pid + "/status");
-  const auto at = status.find("SigIgn:");
-  return at == std::string::npos ? ~0ULL
-                                 : std::stoull(status.substr(at + 7, status.find('\n', at) - at - 7), nullptr, 16);
+// The signals each worker ignores, from /proc: its "] pid N" lines in the launcher's output.
+std::vector<unsigned long long> workersIgnore(const std::string& output) {
+  std::vector<unsigned long long> sets;
+  for (size_t at = 0; (at = output.find("] pid ", at)) != std::string::npos; ++at) {
+    sets.push_back(procSignals(std::stoi(output.substr(at + 6, output.find('\n', at) - at - 6)), "SigIgn"));
+  }
+  return sets;
 }
 
 }  // namespace
@@ -48,11 +49,9 @@ TEST_CASE("dispositions: SIGINT ignored on entry (a shell's &) is still acted on
   BackgroundProcess launcher(
       launch({"sh", "-c", "trap '' " + sig + "; exec \"$@\"", "sh"}, {envWorker(), "--sleep", "60"}), hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("pgid ", 2));
-  for (size_t at = 0; (at = launcher.output().find("] pid ", at)) != std::string::npos; ++at) {
-    const std::string pid = launcher.output().substr(at + 6, launcher.output().find('\n', at) - at - 6);
-    INFO("worker pid " << pid);
-    CHECK((ignoredSignals(pid) & ((1ULL << (SIGINT - 1)) | (1ULL << (SIGQUIT - 1)))) == 0);
-  }
+  const auto ignores = workersIgnore(launcher.output());
+  CHECK(ignores.size() == 2);
+  for (auto set : ignores) CHECK((set & (signalBit(SIGINT) | signalBit(SIGQUIT))) == 0);
   const auto start = Clock::now();
   launcher.signal(sig == "INT" ? SIGINT : SIGQUIT);
   auto r = launcher.wait(60000);
@@ -87,4 +86,27 @@ TEST_CASE("dispositions: without nohup a hangup stops the job, forwarded to the 
   INFO(r.err);
   CHECK(r.exit_code == 128 + SIGHUP);
   CHECK(contains(r.err, "received SIGHUP: forwarding it to every worker"));
+}
+
+TEST_CASE("dispositions: SIGUSR1 ignored on entry stays ignored in the workers and is not forwarded",
+          "[launch][signals]") {
+  TempDir dir;
+  BackgroundProcess launcher(
+      launch({"sh", "-c", "trap '' USR1; exec \"$@\"", "sh"},
+             sh("sleep 60 & c=$!; trap 'kill $c; echo got USR2; exit 0' USR2; echo pid $$; wait $c")),
+      hermeticEnv(dir));
+  REQUIRE(launcher.waitForOutput("] pid ", 2));
+  const auto ignores = workersIgnore(launcher.output());
+  CHECK(ignores.size() == 2);
+  for (auto set : ignores) CHECK((set & (signalBit(SIGUSR1) | signalBit(SIGUSR2))) == signalBit(SIGUSR1));
+  // Had SIGUSR1 been queued, the launcher would read it before the higher-numbered SIGUSR2.
+  launcher.signal(SIGUSR1);
+  launcher.signal(SIGUSR2);
+  auto r = launcher.wait(60000);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "[rank 0] got USR2"));
+  CHECK(contains(r.out, "[rank 1] got USR2"));
+  CHECK(contains(r.err, "received SIGUSR2: forwarding it to every worker"));
+  CHECK_FALSE(contains(r.err, "SIGUSR1"));
 }

@@ -220,6 +220,22 @@ bool processAlive(pid_t pid) {
   return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
 }
 
+unsigned long long procSignals(pid_t pid, const std::string& field) {
+  const std::string status = slurp("/proc/" + std::to_string(pid) + "/status");
+  const auto at = status.find(field + ":");
+  if (at == std::string::npos) return ~0ULL;
+  return std::stoull(status.substr(at + field.size() + 1, status.find('\n', at) - at - field.size() - 1), nullptr, 16);
+}
+
+bool waitUntil(const std::function<bool()>& condition, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    if (condition()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    ::poll(nullptr, 0, 10);
+  }
+}
+
 namespace {
 std::filesystem::path testBinDir() {
   static const std::filesystem::path dir = std::filesystem::canonical("/proc/self/exe").parent_path();

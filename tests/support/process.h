@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -51,6 +52,14 @@ int freeLoopbackPort();
 
 // Whether a process with this pid exists (and is not a zombie).
 bool processAlive(pid_t pid);
+
+// The signals /proc/PID/status lists under `field` ("SigIgn", "SigBlk", "ShdPnd"), bit N-1 for
+// signal N; every bit set when the process or the field is gone.
+unsigned long long procSignals(pid_t pid, const std::string& field);
+inline unsigned long long signalBit(int signal) { return 1ULL << (signal - 1); }
+
+// Asks `condition` every 10 ms until it holds (true) or `timeout_ms` passed (false).
+bool waitUntil(const std::function<bool()>& condition, int timeout_ms = 20000);
 
 // Programs and libraries of the build under test, found beside the running test executable
 // (bin/ and ../lib/, the build tree's layout and the GPU bundle's, scripts/test-gpu), so the

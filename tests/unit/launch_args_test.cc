@@ -30,6 +30,7 @@ const std::set<std::string> kAccelOnly = {"collective_timeout",
                                           "pty",
                                           "python",
                                           "rdzv_token",
+                                          "signals_to_handle",  // torchrun's, not Accelerate's
                                           "stdin_rank"};
 
 std::set<std::string> accelerateFlags() {
@@ -193,6 +194,22 @@ TEST_CASE("launch flags: Accelerate 1.15's newer flags export as Accelerate expo
   CHECK(plain.count("FSDP_VERSION") == 0);  // no paradigm, no paradigm defaults
   CHECK(plain.count("ACCELERATE_FP8_FORMAT") == 0);
   CHECK(plain.count("XLA_DOWNCAST_BF16") == 0);  // TPU only, as in Accelerate
+}
+
+TEST_CASE("launch flags: torchrun's --signals_to_handle reaches the workers as given, other names are refused",
+          "[launch][flags][signals]") {
+  CHECK(workerEnv({"--num_processes", "2"})["TORCHELASTIC_SIGNALS_TO_HANDLE"] == "SIGTERM,SIGINT,SIGHUP,SIGQUIT");
+  CHECK(workerEnv({"--num_processes", "2", "--signals-to-handle",
+                   "SIGTERM, SIGUSR1,SIGUSR2"})["TORCHELASTIC_SIGNALS_TO_HANDLE"] == "SIGTERM, SIGUSR1,SIGUSR2");
+  CHECK(workerEnv({"--num_processes", "2", "--signals_to_handle",
+                   "SIGINT,SIGTERM,SIGHUP,SIGQUIT,SIGUSR1,SIGUSR2"})["TORCHELASTIC_SIGNALS_TO_HANDLE"] ==
+        "SIGINT,SIGTERM,SIGHUP,SIGQUIT,SIGUSR1,SIGUSR2");
+  CHECK_THROWS_WITH(workerEnv({"--signals_to_handle", "SIGTERM,SIGWINCH"}),
+                    "--signals_to_handle: 'SIGWINCH' is not a signal accel launch handles (in 'SIGTERM,SIGWINCH')");
+  CHECK_THROWS_WITH(workerEnv({"--signals_to_handle", "TERM"}),
+                    "--signals_to_handle: 'TERM' is not a signal accel launch handles (in 'TERM')");
+  CHECK_THROWS_WITH(workerEnv({"--signals_to_handle", "SIGTERM,"}),
+                    "--signals_to_handle: an empty name is not a signal accel launch handles (in 'SIGTERM,')");
 }
 
 TEST_CASE("launch flags: the variables the runtime reads are the ones the schema exports", "[launch][flags]") {

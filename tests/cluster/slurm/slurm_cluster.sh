@@ -59,6 +59,7 @@
 #                                   process in one of our hosts whose command
 #                                   line matches ERE (whatever its environment)
 #     slurm_dump_logs               the last lines of every daemon's log
+#                                   (without slurmctld's debug2 lines)
 #
 # FILES: this one (settings, helpers, job functions) sources
 #   slurm_cluster_up.sh    slurm_prereqs, slurm_up (hosts, slurm.conf, daemons)
@@ -117,7 +118,7 @@ slurm_dump_logs() {
   for f in "$SL_DIR"/hosts/*/*.log "$SL_DIR/munge/munged.log"; do
     [ -f "$f" ] || continue
     echo "----- ${f#"$SL_DIR"/} (last 20 lines)"
-    tail -n 20 "$f"
+    grep -v '] debug2: ' "$f" | tail -n 20
   done
 }
 

@@ -30,6 +30,10 @@
 #     machine's hierarchy, bind-mounted onto /sys/fs/cgroup/freezer in that
 #     host, removed again by slurm_down / slurm_sweep. KillWait=5 so scancel
 #     escalates to SIGKILL after 5 s.
+#   * SlurmctldDebug=debug2 logs each of slurmctld's time-limit tests ("Testing
+#     job time limits", every 30 s, a compiled-in period), which is when a
+#     job's --signal=SIG@TIME warning goes out: signal_checks.sh releases its
+#     job ahead of one. slurm_dump_logs leaves the debug2 lines out.
 #   * Each slurmd gets -N h<k>, and its host's hostname is h<k> too, so the
 #     node name is right either way and `hostname` in a task names its node.
 #   * /etc/hosts and an empty resolv.conf per host: names resolve as on a real
@@ -155,7 +159,7 @@ KillWait=5
 MinJobAge=600
 SlurmctldTimeout=30
 SlurmdTimeout=30
-SlurmctldDebug=info
+SlurmctldDebug=debug2
 SlurmdDebug=info
 NodeName=DEFAULT CPUs=$SL_CPUS RealMemory=1000 State=UNKNOWN
 EOF

@@ -5,7 +5,7 @@
 # CONTRACT
 #   Run as root: tests/cluster/slurm/slurm_test.sh [BUILD_DIR]
 #   BUILD_DIR (default: the repository's build/) holds bin/accel and
-#   bin/accel-train, used by checks 4 and 5 (CTest passes its build directory).
+#   bin/accel-train, used by checks 4 to 7 (CTest passes its build directory).
 #   Exit 0: every check passed. 1: a check failed. 77: skipped, because this
 #   machine cannot run the cluster (not root, packages missing, no namespaces);
 #   the reason is printed. With CI=true a missing capability is exit 1.
@@ -37,7 +37,16 @@
 #      both launchers and all 4 workers run, scancel; passes when within
 #      SLURM_TEST_CANCEL_LIMIT s no accel launcher, worker or other process of
 #      the job is left anywhere and the job is CANCELLED. (accel_checks.sh)
-#   6. teardown leaves no namespace, bridge or process (slurm_down).
+#   6. accel scancel --signal=USR1: the template running
+#      checkpoint_worker.py on 2 nodes x 2; once every worker's SIGUSR1
+#      handler is installed, scancel --signal=USR1; passes when each rank
+#      wrote its checkpoint on its node, both launchers forwarded the signal
+#      and lived on, and the job is COMPLETED 0:0. (signal_checks.sh)
+#   7. accel --signal=USR1@90: the same job with sbatch --time=2
+#      --signal=USR1@90, submitted at least SIGNAL_LEAD s before slurmctld's
+#      next time-limit test; SLURM's own trigger, the same checks.
+#      (signal_checks.sh)
+#   8. teardown leaves no namespace, bridge or process (slurm_down).
 #   It prints a TIMING line: bring-up, each job, scancel-to-clean, teardown.
 #
 # RUNNING YOUR OWN COMMAND IN THE ALLOCATION (e.g. `accel launch`)
@@ -70,6 +79,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/slurm_cluster.sh"
 # shellcheck source=SCRIPTDIR/accel_checks.sh
 source "$HERE/accel_checks.sh"
+# shellcheck source=SCRIPTDIR/signal_checks.sh
+source "$HERE/signal_checks.sh"
 BUILD=${1:-$HERE/../../../build}
 
 JOB_TIMEOUT=${SLURM_TEST_JOB_TIMEOUT:-60}
@@ -213,7 +224,11 @@ T_REF=- T_TRAIN=- T_ACANCEL=- T_ACANCEL_JOB=-
 accel_check_train
 accel_check_cancel
 
-# --- 6. teardown -------------------------------------------------------------
+# --- 6., 7. SLURM's USR1 warning through accel launch (signal_checks.sh) -----
+signal_check_scancel
+signal_check_trigger
+
+# --- 8. teardown -------------------------------------------------------------
 if [ "$FAILS" -gt 0 ]; then slurm_dump_logs; fi
 ns_prefix="$SL_PREFIX$SL_ID-"
 t_d0=$(sl_now)
@@ -225,6 +240,8 @@ if ip link show "asb$SL_ID" >/dev/null 2>&1; then fail "bridge asb$SL_ID left"; 
 say "TIMING up=$(secs "$t_up0" "$t_up1") probe_job=$(secs "$t_j0" "$t_j1")" \
     "own_job=$(secs "$t_p0" "$t_p1") cancel_job=$(secs "$t_c0" "$t_c1")" \
     "scancel_to_clean=$T_CLEAN_PROBE accel_ref=$T_REF accel_job=$T_TRAIN" \
-    "accel_cancel_job=$T_ACANCEL_JOB accel_scancel_to_clean=$T_ACANCEL down=$(secs "$t_d0" "$t_d1")"
+    "accel_cancel_job=$T_ACANCEL_JOB accel_scancel_to_clean=$T_ACANCEL" \
+    "usr1_scancel_job=$T_SIG_SCANCEL usr1_at_90_job=$T_SIG_TRIGGER usr1_at_90_submit_to_signal=$T_SIG_DELAY" \
+    "down=$(secs "$t_d0" "$t_d1")"
 if [ "$FAILS" -gt 0 ]; then say "RESULT: FAIL ($FAILS)"; exit 1; fi
 say "RESULT: PASS"
