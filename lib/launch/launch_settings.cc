@@ -14,6 +14,7 @@
 #include "lib/launch/job_settings.h"
 #include "lib/launch/launch_args.h"
 #include "lib/launch/launch_env.h"
+#include "lib/launch/line_prefix.h"
 
 namespace accel {
 
@@ -271,6 +272,7 @@ LaunchSettings resolveLaunchSettings(const LaunchOptions& o, const std::optional
   resolveRest(r);
   resolveLauncherOptions(r);
   resolveJobChannel(s, o, facts);
+  resolveLinePrefixTemplate(s, o, facts);
   s.config_line = configLine(s, looked_at, o.cpu && o.config_file.empty() && facts.default_config_exists);
   return s;
 }

@@ -10,7 +10,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <filesystem>
 #include <optional>
 
 #include <fmt/format.h>
@@ -22,6 +21,7 @@
 #include "lib/launch/error_file.h"
 #include "lib/launch/job/job_link.h"
 #include "lib/launch/launch_report.h"
+#include "lib/launch/log_layout.h"
 #include "lib/launch/rank_answers.h"
 #include "lib/launch/signal_channel.h"
 #include "lib/launch/worker_output.h"
@@ -41,11 +41,7 @@ class Supervisor {
   explicit Supervisor(const LaunchPlan& plan) : plan_(plan), report_(plan), workers_(plan.workers.size()) {}
 
   int run() {
-    if (!plan_.log_dir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(plan_.log_dir, ec);
-      if (ec) throw Error("cannot create --log_dir " + plan_.log_dir + ": " + ec.message());
-    }
+    if (!plan_.log_dir.empty()) say(startRunLogs(plan_, error_files_));
     SignalChannel signals;
     link_ = makeJobLink(plan_);
     answers_ = std::make_unique<RankAnswers>(workers_, *link_);
@@ -100,7 +96,7 @@ class Supervisor {
         w.spec = &plan_.workers[i];
         openWorkerStreams(w, plan_, attempt);
         // mpirun runs every rank as one process here: no single file to give it.
-        w.error_file = w.spec->label.empty() ? error_files_.pathFor(attempt, w.spec->rank) : "";
+        w.error_file = w.spec->label.empty() ? error_files_.pathFor(attempt, w.spec->local_rank) : "";
         spawnWorker(w, attempt);
       }
       if (std::string problem = error_files_.takeProblem(); !problem.empty()) {

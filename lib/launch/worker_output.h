@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The output side of one machine's workers in a round: their stdout/stderr pipes, read into the
 // OutputStreams (console prefix, --log_dir files, the stderr tail of a failure summary), and the
-// per-rank log files. Owned by the supervisor's single thread, like the workers.
+// per-worker log files. Owned by the supervisor's single thread, like the workers.
 #pragma once
 
 #include <poll.h>
@@ -14,10 +14,10 @@
 namespace accel {
 
 // The worker's two OutputStreams for round `attempt`: lines prefixed "[rank N] " (or
-// "[host:rank N] "), to the console where --tee / console ranks let them through, to --log_dir's
-// rank<N>.stdout.log / .stderr.log (appended, "=== accel: restart N ===" from the first restart
-// on), stderr keeping its last 20 lines for a failure summary. Throws Error when a
-// log file cannot be opened.
+// "[host:rank N] ", or the expansion of --log_line_prefix_template), to the console where --tee /
+// console ranks let them through, to stdout.log / stderr.log in the worker's folder of this round
+// under plan.log_run_dir (log_layout.h), stderr keeping its last 20 lines for a failure summary.
+// Throws Error when a log file cannot be made.
 void openWorkerStreams(WorkerProcess& w, const LaunchPlan& plan, int attempt);
 
 bool anyPipeOpen(const std::vector<WorkerProcess>& workers);

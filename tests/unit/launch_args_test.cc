@@ -27,6 +27,7 @@ const std::set<std::string> kAccelOnly = {"collective_timeout",
                                           "help",
                                           "job_port",
                                           "local_ranks_filter",
+                                          "log_line_prefix_template",
                                           "python",
                                           "rdzv_token"};
 
