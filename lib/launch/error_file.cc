@@ -13,6 +13,7 @@
 
 #include "lib/common/strings.h"
 #include "lib/launch/launch_env.h"
+#include "lib/launch/log_layout.h"
 
 namespace accel {
 
@@ -20,10 +21,10 @@ namespace fs = std::filesystem;
 
 ErrorFiles::~ErrorFiles() {
   std::error_code ec;
-  if (!dir_.empty()) fs::remove_all(dir_, ec);
+  if (!dir_.empty() && !keep_) fs::remove_all(dir_, ec);
 }
 
-std::string ErrorFiles::pathFor(int round, int rank) {
+std::string ErrorFiles::pathFor(int round, int local_rank) {
   if (dir_.empty() && problem_.empty()) {
     const char* tmp = ::getenv(launch_env::kTmpDir);  // torchrun's choice too (tempfile.mkdtemp)
     std::string pattern = fmt::format("{}/accel-errors-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -35,7 +36,7 @@ std::string ErrorFiles::pathFor(int round, int rank) {
     }
   }
   if (dir_.empty()) return "";
-  const fs::path dir = fs::path(dir_) / fmt::format("attempt_{}", round) / std::to_string(rank);
+  const fs::path dir = rankLogDir(dir_, round, local_rank);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {  // a path in a missing directory would make @record fail inside the worker instead

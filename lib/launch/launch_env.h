@@ -81,6 +81,8 @@ inline constexpr const char* kHfHome = "HF_HOME";
 inline constexpr const char* kXdgCacheHome = "XDG_CACHE_HOME";
 inline constexpr const char* kHome = "HOME";
 inline constexpr const char* kTmpDir = "TMPDIR";  // where the workers' error files go (as torchrun's)
+// torchrun's prefix template for worker lines, when --log_line_prefix_template is not given.
+inline constexpr const char* kLogLinePrefixTemplate = "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE";
 // A SLURM job's placement (scripts/slurm/): this node, the job's nodes, and their names.
 inline constexpr const char* kSlurmJobId = "SLURM_JOB_ID";
 inline constexpr const char* kSlurmNodeId = "SLURM_NODEID";

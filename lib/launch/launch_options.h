@@ -32,6 +32,7 @@ struct LaunchOptions {
   std::optional<double> grace_period;
   std::optional<std::string> tee;
   std::optional<std::string> log_dir;
+  std::optional<std::string> log_line_prefix_template;  // torchrun's string.Template for console lines
   std::optional<std::string> role;
   std::optional<std::string> local_ranks_filter;
   std::optional<std::string> python;

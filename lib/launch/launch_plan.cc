@@ -11,6 +11,7 @@
 #include "lib/launch/cpu_affinity.h"
 #include "lib/launch/launch_checks.h"
 #include "lib/launch/launch_env.h"
+#include "lib/launch/log_layout.h"
 #include "lib/launch/paradigm_env.h"
 
 namespace accel {
@@ -200,6 +201,8 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
   p.max_restarts = static_cast<int>(s.integer("max_restarts"));
   p.grace_period = s.value("grace_period").get<double>();
   p.log_dir = s.text("log_dir");
+  checkLogDir(p.log_dir);
+  p.line_prefix_template = s.text("log_line_prefix_template");
   p.host = f.hostname;
   p.main_process_port = p.master_port;
   p.job_port = static_cast<int>(s.integer("job_port"));
@@ -211,6 +214,7 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
     throw UsageError("--tee 0 without --log_dir would discard all worker output", "add --log_dir DIR, or drop --tee");
   }
   const auto identity = runIdentity(s, f);
+  p.run_id = identity.first;
   p.token = identity.second;
   const bool torchrun = torchrunShaped(p, s);  // decided once: every worker has the same form
   const Env common = commonEnv(p, s, f, identity, per_machine, torchrun);

@@ -42,7 +42,10 @@ struct LaunchPlan {
   double heartbeat_timeout = defaults::kHeartbeatTimeoutSeconds;
   double join_timeout = defaults::kJoinTimeoutSeconds;
   std::string token;                           // the job's store token: a launcher of another job is refused
+  std::string run_id;                          // TORCHELASTIC_RUN_ID; names the launch's folder in log_dir
   std::string log_dir;                         // "" for none
+  std::string log_run_dir;                     // this launch's folder in log_dir, once the supervisor made it
+  std::string line_prefix_template;            // torchrun's, for console lines; "" for "[rank N] "
   int console_streams = 3;                     // bit 1 stdout, bit 2 stderr (torchrun --tee encoding)
   std::map<int, int> console_streams_by_rank;  // local rank -> streams, overriding the above
   std::set<int> console_ranks;                 // local ranks shown on the console; empty = all

@@ -15,6 +15,7 @@
 #include "lib/launch/job_settings.h"
 #include "lib/launch/launch_args.h"
 #include "lib/launch/launch_env.h"
+#include "lib/launch/line_prefix.h"
 #include "lib/launch/signal_channel.h"
 #include "lib/launch/terminal_settings.h"
 
@@ -277,6 +278,7 @@ LaunchSettings resolveLaunchSettings(const LaunchOptions& o, const std::optional
   resolveLauncherOptions(r);
   resolveJobChannel(s, o, facts);
   resolveTerminal(s, o, facts);
+  resolveLinePrefixTemplate(s, o, facts);
   s.config_line = configLine(s, looked_at, o.cpu && o.config_file.empty() && facts.default_config_exists);
   return s;
 }

@@ -42,7 +42,12 @@ std::vector<LauncherFlag> build() {
        "seconds between SIGTERM and SIGKILL when stopping workers (default 10)"},
       {"tee", "t", &O::tee, kLauncher,
        "streams on the console: 3 both (default), 1 stdout, 2 stderr, 0 none; or LOCAL_RANK:N,…"},
-      {"log_dir", "", &O::log_dir, kLauncher, "also write DIR/rank<R>.stdout.log and .stderr.log"},
+      {"log_dir", "", &O::log_dir, kLauncher,
+       "also write each worker's output to files of its own: DIR/<run id>_<random>/attempt_<restart>/<local "
+       "rank>/stdout.log, stderr.log, error.json (torchrun's layout)"},
+      {"log_line_prefix_template", "", &O::log_line_prefix_template, kLauncher,
+       "console line prefix, a template of ${role_name}, ${rank}, ${local_rank}, ${hostname} (default: "
+       "$TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE, else \"[rank N] \")"},
       {"role", "", &O::role, kLauncher, "ROLE_NAME for the workers (default: default)"},
       {"local_ranks_filter", "", &O::local_ranks_filter, kLauncher,
        "local ranks whose output reaches the console, e.g. 0,3"},

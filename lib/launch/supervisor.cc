@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <filesystem>
 #include <optional>
 
 #include <fmt/format.h>
@@ -25,6 +24,7 @@
 #include "lib/launch/error_file.h"
 #include "lib/launch/job/job_link.h"
 #include "lib/launch/launch_report.h"
+#include "lib/launch/log_layout.h"
 #include "lib/launch/rank_answers.h"
 #include "lib/launch/signal_channel.h"
 #include "lib/launch/worker_output.h"
@@ -44,11 +44,7 @@ class Supervisor {
   explicit Supervisor(const LaunchPlan& plan) : plan_(plan), report_(plan, &console_), workers_(plan.workers.size()) {}
 
   int run() {
-    if (!plan_.log_dir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(plan_.log_dir, ec);
-      if (ec) throw Error("cannot create --log_dir " + plan_.log_dir + ": " + ec.message());
-    }
+    if (!plan_.log_dir.empty()) say(startRunLogs(plan_, error_files_));
     SignalChannel signals;
     link_ = makeJobLink(plan_);
     answers_ = std::make_unique<RankAnswers>(workers_, *link_);
@@ -105,7 +101,7 @@ class Supervisor {
         w.spec = &plan_.workers[i];
         const WorkerIo io = openWorkerStreams(w, plan_, attempt, console_, input_.claim());
         // mpirun runs every rank as one process here: no single file to give it.
-        w.error_file = w.spec->label.empty() ? error_files_.pathFor(attempt, w.spec->rank) : "";
+        w.error_file = w.spec->label.empty() ? error_files_.pathFor(attempt, w.spec->local_rank) : "";
         spawnWorker(w, attempt, io);
       }
       if (std::string problem = error_files_.takeProblem(); !problem.empty()) {

@@ -8,11 +8,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "lib/common/error.h"
 #include "lib/launch/console/worker_terminal.h"
+#include "lib/launch/line_prefix.h"
+#include "lib/launch/log_layout.h"
 
 namespace accel {
 
@@ -21,13 +24,29 @@ namespace {
 constexpr size_t kSummaryLines = 20;
 constexpr int kNarrowest = 20;  // a worker's terminal is never narrower, however long its prefix
 
-int openLog(const std::string& dir, int rank, const char* stream, int attempt) {
-  if (dir.empty()) return -1;
-  std::string path = fmt::format("{}/rank{}.{}.log", dir, rank, stream);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+// The worker's `name` (stdout.log, stderr.log) in its folder of this round, made here. O_EXCL:
+// the folder is new to this launch and round, so a file already there is a mistake, not a log
+// to append to.
+int openLog(const LaunchPlan& plan, const WorkerSpec& spec, const char* name, int attempt) {
+  if (plan.log_run_dir.empty()) return -1;
+  const std::string dir = rankLogDir(plan.log_run_dir, attempt, spec.local_rank);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("cannot make the log folder {}: {}", dir, ec.message()));
+  const std::string path = dir + "/" + name;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(fmt::format("cannot open log file {}: {}", path, ::strerror(errno)));
-  if (attempt > 0) writeFully(fd, fmt::format("=== accel: restart {} ===\n", attempt));
   return fd;
+}
+
+// "[rank N] " ("[host:rank N] " on several machines), or the template's expansion.
+std::string linePrefix(const LaunchPlan& plan, const WorkerSpec& spec) {
+  if (!plan.line_prefix_template.empty()) {
+    return expandLinePrefix(plan.line_prefix_template,
+                            {plan.settings.text("role"), spec.rank, spec.local_rank, plan.host});
+  }
+  return plan.label_host.empty() ? fmt::format("[{}] ", workerName(spec))
+                                 : fmt::format("[{}:{}] ", plan.label_host, workerName(spec));
 }
 
 // The console's fd (1 or 2) for this stream of this worker, or -1 where it is not shown.
@@ -52,8 +71,7 @@ bool wantsPty(const LaunchPlan& plan, const Console& console, int shown_on) {
 
 WorkerIo openWorkerStreams(WorkerProcess& w, const LaunchPlan& plan, int attempt, Console& console, bool input) {
   const WorkerSpec& spec = *w.spec;
-  const std::string prefix = plan.label_host.empty() ? fmt::format("[{}] ", workerName(spec))
-                                                     : fmt::format("[{}:{}] ", plan.label_host, workerName(spec));
+  const std::string prefix = linePrefix(plan, spec);
   StreamSetup setup;
   setup.prefix = prefix;
   setup.console = &console;
@@ -63,7 +81,7 @@ WorkerIo openWorkerStreams(WorkerProcess& w, const LaunchPlan& plan, int attempt
   StreamSetup err = setup;
   setup.console_fd = consoleFd(plan, spec, 1, 1);
   setup.key = 2 * spec.local_rank;
-  setup.log_fd = openLog(plan.log_dir, spec.rank, "stdout", attempt);
+  setup.log_fd = openLog(plan, spec, "stdout.log", attempt);
   err.console_fd = consoleFd(plan, spec, 2, 2);
   err.key = 2 * spec.local_rank + 1;
   err.keep_lines = kSummaryLines;
@@ -75,7 +93,7 @@ WorkerIo openWorkerStreams(WorkerProcess& w, const LaunchPlan& plan, int attempt
   io.rows = console.rows();
   w.out = std::make_unique<OutputStream>(std::move(setup));
   try {
-    err.log_fd = openLog(plan.log_dir, spec.rank, "stderr", attempt);
+    err.log_fd = openLog(plan, spec, "stderr.log", attempt);
   } catch (...) {
     w.out.reset();
     throw;

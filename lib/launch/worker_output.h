@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The output side of one machine's workers in a round: their stdout/stderr (pipes or
 // pseudo-terminals), read into the OutputStreams (console prefix, --log_dir files, the stderr
-// tail of a failure summary), and the per-rank log files. Owned by the supervisor's single
+// tail of a failure summary), and the per-worker log files. Owned by the supervisor's single
 // thread, like the workers.
 #pragma once
 
@@ -18,12 +18,12 @@
 namespace accel {
 
 // The worker's two OutputStreams for round `attempt`: lines prefixed "[rank N] " (or
-// "[host:rank N] "), to `console` where --tee / console ranks let them through, to --log_dir's
-// rank<N>.stdout.log / .stderr.log (appended, "=== accel: restart N ===" from the first restart
-// on), stderr keeping its last 20 lines for a failure summary. Returns how its streams connect:
-// a pseudo-terminal for each stream shown on the terminal (--pty), stdin for the input rank when
-// `input` (the user's terminal is there to type into). Throws Error when a log file cannot be
-// opened.
+// "[host:rank N] ", or the expansion of --log_line_prefix_template), to `console` where --tee /
+// console ranks let them through, to stdout.log / stderr.log in the worker's folder of this round
+// under plan.log_run_dir (log_layout.h), stderr keeping its last 20 lines for a failure summary.
+// Returns how its streams connect: a pseudo-terminal for each stream shown on the terminal
+// (--pty), stdin for the input rank when `input` (the user's terminal is there to type into).
+// Throws Error when a log file cannot be made.
 WorkerIo openWorkerStreams(WorkerProcess& w, const LaunchPlan& plan, int attempt, Console& console, bool input);
 
 bool anyPipeOpen(const std::vector<WorkerProcess>& workers);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `accel launch` supervision through the real binary and real worker processes: exit codes,
-// fail-fast with a summary, signal forwarding, no orphans, whole prefixed lines, log files,
-// console filters and restarts.
+// fail-fast with a summary, signal forwarding, no orphans, whole prefixed lines and restarts
+// (log files and console filters: launch_logs_test.cc).
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -21,6 +21,7 @@ using accel::test::BackgroundProcess;
 using accel::test::contains;
 using accel::test::envWorker;
 using accel::test::hermeticEnv;
+using accel::test::launchArgs;
 using accel::test::processAlive;
 using accel::test::run;
 using accel::test::RunResult;
@@ -28,14 +29,6 @@ using accel::test::slurp;
 using accel::test::TempDir;
 
 namespace {
-
-std::vector<std::string> launchArgs(std::vector<std::string> launcher, std::vector<std::string> worker) {
-  std::vector<std::string> argv = {accelBinary(), "launch", "--cpu", "--main_process_port", "0"};
-  argv.insert(argv.end(), launcher.begin(), launcher.end());
-  argv.push_back(envWorker());
-  argv.insert(argv.end(), worker.begin(), worker.end());
-  return argv;
-}
 
 RunResult launch(const TempDir& dir, std::vector<std::string> launcher, std::vector<std::string> worker) {
   return run(launchArgs(std::move(launcher), std::move(worker)), {}, hermeticEnv(dir), 60000);
@@ -255,22 +248,6 @@ TEST_CASE("supervision: output is whole lines, each prefixed with its rank", "[l
   CHECK(bad == 0);
   CHECK(lines > 8000);
   CHECK(contains(r.out, "[rank 3] no newline at end\n"));  // a last partial line still ends cleanly
-}
-
-TEST_CASE("supervision: --log_dir files, --tee and --local_ranks_filter", "[launch][output]") {
-  TempDir dir;
-  const std::string logs = dir.file("logs");
-  auto r = launch(dir, {"--num_processes", "2", "--log_dir", logs, "--local_ranks_filter", "1", "--tee", "1"},
-                  {"--stderr-lines", "2"});
-  REQUIRE(r.exit_code == 0);
-  CHECK_FALSE(contains(r.out, "[rank 0]"));
-  CHECK(contains(r.out, "[rank 1] env RANK=1"));
-  CHECK_FALSE(contains(r.err, "[rank 1] stderr line"));  // --tee 1: only stdout on the console
-  CHECK(contains(slurp(logs + "/rank0.stdout.log"), "env RANK=0\n"));
-  CHECK(slurp(logs + "/rank1.stderr.log") == "stderr line 1\nstderr line 2\n");
-  auto none = launch(dir, {"--tee", "0"}, {});
-  CHECK(none.exit_code == 2);
-  CHECK(contains(none.err, "--tee 0 without --log_dir would discard all worker output"));
 }
 
 TEST_CASE("supervision: --max_restarts restarts the whole group with a new restart count",

@@ -73,6 +73,7 @@ std::map<std::string, std::string> hermeticEnv(const TempDir& dir, std::map<std:
   extra.emplace("ACCEL_NVML_LIBRARY", dir.file("none.so"));
   extra.emplace("ACCEL_CUDA_LIBRARY", dir.file("none.so"));
   extra.emplace("SLURM_JOB_ID", "");
+  extra.emplace("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "");  // the tests' prefix is "[rank N] "
   return extra;
 }
 
@@ -255,6 +256,14 @@ std::string outputWorker() { return builtProgram(OUTPUT_WORKER_NAME); }
 std::string runtimeWorker() { return builtProgram(RUNTIME_WORKER_NAME); }
 std::string fakeNvmlLibrary() { return builtLibrary(FAKE_NVML_NAME); }
 std::string fakeCudaLibrary() { return builtLibrary(FAKE_CUDA_NAME); }
+
+std::vector<std::string> launchArgs(std::vector<std::string> launcher, std::vector<std::string> worker) {
+  std::vector<std::string> argv = {accelBinary(), "launch", "--cpu", "--main_process_port", "0"};
+  argv.insert(argv.end(), launcher.begin(), launcher.end());
+  argv.push_back(envWorker());
+  argv.insert(argv.end(), worker.begin(), worker.end());
+  return argv;
+}
 
 TempDir::TempDir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "accel-test-XXXXXX").string();

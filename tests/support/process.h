@@ -72,6 +72,10 @@ std::string runtimeWorker();
 std::string fakeNvmlLibrary();
 std::string fakeCudaLibrary();
 
+// `accel launch --cpu --main_process_port 0 LAUNCHER... env_worker WORKER...`, the command line
+// of the tests whose workers are env_worker (its options say how they behave).
+std::vector<std::string> launchArgs(std::vector<std::string> launcher, std::vector<std::string> worker);
+
 // A fresh directory removed at scope exit.
 class TempDir {
  public:
@@ -93,7 +97,7 @@ bool contains(const std::string& text, const std::string& part);
 
 // An environment that keeps accel and its workers off this machine's state: no user config
 // (HF_HOME inside `dir`), no GPU library (NVML and libcuda pointed at missing files), not under
-// SLURM. Entries of `extra` win.
+// SLURM, no prefix template of the user's. Entries of `extra` win.
 std::map<std::string, std::string> hermeticEnv(const TempDir& dir, std::map<std::string, std::string> extra = {});
 
 // What a launcher gives rank `rank` of `world` started by hand: `per_machine` ranks to a machine

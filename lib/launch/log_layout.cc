@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/log_layout.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <random>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "lib/common/error.h"
+
+namespace accel {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// tempfile.mkdtemp's alphabet and length, so the folder looks as torchrun's does.
+constexpr std::string_view kRandomChars = "abcdefghijklmnopqrstuvwxyz0123456789_";
+constexpr int kRandomLength = 8;
+constexpr int kTries = 100;  // mkdtemp's own bound on names already taken
+
+}  // namespace
+
+void checkLogDir(const std::string& log_dir) {
+  std::error_code ec;
+  if (log_dir.empty() || !fs::exists(log_dir, ec) || fs::is_directory(log_dir, ec)) return;
+  throw UsageError(fmt::format("--log_dir {} is a file, not a directory", log_dir),
+                   "give a directory (made if missing) for the workers' log folders");
+}
+
+std::string makeRunLogDir(const std::string& log_dir, const std::string& run_id) {
+  std::error_code ec;
+  fs::create_directories(log_dir, ec);
+  if (ec) throw Error(fmt::format("cannot create --log_dir {}: {}", log_dir, ec.message()));
+  std::string prefix = run_id + "_";
+  for (char& c : prefix) c = c == '/' ? '_' : c;  // a run id is a name, never a path
+  std::random_device random;
+  for (int attempt = 0; attempt < kTries; ++attempt) {
+    std::string name = prefix;
+    for (int i = 0; i < kRandomLength; ++i) name += kRandomChars[random() % kRandomChars.size()];
+    const std::string path = (fs::path(log_dir) / name).string();
+    if (::mkdir(path.c_str(), 0700) == 0) return path;  // 0700: mkdtemp's mode
+    if (errno != EEXIST) throw Error(fmt::format("cannot make the log folder {}: {}", path, ::strerror(errno)));
+  }
+  throw Error(fmt::format("cannot make a log folder {}XXXXXXXX in {}: every name tried is taken", prefix, log_dir));
+}
+
+std::string rankLogDir(const std::string& run_dir, int round, int local_rank) {
+  return fmt::format("{}/attempt_{}/{}", run_dir, round, local_rank);
+}
+
+std::string startRunLogs(LaunchPlan& plan, ErrorFiles& error_files) {
+  plan.log_run_dir = makeRunLogDir(plan.log_dir, plan.run_id);
+  error_files.keepIn(plan.log_run_dir);
+  return fmt::format("worker logs: {}/attempt_<restart>/<local rank>/stdout.log, stderr.log, error.json",
+                     plan.log_run_dir);
+}
+
+}  // namespace accel
