@@ -39,8 +39,8 @@ const std::vector<std::string> kHandledNames = {"SIGINT", "SIGTERM", "SIGHUP", "
 
 SignalChannel::SignalChannel() {
   sigemptyset(&set_);
-  for (int s : {SIGCHLD, SIGCONT, SIGINT, SIGTERM, SIGQUIT}) sigaddset(&set_, s);
-  for (int s : {SIGHUP, SIGUSR1, SIGUSR2}) {
+  for (int s : {SIGCHLD, SIGCONT, SIGINT, SIGTERM, SIGQUIT, SIGWINCH}) sigaddset(&set_, s);
+  for (int s : {SIGHUP, SIGUSR1, SIGUSR2, SIGTSTP}) {
     if (!ignoredOnEntry(s)) sigaddset(&set_, s);
   }
   ::sigprocmask(SIG_BLOCK, &set_, &old_);
@@ -71,9 +71,25 @@ int readInterrupt(int signal_fd, short revents) {
   int signal = 0;
   while (::read(signal_fd, &info, sizeof info) == sizeof info) {
     const int s = static_cast<int>(info.ssi_signo);
-    if (s != SIGCHLD && s != SIGCONT && !isPassedOn(s) && !signal) signal = s;
+    if (s == SIGTSTP) stopLikeCtrlZ();  // no worker to stop yet
+    if (s != SIGCHLD && s != SIGCONT && s != SIGWINCH && s != SIGTSTP && !isPassedOn(s) && !signal) signal = s;
   }
   return signal;
+}
+
+void stopLikeCtrlZ() {
+  sigset_t tstp;
+  sigemptyset(&tstp);
+  sigaddset(&tstp, SIGTSTP);
+  struct sigaction original {
+  }, fallback{};
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  ::sigaction(SIGTSTP, &fallback, &original);
+  ::raise(SIGTSTP);                            // pending while blocked,
+  ::sigprocmask(SIG_UNBLOCK, &tstp, nullptr);  // delivered here: the launcher stops
+  ::sigprocmask(SIG_BLOCK, &tstp, nullptr);    // continued: back to the signalfd
+  ::sigaction(SIGTSTP, &original, nullptr);
 }
 
 std::string checkSignalsToHandle(const std::string& list) {

@@ -5,13 +5,15 @@
 // warning before a time limit or preemption, which a worker turns into a last checkpoint) are
 // blocked and read from a signalfd, so the supervisor's poll loop sees worker exits, interrupts
 // and its own continuation after a stop among its pipes, never in a handler. SIGPIPE is ignored
-// meanwhile (a closed console must not kill the launcher). The destructor restores the signal
-// mask and every disposition it changed.
+// meanwhile (a closed console must not kill the launcher). SIGTSTP (Ctrl-Z: the supervisor stops
+// the whole job, then the launcher itself, stopLikeCtrlZ) and SIGWINCH (the terminal was resized)
+// are read there too. The destructor restores the signal mask and every disposition it changed.
 //
 // Dispositions inherited from whoever started the launcher:
 //   - SIGINT, SIGTERM, SIGQUIT are acted on even when ignored on entry (a shell ignores SIGINT
 //     and SIGQUIT for a command started with `&`, an ignore nobody asked for); they are reset to
 //     the default, which the workers then inherit too (worker_process.h resets them again);
+//   - SIGTSTP ignored on entry (whoever started the launcher wants no Ctrl-Z) is left so;
 //   - SIGHUP, SIGUSR1 and SIGUSR2 ignored on entry are honoured: left ignored, never read here,
 //     never forwarded, and the workers inherit the ignore. No shell ignores them by itself, so
 //     an ignore is someone's explicit choice for the whole job (`nohup accel launch …`,
@@ -45,10 +47,14 @@ class SignalChannel {
 inline bool isPassedOn(int signal) { return signal == SIGUSR1 || signal == SIGUSR2; }
 
 // Reads the signalfd when poll says it is readable: the first signal that stops a job, or 0.
-// Used while no worker runs yet: SIGCHLD and SIGCONT are read and dropped, and so are SIGUSR1
-// and SIGUSR2 (no worker has a handler for them yet; kept for later, they would kill a worker
-// that has not installed its handler).
+// Used while no worker runs yet: SIGCHLD, SIGCONT and SIGWINCH are read and dropped, and so are
+// SIGUSR1 and SIGUSR2 (no worker has a handler for them yet; kept for later, they would kill a
+// worker that has not installed its handler); SIGTSTP stops the launcher (stopLikeCtrlZ).
 int readInterrupt(int signal_fd, short revents);
+
+// Stops this process as Ctrl-Z does (SIGTSTP's default action, so the shell reports a stopped
+// job); returns once it is continued (`fg`, `bg`, SIGCONT).
+void stopLikeCtrlZ();
 
 // torchrun's --signals_to_handle: comma-separated names, each one the launcher handles (SIGINT,
 // SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2; spaces around a name allowed, as torchrun strips

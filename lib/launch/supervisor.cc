@@ -23,6 +23,7 @@
 #include "lib/launch/console/terminal_input.h"
 #include "lib/launch/error_file.h"
 #include "lib/launch/job/job_link.h"
+#include "lib/launch/job_control.h"
 #include "lib/launch/launch_report.h"
 #include "lib/launch/log_layout.h"
 #include "lib/launch/rank_answers.h"
@@ -194,6 +195,11 @@ class Supervisor {
   // questions about ranks that travel with it.
   void follow(JobEvent& event, std::optional<JobEvent>& decision) {
     if (answers_->follow(event)) return;
+    if (event.kind == JobEvent::Kind::Hold) {  // Ctrl-Z, or fg, on another machine
+      say(event.stopped ? "the job was stopped on another machine: stopping this machine's workers"
+                        : "the job continues: continuing this machine's workers");
+      return holdWorkers(workers_, event.stopped);
+    }
     if (decision && decision->kind == JobEvent::Kind::End) return;  // the first end is the job's
     if (event.kind != JobEvent::Kind::Stop) decision = event;
     if (event.kind == JobEvent::Kind::Restart) return;
@@ -242,6 +248,10 @@ class Supervisor {
         reap();
       } else if (isPassedOn(signal)) {
         passOn(signal);
+      } else if (signal == SIGTSTP) {
+        stopJobLikeCtrlZ(workers_, *link_, console_, input_);
+      } else if (signal == SIGWINCH) {
+        followResize(workers_, console_);
       } else if (signal != SIGCONT) {
         forward(signal);
       }
