@@ -18,7 +18,7 @@ constexpr size_t kTracebackLines = 30;  // a deep stack's last frames are the on
 
 void LaunchReport::write(std::string line) const {
   if (!console_) return writeFully(2, line + "\n");
-  console_->line(2, std::move(line));
+  console_->line(2, line);
   console_->flush(Console::Clock::now(), true);
 }
 

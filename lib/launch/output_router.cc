@@ -52,7 +52,7 @@ void OutputStream::complete(std::string_view line) {
 }
 
 void OutputStream::show(std::string_view text) {
-  if (shown()) setup_.console->line(setup_.console_fd, setup_.prefix + std::string(text));
+  if (shown()) setup_.console->line(setup_.console_fd, setup_.prefix, text);
 }
 
 void OutputStream::frame(std::string_view text, Clock::time_point now) {

@@ -53,7 +53,7 @@ size_t count(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("output: off a terminal, 1000 frames in 3 s give a few lines; the log keeps them all", "[launch][output]") {
+TEST_CASE("output: off a terminal, 1000 frames in 3 s give a few lines, the log keeps them all", "[launch][output]") {
   TempDir dir;
   const std::string logs = dir.file("logs");
   auto r = launch(dir, {"--num_processes", "2", "--log_dir", logs}, {"frames", "1000", "3"},
@@ -75,7 +75,8 @@ TEST_CASE("output: off a terminal, a line open for 2 s is written with … and c
   CHECK(contains(r.out, "[rank 0] open…\n[rank 0]  closed\n"));
 }
 
-TEST_CASE("output: --pty on gives workers a terminal; its escapes reach the console, not the log", "[launch][output]") {
+TEST_CASE("output: --pty on gives workers a terminal whose escapes reach the console, not the log",
+          "[launch][output]") {
   TempDir dir;
   const std::string logs = dir.file("logs");
   auto piped = launch(dir, {"--num_processes", "1"}, {"tty"});

@@ -80,7 +80,7 @@ TEST_CASE("console: complete lines, frames and the open line", "[unit][console]"
   CHECK(f.lines == std::vector<std::string>{"dos", "line"});
 }
 
-TEST_CASE("console: a bar redrawn forever holds one frame; a huge line goes in pieces", "[unit][console]") {
+TEST_CASE("console: a bar redrawn forever holds one frame, a huge line goes in pieces", "[unit][console]") {
   LineAssembler a;
   for (int i = 0; i < 100000; ++i) feed(a, "\r" + std::string(100, 'x'));
   CHECK(a.visible().size() == 100);
@@ -94,8 +94,8 @@ TEST_CASE("console: a bar redrawn forever holds one frame; a huge line goes in p
 
 TEST_CASE("console: escapes are dropped from logs, even when cut between reads", "[unit][console]") {
   accel::EscapeFilter filter;
-  const std::string first = filter.filter("\x1b[31mred\x1b[");
-  CHECK(first + filter.filter("0m plain \x1b]0;title\x07!") == "red plain !");
+  const std::string first(filter.filter("\x1b[31mred\x1b["));
+  CHECK(first + std::string(filter.filter("0m plain \x1b]0;title\x07!")) == "red plain !");
   CHECK(filter.filter("a\x1b(Bb\x1b=c") == "abc");
   CHECK(accel::fitToWidth("héllo wörld", 5) == "héllo");
   CHECK(accel::fitToWidth("\x1b[1mbold\x1b[0m text", 4) == "\x1b[1mbold\x1b[0m\x1b[0m");

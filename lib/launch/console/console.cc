@@ -53,9 +53,14 @@ bool Console::readSize() {
   return changed;
 }
 
-void Console::line(int fd, std::string text) {
-  text += '\n';
-  queued_.emplace_back(sinkFd(fd), std::move(text));
+void Console::line(int fd, std::string_view prefix, std::string_view text) {
+  const int sink = sinkFd(fd);
+  queued_.append(prefix).append(text) += '\n';
+  if (runs_.empty() || runs_.back().first != sink) {
+    runs_.emplace_back(sink, queued_.size());
+  } else {
+    runs_.back().second = queued_.size();
+  }
 }
 
 void Console::live(int key, std::string text) {
@@ -78,35 +83,31 @@ std::string Console::eraseCode() const {
 
 void Console::flush(Clock::time_point now, bool force) {
   const int screen = screenFd();
-  std::string on_screen;  // the screen's lines, then its live lines
-  std::string run;        // consecutive lines of one other sink
-  int run_fd = -1;
-  for (auto& [fd, text] : queued_) {
+  screen_.clear();
+  size_t begin = 0;
+  for (const auto& [fd, end] : runs_) {  // the screen's lines go out with its live lines
+    const std::string_view run(queued_.data() + begin, end - begin);
     if (fd == screen) {
-      on_screen += text;
-      continue;
+      screen_.append(run);
+    } else {
+      writeFully(fd, run);
     }
-    if (fd != run_fd && !run.empty()) {
-      writeFully(run_fd, run);
-      run.clear();
-    }
-    run_fd = fd;
-    run += text;
+    begin = end;
   }
-  if (!run.empty()) writeFully(run_fd, run);
-  queued_.clear();
+  queued_.clear();  // keeps its capacity: a flood of lines allocates once
+  runs_.clear();
   const bool redraw = dirty_ && (force || now - drawn_at_ >= kRedraw);
-  if (screen < 0 || (on_screen.empty() && !redraw)) return;
-  std::string out = eraseCode() + on_screen;
+  if (screen < 0 || (screen_.empty() && !redraw)) return;
+  screen_.insert(0, eraseCode());
   size_t drawn = 0;
   for (const auto& [key, text] : live_) {
-    if (drawn++ > 0) out += '\n';
-    out += fitToWidth(text, static_cast<size_t>(std::max(1, columns_ - 1)));
+    if (drawn++ > 0) screen_ += '\n';
+    screen_ += fitToWidth(text, static_cast<size_t>(std::max(1, columns_ - 1)));
   }
   drawn_ = drawn;
   dirty_ = false;
   drawn_at_ = now;
-  writeFully(screen, out);
+  writeFully(screen, screen_);
 }
 
 std::optional<Console::Clock::time_point> Console::deadline() const {

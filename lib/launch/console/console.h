@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,8 +48,8 @@ class Console {
   // Reads the terminal's size again (after SIGWINCH); true when it changed.
   bool readSize();
 
-  // A finished line (without its newline) for `fd` (1 or 2).
-  void line(int fd, std::string text);
+  // A finished line, `prefix` then `text` (without its newline), for `fd` (1 or 2).
+  void line(int fd, std::string_view prefix, std::string_view text = {});
   // The live line of `key`: set, or removed with "". Only for a stream on the screen.
   void live(int key, std::string text);
   // Writes what is queued; redraws the live lines when they changed and kRedraw has passed since
@@ -67,7 +68,10 @@ class Console {
   int screenFd() const;           // -1 without a terminal
   Sinks sinks_;
   int columns_ = 80, rows_ = 24;
-  std::vector<std::pair<int, std::string>> queued_;  // (sink fd, text with newline)
+  // What is queued: lines back to back in `queued_`, and where each sink's run of them ends.
+  std::string queued_;
+  std::vector<std::pair<int, size_t>> runs_;  // (sink fd, end in queued_)
+  std::string screen_;                        // what the screen is sent, reused
   std::map<int, std::string> live_;
   size_t drawn_ = 0;  // live lines on the screen now; the cursor is at the end of the last
   bool dirty_ = false;

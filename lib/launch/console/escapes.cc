@@ -35,9 +35,9 @@ size_t escapeLength(std::string_view text, size_t i) {
 
 }  // namespace
 
-std::string EscapeFilter::filter(std::string_view data) {
-  std::string out;
-  out.reserve(data.size());
+std::string_view EscapeFilter::filter(std::string_view data) {
+  std::string& out = out_;
+  out.clear();
   for (char c : data) {
     switch (state_) {
       case State::Text:

@@ -14,9 +14,11 @@ namespace accel {
 // character set's "ESC ( B", and the two-byte ones) from a stream given in pieces.
 class EscapeFilter {
  public:
-  std::string filter(std::string_view data);
+  // `data` without its escapes; valid until the next call.
+  std::string_view filter(std::string_view data);
 
  private:
+  std::string out_;  // reused: a flood of output allocates once
   enum class State { Text, Escape, Csi, Osc, OscEscape, Charset };
   State state_ = State::Text;
 };
