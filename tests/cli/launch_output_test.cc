@@ -109,3 +109,31 @@ TEST_CASE("output: 4 workers flooding partial lines, frames and 1 MB lines: whol
   CHECK(bad == 0);
   for (int rank = 0; rank < 4; ++rank) CHECK(logOf(logs, rank, "stdout") == slurp(copies + "." + std::to_string(rank)));
 }
+
+TEST_CASE("output: bad terminal settings are usage errors that name them, before any worker starts",
+          "[launch][output]") {
+  TempDir dir;
+  auto bad = [&](std::vector<std::string> flags, std::map<std::string, std::string> env = {}) {
+    flags.insert(flags.begin(), {"--num_processes", "2"});
+    return launch(dir, flags, {"open", "0"}, std::move(env));
+  };
+  auto interval = bad({}, {{"ACCEL_PROGRESS_INTERVAL", "often"}});
+  CHECK(interval.exit_code == 2);
+  CHECK(contains(interval.err, "ACCEL_PROGRESS_INTERVAL='often' is not a number of seconds above 0"));
+  auto zero = bad({}, {{"ACCEL_PROGRESS_INTERVAL", "0"}});
+  CHECK(zero.exit_code == 2);
+  auto word = bad({"--stdin_rank", "first"});
+  CHECK(word.exit_code == 2);
+  CHECK(contains(word.err, "--stdin_rank 'first' is not a rank (an integer) or none"));
+  auto range = bad({"--stdin_rank", "2"});
+  CHECK(range.exit_code == 2);
+  CHECK(contains(range.err, "--stdin_rank '2' is out of range: the job has ranks 0 to 1"));
+  auto variable = bad({}, {{"ACCEL_STDIN_RANK", "-1"}});
+  CHECK(variable.exit_code == 2);
+  CHECK(contains(variable.err, "ACCEL_STDIN_RANK='-1' is out of range"));
+  auto pty = bad({"--pty", "yes"});
+  CHECK(pty.exit_code == 2);
+  CHECK(contains(pty.err, "--pty 'yes' is not auto, on or off"));
+  for (const auto* r : {&interval, &zero, &word, &range, &variable, &pty}) CHECK_FALSE(contains(r->out, "[rank"));
+  CHECK(bad({"--stdin_rank", "none"}).exit_code == 0);
+}

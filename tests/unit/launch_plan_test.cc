@@ -284,3 +284,20 @@ TEST_CASE("adopted: children listed from /proc, an orphaned grandchild comes to 
   CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
   ::prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
+
+TEST_CASE("plan: the input rank is this machine's, none here, or an error where its terminal is", "[plan]") {
+  LaunchOptions o;
+  o.cpu = true;
+  o.values = {{"num_machines", "2"}, {"num_processes", "4"}, {"machine_rank", "1"}, {"main_process_ip", "10.0.0.1"}};
+  CHECK(plan(o).stdin_rank == -1);  // the default, rank 0, runs on machine 0
+  o.stdin_rank = "3";
+  CHECK(plan(o).stdin_rank == 3);
+  o.stdin_rank = "1";
+  CHECK(plan(o).stdin_rank == -1);  // no terminal here: the same command runs on every machine
+  LaunchFacts terminal = facts();
+  terminal.stdin_terminal = true;
+  CHECK_THROWS_WITH(plan(o, "", 0, terminal),
+                    Catch::Contains("--stdin_rank 1: rank 1 runs on machine 0, not on this one (machine 1)"));
+  o.stdin_rank = "none";
+  CHECK(plan(o, "", 0, terminal).stdin_rank == -1);
+}
