@@ -8,6 +8,12 @@
 
 namespace accel {
 
+void passOn(const std::vector<WorkerProcess>& workers, int signal) {
+  for (const auto& w : workers) {
+    if (w.running) ::kill(w.pid, signal);
+  }
+}
+
 void holdWorkers(const std::vector<WorkerProcess>& workers, bool stopped) {
   for (const auto& w : workers) {
     if (w.running) signalGroup(w, stopped ? SIGSTOP : SIGCONT);
@@ -21,8 +27,7 @@ void stopJobLikeCtrlZ(const std::vector<WorkerProcess>& workers, JobLink& link, 
   console.flush(Console::Clock::now(), true);
   console.erase();
   input.release();
-  stopLikeCtrlZ();
-  input.claim();
+  stopLikeCtrlZ();  // the terminal is taken again at the next poll, if it is still ours
   link.hold(false);
   holdWorkers(workers, false);
   followResize(workers, console);  // the terminal may have changed while the job was stopped

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Job control for the supervisor: Ctrl-Z stops the whole job and `fg` resumes it, on every
-// machine; a resized terminal reaches the workers' pseudo-terminals. Workers are stopped with
+// machine; a resized terminal reaches the workers' pseudo-terminals; SIGUSR1 and SIGUSR2 reach
+// the workers. Workers are stopped with
 // SIGSTOP to their process groups (SIGTSTP could be caught or, in a group with no parent in the
 // session, discarded), so each one is in state T until continued. The collectives' timeouts and
 // the job channel's heartbeats do not count a stop (running_deadline.h, job_link.h hold()), so
@@ -15,6 +16,11 @@
 #include "lib/launch/worker_process.h"
 
 namespace accel {
+
+// SIGUSR1 or SIGUSR2 to each running worker's own process, not its group: a user's handler
+// (the last checkpoint) is in the worker's main process; its children (DataLoader workers) keep
+// the default, which kills them.
+void passOn(const std::vector<WorkerProcess>& workers, int signal);
 
 // SIGSTOP (`stopped`) or SIGCONT to every running worker's process group.
 void holdWorkers(const std::vector<WorkerProcess>& workers, bool stopped);

@@ -100,7 +100,7 @@ class Supervisor {
       for (size_t i = 0; i < workers_.size(); ++i) {
         WorkerProcess& w = workers_[i];
         w.spec = &plan_.workers[i];
-        const WorkerIo io = openWorkerStreams(w, plan_, attempt, console_, input_.claim());
+        const WorkerIo io = openWorkerStreams(w, plan_, attempt, console_, input_.foreground());
         // mpirun runs every rank as one process here: no single file to give it.
         w.error_file = w.spec->label.empty() ? error_files_.pathFor(attempt, w.spec->local_rank) : "";
         spawnWorker(w, attempt, io);
@@ -124,15 +124,6 @@ class Supervisor {
   }
 
   static int soonest(int a, int b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); }
-
-  // Milliseconds until the console or a stream has something due (-1: nothing is).
-  int outputTimeout() const {
-    auto at = streamsDeadline(workers_);
-    if (auto screen = console_.deadline(); screen && (!at || *screen < *at)) at = screen;
-    if (!at) return -1;
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*at - Clock::now()).count();
-    return static_cast<int>(std::clamp<long long>(left, 0, 60'000));
-  }
 
   // One round: until every worker of this machine exited and its output is read, and the job
   // (the link) decided what comes next: a restart, or the end.
@@ -161,28 +152,16 @@ class Supervisor {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at_ - Clock::now()).count();
         timeout = soonest(timeout, static_cast<int>(std::max<long long>(0, left)));
       }
-      timeout = soonest(timeout, outputTimeout());
+      timeout = soonest(timeout, outputTimeoutMs(workers_, console_));
       std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
-      const int input = inputFd(workers_);
-      if (input >= 0 && input_.claim()) fds.push_back({input_.fd(), POLLIN, 0});
-      addPipeFds(workers_, fds);
+      addOutputFds(workers_, input_, fds);
       link_->addPollFds(fds);
       answers_->addPollFds(fds, timeout);
       int n = ::poll(fds.data(), fds.size(), timeout);
       if (n < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
       if (n < 0) continue;
       if (fds[0].revents & POLLIN) readSignals(signal_fd);
-      for (size_t i = 1; i < fds.size(); ++i) {
-        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        if (input >= 0 && fds[i].fd == input_.fd()) {
-          input_.forward(input);
-        } else {
-          drainPipe(workers_, fds[i].fd);
-        }
-      }
-      const auto now = Clock::now();
-      tickStreams(workers_, now);
-      console_.flush(now);
+      serviceOutput(workers_, fds, input_, console_);
       answers_->service(fds);
       for (auto& event : link_->service(fds)) follow(event, decision);
       if (kill_at_ && anyRunning() && Clock::now() >= *kill_at_) {
@@ -247,7 +226,8 @@ class Supervisor {
       if (signal == SIGCHLD) {
         reap();
       } else if (isPassedOn(signal)) {
-        passOn(signal);
+        say(fmt::format("received SIG{}: forwarding it to every worker", ::sigabbrev_np(signal)));
+        passOn(workers_, signal);
       } else if (signal == SIGTSTP) {
         stopJobLikeCtrlZ(workers_, *link_, console_, input_);
       } else if (signal == SIGWINCH) {
@@ -255,15 +235,6 @@ class Supervisor {
       } else if (signal != SIGCONT) {
         forward(signal);
       }
-    }
-  }
-
-  // To each worker's own process, not its group: a user's handler (the last checkpoint) is in the
-  // worker's main process; its children (DataLoader workers) keep the default, which kills them.
-  void passOn(int signal) {
-    say(fmt::format("received SIG{}: forwarding it to every worker", ::sigabbrev_np(signal)));
-    for (const auto& w : workers_) {
-      if (w.running) ::kill(w.pid, signal);
     }
   }
 

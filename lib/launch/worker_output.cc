@@ -109,7 +109,7 @@ bool anyPipeOpen(const std::vector<WorkerProcess>& workers) {
   return false;
 }
 
-void addPipeFds(const std::vector<WorkerProcess>& workers, std::vector<pollfd>& fds) {
+static void addPipeFds(const std::vector<WorkerProcess>& workers, std::vector<pollfd>& fds) {
   for (const auto& w : workers) {
     if (w.out_fd >= 0) fds.push_back({w.out_fd, POLLIN, 0});
     if (w.err_fd >= 0) fds.push_back({w.err_fd, POLLIN, 0});
@@ -122,7 +122,7 @@ static void closePipe(WorkerProcess& w, int& fd) {
   fd = -1;
 }
 
-void drainPipe(std::vector<WorkerProcess>& workers, int fd) {
+static void drainPipe(std::vector<WorkerProcess>& workers, int fd) {
   for (auto& w : workers) {
     if (fd != w.out_fd && fd != w.err_fd) continue;
     char buffer[65536];
@@ -136,7 +136,7 @@ void drainPipe(std::vector<WorkerProcess>& workers, int fd) {
   }
 }
 
-void tickStreams(std::vector<WorkerProcess>& workers, std::chrono::steady_clock::time_point now) {
+static void tickStreams(std::vector<WorkerProcess>& workers, std::chrono::steady_clock::time_point now) {
   for (auto& w : workers) {
     for (auto* stream : {w.out.get(), w.err.get()}) {
       if (stream) stream->tick(now);
@@ -144,7 +144,7 @@ void tickStreams(std::vector<WorkerProcess>& workers, std::chrono::steady_clock:
   }
 }
 
-std::optional<std::chrono::steady_clock::time_point> streamsDeadline(const std::vector<WorkerProcess>& workers) {
+static std::optional<std::chrono::steady_clock::time_point> streamsDeadline(const std::vector<WorkerProcess>& workers) {
   std::optional<std::chrono::steady_clock::time_point> soonest;
   for (const auto& w : workers) {
     for (const auto* stream : {w.out.get(), w.err.get()}) {
@@ -166,7 +166,7 @@ void resizeTerminals(const std::vector<WorkerProcess>& workers, const Console& c
   }
 }
 
-int inputFd(const std::vector<WorkerProcess>& workers) {
+static int inputFd(const std::vector<WorkerProcess>& workers) {
   for (const auto& w : workers) {
     if (w.takes_input && w.out_fd >= 0) return w.out_fd;
   }
@@ -183,6 +183,39 @@ std::vector<const WorkerProcess*> closeOpenPipes(std::vector<WorkerProcess>& wor
     }
   }
   return closed;
+}
+
+void addOutputFds(const std::vector<WorkerProcess>& workers, TerminalInput& input, std::vector<pollfd>& fds) {
+  if (inputFd(workers) < 0) {
+    input.release();  // no rank takes it (any more): the terminal echoes and edits as before
+  } else if (input.claim()) {
+    fds.push_back({input.fd(), POLLIN, 0});
+  }
+  addPipeFds(workers, fds);
+}
+
+void serviceOutput(std::vector<WorkerProcess>& workers, const std::vector<pollfd>& fds, TerminalInput& input,
+                   Console& console) {
+  const int target = inputFd(workers);
+  for (const auto& p : fds) {
+    if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    if (target >= 0 && p.fd == input.fd()) {
+      input.forward(target);
+    } else {
+      drainPipe(workers, p.fd);
+    }
+  }
+  const auto now = std::chrono::steady_clock::now();
+  tickStreams(workers, now);
+  console.flush(now);
+}
+
+int outputTimeoutMs(const std::vector<WorkerProcess>& workers, const Console& console) {
+  auto at = streamsDeadline(workers);
+  if (auto screen = console.deadline(); screen && (!at || *screen < *at)) at = screen;
+  if (!at) return -1;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(*at - std::chrono::steady_clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(left, 0, 60'000));
 }
 
 }  // namespace accel

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lib/launch/console/console.h"
+#include "lib/launch/console/terminal_input.h"
 #include "lib/launch/worker_process.h"
 
 namespace accel {
@@ -28,22 +29,18 @@ WorkerIo openWorkerStreams(WorkerProcess& w, const LaunchPlan& plan, int attempt
 
 bool anyPipeOpen(const std::vector<WorkerProcess>& workers);
 
-// Appends a POLLIN entry for every pipe still open.
-void addPipeFds(const std::vector<WorkerProcess>& workers, std::vector<pollfd>& fds);
-
-// One read from `fd` (a worker's pipe, found by its number) into its stream; at end of file or
-// on an error the stream is finished and the pipe closed.
-void drainPipe(std::vector<WorkerProcess>& workers, int fd);
-
-// What the streams have due without new bytes (output_router.h), and when they next will.
-void tickStreams(std::vector<WorkerProcess>& workers, std::chrono::steady_clock::time_point now);
-std::optional<std::chrono::steady_clock::time_point> streamsDeadline(const std::vector<WorkerProcess>& workers);
+// The output's share of one turn of the supervisor's poll loop: the terminal's input while it
+// goes to a rank (terminal_input.h), and every pipe still open.
+void addOutputFds(const std::vector<WorkerProcess>& workers, TerminalInput& input, std::vector<pollfd>& fds);
+// After poll (`fds` the whole array): reads what the pipes hold, passes the user's typing on,
+// then writes what is due (open lines, thinned frames, live lines) and flushes the console.
+void serviceOutput(std::vector<WorkerProcess>& workers, const std::vector<pollfd>& fds, TerminalInput& input,
+                   Console& console);
+// Milliseconds until the console or a stream has something due without new bytes; -1: nothing.
+int outputTimeoutMs(const std::vector<WorkerProcess>& workers, const Console& console);
 
 // Tells every worker pseudo-terminal the console's new size, and the workers SIGWINCH.
 void resizeTerminals(const std::vector<WorkerProcess>& workers, const Console& console);
-
-// The pseudo-terminal that takes the user's input, or -1.
-int inputFd(const std::vector<WorkerProcess>& workers);
 
 // Closes, unread, the pipes still open (held by processes outside the job); returns the workers
 // whose pipes those were.

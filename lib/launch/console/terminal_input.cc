@@ -24,10 +24,11 @@ TerminalInput::~TerminalInput() {
   ::sigaction(SIGTTIN, &old_ttin_, nullptr);
 }
 
+bool TerminalInput::foreground() const { return terminal() && ::tcgetpgrp(fd_) == ::getpgrp(); }
+
 bool TerminalInput::claim() {
   if (!terminal()) return false;
-  const bool foreground = ::tcgetpgrp(fd_) == ::getpgrp();
-  if (!foreground) {
+  if (!foreground()) {
     taken_ = false;  // the shell owns the modes now; a stopped launcher gave them back before
     return false;
   }

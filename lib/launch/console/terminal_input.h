@@ -30,6 +30,8 @@ class TerminalInput {
   int fd() const { return fd_; }
   // The launcher's stdin is a terminal that has not ended.
   bool terminal() const { return terminal_ && !ended_; }
+  // ... and the launcher is its foreground process group: what claim() would take now.
+  bool foreground() const;
   // Reads what was typed and writes it to `target` (a pseudo-terminal's master; what it cannot
   // take now is dropped, as a terminal drops typing past its buffer). At the end of the input,
   // or when the terminal is no longer readable here, gives it back until the next claim().
