@@ -17,6 +17,7 @@
 using accel::test::accelBinary;
 using accel::test::contains;
 using accel::test::hermeticEnv;
+using accel::test::occurrences;
 using accel::test::outputWorker;
 using accel::test::run;
 using accel::test::RunResult;
@@ -45,12 +46,6 @@ std::string logOf(const std::string& dir, int rank, const std::string& stream) {
   return "";
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("output: off a terminal, 1000 frames in 3 s give a few lines, the log keeps them all", "[launch][output]") {
@@ -62,9 +57,9 @@ TEST_CASE("output: off a terminal, 1000 frames in 3 s give a few lines, the log 
   for (int rank : {0, 1}) {
     const std::string prefix = "[rank " + std::to_string(rank) + "] frame ";
     INFO(r.out);
-    CHECK(count(r.out, prefix) <= 5);
+    CHECK(occurrences(r.out, prefix) <= 5);
     CHECK(contains(r.out, prefix + "999\n"));  // the last frame, always
-    CHECK(count(logOf(logs, rank, "stdout"), "\rframe ") == 1000);
+    CHECK(occurrences(logOf(logs, rank, "stdout"), "\rframe ") == 1000);
   }
 }
 

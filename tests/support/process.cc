@@ -54,6 +54,12 @@ int freeLoopbackPort() { return accel::pickFreePort(); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+size_t occurrences(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
 std::map<std::string, std::string> rankEnv(int rank, int world, const std::string& port, const std::string& token,
                                            std::map<std::string, std::string> extra, int per_machine) {
   const int local = per_machine > 0 ? per_machine : world;

@@ -94,6 +94,8 @@ class TempDir {
 std::string slurp(const std::string& path);
 
 bool contains(const std::string& text, const std::string& part);
+// How many times `part` occurs in `text` (overlapping occurrences counted).
+size_t occurrences(const std::string& text, const std::string& part);
 
 // An environment that keeps accel and its workers off this machine's state: no user config
 // (HF_HOME inside `dir`), no GPU library (NVML and libcuda pointed at missing files), not under

@@ -15,10 +15,12 @@
 #include "lib/launch/console/escapes.h"
 #include "lib/launch/console/line_assembler.h"
 #include "lib/launch/output_router.h"
+#include "tests/support/process.h"
 
 using accel::Console;
 using accel::LineAssembler;
 using accel::OutputStream;
+using accel::test::occurrences;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -54,12 +56,6 @@ struct Pipe {
     return out;
   }
 };
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 }  // namespace
 
@@ -158,8 +154,8 @@ TEST_CASE("console: off a terminal, frames are thinned and open lines continued"
   stream.feed("\n", 1, t0 + milliseconds(3000));
   console.flush(t0 + milliseconds(3000));
   const std::string shown = out.take();
-  CHECK(count(shown, "[rank 0] frame") <= 5);
-  CHECK(count(shown, "[rank 0] frame") >= 3);
+  CHECK(occurrences(shown, "[rank 0] frame") <= 5);
+  CHECK(occurrences(shown, "[rank 0] frame") >= 3);
   CHECK(shown.ends_with("[rank 0] frame 999\n"));  // the last frame is always written
   CHECK(log.take() == all + "\n");                 // the log keeps every frame
 
