@@ -20,7 +20,7 @@ TIMEOUTS = 1  # --collective_timeout and --heartbeat_timeout, seconds
 STOPPED = 3  # seconds the job stays stopped: more than twice both timeouts
 # A few seconds of training on one machine, and over loopback Gloo; fewer where the build is a
 # sanitizer's (ACCEL_TEST_QUICK=1), whose accel-train is ten times slower.
-STEPS = {1: 1000, 2: 400} if os.environ.get("ACCEL_TEST_QUICK") == "1" else {1: 20000, 2: 6000}
+STEPS = {1: 1000, 2: 400} if os.environ.get("ACCEL_TEST_QUICK") == "1" else {1: 12000, 2: 3000}
 
 
 def free_port():
