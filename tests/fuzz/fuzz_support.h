@@ -12,7 +12,9 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -70,6 +72,19 @@ inline int connectLoopback(int port) {
   }
   FUZZ_CHECK(error == 0, std::string("the server does not accept: ") + std::strerror(error));
   return fd;
+}
+
+// Whether `fd` becomes readable within `ms`, through libFuzzer's SIGALRM (its -timeout watchdog
+// interrupts a poll with EINTR; the wait goes on for what is left of `ms`).
+inline bool readableWithin(int fd, int ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const int n = ::poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())));
+    if (n >= 0 || errno != EINTR) return n > 0;
+  }
 }
 
 }  // namespace accel::fuzz
