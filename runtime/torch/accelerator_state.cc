@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+// TorchAccelerator's gathers, checkpoints and trackers (torch_accelerator.h).
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <torch/serialize.h>
+#include <torch/torch.h>
+
+#include "lib/common/error.h"
+#include "runtime/checkpoint/checkpoint.h"
+#include "runtime/metrics/trackers.h"
+#include "runtime/torch/tensor_view.h"
+#include "runtime/torch/torch_accelerator.h"
+
+namespace accel {
+
+namespace {
+
+std::vector<uint8_t> archiveBytes(const std::function<void(torch::serialize::OutputArchive&)>& fill) {
+  torch::serialize::OutputArchive archive;
+  fill(archive);
+  std::ostringstream out;
+  archive.save_to(out);
+  const std::string bytes = out.str();
+  return {bytes.begin(), bytes.end()};
+}
+
+void fromArchive(const std::vector<uint8_t>& bytes, const std::function<void(torch::serialize::InputArchive&)>& read) {
+  std::istringstream in(std::string(bytes.begin(), bytes.end()));
+  torch::serialize::InputArchive archive;
+  archive.load_from(in);
+  read(archive);
+}
+
+std::vector<uint8_t> u64Bytes(uint64_t v) {
+  std::vector<uint8_t> out(sizeof v);
+  std::memcpy(out.data(), &v, sizeof v);
+  return out;
+}
+
+uint64_t u64From(const std::vector<uint8_t>& b, const std::string& what) {
+  uint64_t v = 0;
+  if (b.size() != sizeof v) throw Error(fmt::format("checkpoint part '{}': {} bytes, expected 8", what, b.size()));
+  std::memcpy(&v, b.data(), sizeof v);
+  return v;
+}
+
+const std::vector<uint8_t>& blob(const CheckpointPart& part, const std::string& name) {
+  auto it = part.blobs.find(name);
+  if (it == part.blobs.end()) {
+    throw Error(fmt::format("the checkpoint has no '{}' (it was saved by a program with other parts)", name),
+                "resume with the same models, optimizers, schedulers and loaders prepared in the same order");
+  }
+  return it->second;
+}
+
+}  // namespace
+
+at::Tensor TorchAccelerator::gather(const at::Tensor& tensor) {
+  const at::Tensor mine = tensor.contiguous();
+  const std::vector<int64_t> rows = base_.gather(std::vector<int64_t>{mine.size(0)});
+  const int64_t row_bytes = mine.size(0) ? static_cast<int64_t>(mine.nbytes()) / mine.size(0)
+                                         : static_cast<int64_t>(mine.element_size()) * (mine.numel() ? 0 : 1);
+  std::vector<int64_t> shape = mine.sizes().vec();
+  int64_t total = 0;
+  std::vector<size_t> counts;
+  for (int64_t r : rows) {
+    total += r;
+    counts.push_back(static_cast<size_t>(r * row_bytes));
+  }
+  shape[0] = total;
+  at::Tensor out = torch::empty(shape, mine.options());
+  base_.deviceProcessGroup()
+      .backend()
+      .allGatherV(bytesOf(mine, "gather's tensor"), bytesOf(out, "gather's output"), counts)
+      ->wait();
+  return out;
+}
+
+// Rank r's j-th sample of a batch starting at `first` is sample (first + j) * world + r of the
+// epoch's padded list; those at or past the dataset's size are the sampler's padding.
+at::Tensor TorchAccelerator::gatherForMetrics(const at::Tensor& tensor) {
+  at::Tensor all = gather(tensor);
+  if (loaders_.empty()) return all;
+  const TensorLoader& loader = *loaders_.back();
+  const int64_t world = numProcesses(), n = all.size(0) / world, first = static_cast<int64_t>(loader.position() - n);
+  const int64_t size = static_cast<int64_t>(loader.sampler().datasetSize());
+  std::vector<std::pair<int64_t, int64_t>> keep;  // (position in the epoch's list, row)
+  for (int64_t r = 0; r < world; ++r) {
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t global = (first + j) * world + r;
+      if (global < size) keep.emplace_back(global, r * n + j);
+    }
+  }
+  std::sort(keep.begin(), keep.end());
+  std::vector<int64_t> rows;
+  for (const auto& k : keep) rows.push_back(k.second);
+  return all.index_select(0, torch::tensor(rows, torch::kLong).to(all.device()));
+}
+
+std::string TorchAccelerator::saveState(const std::string& dir, int64_t step) {
+  CheckpointPart part;
+  part.step = step;
+  for (size_t i = 0; i < models_.size(); ++i) {
+    part.blobs["model." + std::to_string(i)] = archiveBytes([&](auto& a) { models_[i]->module().save(a); });
+  }
+  for (size_t i = 0; i < optimizers_.size(); ++i) {
+    part.blobs["optimizer." + std::to_string(i)] = archiveBytes([&](auto& a) { optimizers_[i]->save(a); });
+  }
+  for (size_t i = 0; i < schedulers_.size(); ++i) {
+    part.blobs["scheduler." + std::to_string(i)] = u64Bytes(SchedulerSteps::of(*schedulers_[i]));
+  }
+  for (size_t i = 0; i < loaders_.size(); ++i) part.blobs["loader." + std::to_string(i)] = loaders_[i]->state();
+  part.blobs["scaler"] = scaler_.state();
+  part.blobs["rng.torch"] = archiveBytes([](auto& a) {
+    at::Generator generator = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    a.write("state", generator.get_state());
+  });
+  part.blobs["rng.accel"] = base_.rngState();
+  part.blobs["micro_step"] = u64Bytes(static_cast<uint64_t>(micro_step_));
+  return saveCheckpoint(base_.processGroup().backend(), dir, part);
+}
+
+std::optional<int64_t> TorchAccelerator::loadState(const std::string& dir) {
+  std::optional<CheckpointPart> part = resumeCheckpoint(base_.processGroup().backend(), dir);
+  if (!part) return std::nullopt;
+  for (size_t i = 0; i < models_.size(); ++i) {
+    fromArchive(blob(*part, "model." + std::to_string(i)), [&](auto& a) { models_[i]->module().load(a); });
+  }
+  for (size_t i = 0; i < optimizers_.size(); ++i) {
+    fromArchive(blob(*part, "optimizer." + std::to_string(i)), [&](auto& a) { optimizers_[i]->load(a); });
+  }
+  for (size_t i = 0; i < schedulers_.size(); ++i) {
+    const std::string name = "scheduler." + std::to_string(i);
+    SchedulerSteps::of(*schedulers_[i]) = static_cast<unsigned>(u64From(blob(*part, name), name));
+  }
+  for (size_t i = 0; i < loaders_.size(); ++i) loaders_[i]->loadState(blob(*part, "loader." + std::to_string(i)));
+  scaler_.loadState(blob(*part, "scaler"));
+  fromArchive(blob(*part, "rng.torch"), [](auto& a) {
+    at::Tensor state;
+    a.read("state", state);
+    at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle: shares the default's state
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(state);
+  });
+  base_.loadRngState(blob(*part, "rng.accel"));
+  micro_step_ = static_cast<int64_t>(u64From(blob(*part, "micro_step"), "micro_step"));
+  return part->step;
+}
+
+void TorchAccelerator::initTrackers(const std::string& project, const TrackerConfig& config) {
+  if (!isMainProcess()) return;
+  trackers_ = std::make_unique<Trackers>(options_.log_with, options_.project_dir);
+  trackers_->init(project, config);
+}
+
+void TorchAccelerator::log(const std::map<std::string, double>& values, int64_t step) {
+  if (trackers_) trackers_->log(values, static_cast<long>(step));
+}
+
+}  // namespace accel

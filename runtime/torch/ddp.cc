@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/torch/ddp.h"
+
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <torch/csrc/autograd/engine.h>
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+#include "runtime/ddp/reducer.h"
+#include "runtime/state/accelerator.h"
+#include "runtime/torch/ddp_checks.h"
+#include "runtime/torch/tensor_view.h"
+#include "runtime/torch/torch_version.h"
+
+namespace accel {
+
+struct DdpEngine::State {
+  std::shared_ptr<torch::nn::Module> module;
+  DdpOptions options;
+  Backend* data = nullptr;     // gradients and buffers: the accelerator's device group
+  Backend* control = nullptr;  // which parameters were used: its CPU group
+  std::vector<std::string> names;
+  std::vector<at::Tensor> params;  // those that require grad, in registration order
+  std::vector<at::Tensor> buffers;
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // kept alive: the hooks live there
+  std::unique_ptr<Reducer> reducer;
+  bool gradient_sync = true;
+  bool forward_param_sync = true;  // the last forward was a synchronising one
+  bool armed = false;              // its backward reduces
+  bool in_backward = false;        // the end-of-backward callback is queued
+  std::vector<bool> ready;
+  std::vector<bool> locally_used;
+  size_t reductions = 0;
+  size_t marked = 0;
+  size_t launched_before_last = 0;
+
+  at::Tensor bucketView(size_t i);
+  void onGradient(size_t i, const std::weak_ptr<State>& self);
+  void markReady(size_t i);
+  void finishBackward();
+  std::vector<bool> globallyUsed();
+};
+
+namespace {
+
+// Every tensor's bytes from rank 0, in order (initial state, and buffers before a forward).
+void broadcastFromRankZero(Backend& group, const std::vector<at::Tensor>& tensors, const char* kind) {
+  std::vector<WorkPtr> works;
+  for (const auto& t : tensors) works.push_back(group.broadcast(bytesOf(t, kind), 0));
+  for (auto& w : works) w->wait();
+}
+
+std::vector<GradientBuffer> gradientLayout(const std::vector<at::Tensor>& params,
+                                           const std::vector<std::string>& names) {
+  std::vector<GradientBuffer> out;
+  for (size_t i = 0; i < params.size(); ++i) {
+    out.push_back({nullptr, static_cast<size_t>(params[i].numel()),
+                   runtimeType(params[i].scalar_type(), "parameter '" + names[i] + "'")});
+  }
+  return out;
+}
+
+}  // namespace
+
+DdpEngine::DdpEngine(std::shared_ptr<torch::nn::Module> module, Accelerator& accelerator, DdpOptions options)
+    : state_(std::make_shared<State>()) {
+  checkTorchVersion();
+  State& s = *state_;
+  s.module = std::move(module);
+  s.options = options;
+  for (const auto& item : s.module->named_parameters(true)) {
+    if (!item.value().requires_grad()) continue;
+    s.names.push_back(item.key());
+    s.params.push_back(item.value());
+  }
+  for (const auto& item : s.module->named_buffers(true)) s.buffers.push_back(item.value());
+  checkModuleDevice(*s.module, accelerator.device().str());
+  checkSameModuleOnEveryRank(*s.module, accelerator);
+  s.data = &accelerator.deviceProcessGroup().backend();
+  s.control = &accelerator.processGroup().backend();
+  {
+    torch::NoGradGuard no_grad;
+    broadcastFromRankZero(*s.data, s.params, "a parameter");
+    broadcastFromRankZero(*s.data, s.buffers, "a buffer");
+  }
+  ReducerOptions reducer_options{options.first_bucket_bytes, options.bucket_bytes, Compression::None,
+                                 accelerator.device().type, accelerator.device().index};
+  s.reducer = std::make_unique<Reducer>(*s.data, gradientLayout(s.params, s.names), reducer_options);
+  s.ready.assign(s.params.size(), false);
+  s.locally_used.assign(s.params.size(), true);
+  std::weak_ptr<State> weak = state_;
+  for (size_t i = 0; i < s.params.size(); ++i) {
+    auto accumulator = torch::autograd::impl::grad_accumulator(s.params[i]);
+    accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+        [weak, i](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
+          if (auto state = weak.lock()) state->onGradient(i, weak);
+          return outputs;
+        }));
+    s.accumulators.push_back(std::move(accumulator));
+  }
+}
+
+DdpEngine::~DdpEngine() = default;
+
+void DdpEngine::beforeForward() {
+  State& s = *state_;
+  if (s.options.broadcast_buffers && s.forward_param_sync && !s.buffers.empty() && s.data->size() > 1) {
+    torch::NoGradGuard no_grad;
+    broadcastFromRankZero(*s.data, s.buffers, "a buffer");
+  }
+}
+
+void DdpEngine::afterForward(const std::vector<at::Tensor>& outputs) {
+  State& s = *state_;
+  s.armed = torch::GradMode::is_enabled() && s.gradient_sync;
+  s.forward_param_sync = s.armed;
+  if (!s.armed || !s.options.find_unused_parameters) return;
+  s.locally_used = reachedParameters(outputs, s.accumulators);
+}
+
+void DdpEngine::setGradientSync(bool sync) { state_->gradient_sync = sync; }
+bool DdpEngine::gradientSync() const { return state_->gradient_sync; }
+size_t DdpEngine::reductions() const { return state_->reductions; }
+size_t DdpEngine::launchedBeforeLastGradient() const { return state_->launched_before_last; }
+const Reducer& DdpEngine::reducer() const { return *state_->reducer; }
+const std::vector<std::string>& DdpEngine::parameterNames() const { return state_->names; }
+torch::nn::Module& DdpEngine::module() const { return *state_->module; }
+
+// The reducer's bucket memory for parameter i, as a flat tensor.
+at::Tensor DdpEngine::State::bucketView(size_t i) {
+  const at::Tensor& p = params[i];
+  return torch::from_blob(reducer->gradientData(i), {p.numel()}, p.options().requires_grad(false));
+}
+
+// Autograd hook: parameter i's gradient is final for this backward.
+void DdpEngine::State::onGradient(size_t i, const std::weak_ptr<State>& self) {
+  if (!armed) return;
+  if (!in_backward) {
+    in_backward = true;
+    torch::autograd::Engine::get_default_engine().queue_callback([self] {
+      if (auto state = self.lock()) state->finishBackward();
+    });
+    for (size_t u = 0; u < params.size(); ++u) {  // unused ones count as ready at once, as in DDP
+      if (!locally_used[u]) markReady(u);
+    }
+  }
+  markReady(i);
+}
+
+// The gradient (or zeros, for a parameter without one) times 1/world into its bucket.
+void DdpEngine::State::markReady(size_t i) {
+  torch::NoGradGuard no_grad;
+  at::Tensor view = bucketView(i);
+  const at::Tensor& grad = params[i].grad();
+  if (grad.defined()) {
+    view.copy_(grad.reshape({-1}));
+  } else {
+    view.zero_();
+  }
+  ready[i] = true;
+  if (++marked == params.size()) launched_before_last = reducer->launched();
+  reducer->markReady(i);  // scales by 1/world, launches the bucket when it is complete
+}
+
+// End of backward (autograd engine callback): every bucket reduced, the means into .grad.
+void DdpEngine::State::finishBackward() {
+  in_backward = false;
+  armed = false;
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < ready.size(); ++i) {
+    if (!ready[i]) missing.push_back("'" + names[i] + "'");
+  }
+  std::fill(ready.begin(), ready.end(), false);
+  marked = 0;
+  if (!missing.empty()) throw unusedParametersError(missing, data->rank());
+  reducer->finish();
+  const std::vector<bool> used = options.find_unused_parameters ? globallyUsed() : locally_used;
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!used[i]) continue;  // used by no rank: its gradient stays as it was, as in DDP
+    at::Tensor& grad = params[i].mutable_grad();
+    at::Tensor mean = bucketView(i).view(params[i].sizes());
+    if (grad.defined()) {
+      grad.copy_(mean);
+    } else {
+      grad = mean.clone();
+    }
+  }
+  ++reductions;
+}
+
+// Whether any rank used each parameter (one all-reduce of flags over the CPU group).
+std::vector<bool> DdpEngine::State::globallyUsed() {
+  std::vector<int32_t> flags(locally_used.begin(), locally_used.end());
+  control->allReduce(cpuTensor(flags.data(), flags.size()), ReduceOp::Max)->wait();
+  return {flags.begin(), flags.end()};
+}
+
+}  // namespace accel

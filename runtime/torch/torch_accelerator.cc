@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/torch/torch_accelerator.h"
+
+#include <numeric>
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "lib/common/error.h"
+#include "runtime/ddp/reducer.h"
+#include "runtime/metrics/trackers.h"
+#include "runtime/torch/tensor_view.h"
+#include "runtime/torch/torch_version.h"
+
+namespace accel {
+
+namespace {
+
+at::Device torchDevice(const Device& device) {
+  return device.type == DeviceType::CUDA ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(device.index))
+                                         : at::Device(at::kCPU);
+}
+
+c10::ScalarType precisionDtype(const std::string& mixed_precision) {
+  return mixed_precision == "fp16" ? at::kHalf : at::kBFloat16;
+}
+
+bool usesAutocast(const std::string& mixed_precision) { return mixed_precision == "fp16" || mixed_precision == "bf16"; }
+
+LossScalerOptions scalerFor(const std::string& mixed_precision, LossScalerOptions options) {
+  options.enabled = options.enabled && mixed_precision == "fp16";
+  return options;
+}
+
+}  // namespace
+
+TorchAccelerator::TorchAccelerator(TorchAcceleratorOptions options)
+    : options_(std::move(options)),
+      base_((checkTorchVersion(), options_.base)),
+      device_(torchDevice(base_.device())),
+      accumulation_steps_(std::max(1, options_.gradient_accumulation_steps > 0 ? options_.gradient_accumulation_steps
+                                                                               : base_.gradientAccumulationSteps())),
+      scaler_(scalerFor(base_.mixedPrecision(), options_.scaler)) {}
+
+TorchAccelerator::~TorchAccelerator() = default;
+
+// Accelerate's device placement: a CPU model goes to the device; one elsewhere is refused by
+// DDP's check, naming the parameter.
+void TorchAccelerator::placeModel(torch::nn::Module& model) {
+  const std::string& precision = mixedPrecision();
+  if (device_.is_cpu() && usesAutocast(precision) && !cpuAutocastSupports(precisionDtype(precision))) {
+    throw Error(fmt::format("mixed precision {} on CPU: this libtorch ({}) has no {} autocast on CPU", precision,
+                            TORCH_VERSION, precision),
+                "use --mixed_precision bf16 on CPU (or fp16 on a CUDA device)", ExitStatus::Usage);
+  }
+  bool on_cpu = true;
+  for (const auto& p : model.parameters()) on_cpu = on_cpu && p.device().is_cpu();
+  if (on_cpu && !device_.is_cpu()) model.to(device_);
+}
+
+AcceleratedOptimizer TorchAccelerator::prepareOptimizer(torch::optim::Optimizer& optimizer) {
+  optimizers_.push_back(&optimizer);
+  return AcceleratedOptimizer(optimizer, *this);
+}
+
+AcceleratedScheduler TorchAccelerator::prepareScheduler(torch::optim::LRScheduler& scheduler) {
+  if (SchedulerSteps::of(scheduler) == 0) SchedulerSteps::of(scheduler) = 1;  // Python's initial step
+  schedulers_.push_back(&scheduler);
+  return AcceleratedScheduler(scheduler, *this);
+}
+
+TensorLoader& TorchAccelerator::prepare(at::Tensor inputs, at::Tensor targets, size_t batch_size) {
+  DistributedSampler sampler(static_cast<size_t>(inputs.size(0)), numProcesses(), processIndex(), options_.sampler);
+  loaders_.push_back(
+      std::make_unique<TensorLoader>(std::move(inputs), std::move(targets), batch_size, std::move(sampler), device_));
+  return *loaders_.back();
+}
+
+AutocastScope TorchAccelerator::autocast() const {
+  const std::string& precision = mixedPrecision();
+  return AutocastScope(device_.type(), precisionDtype(precision), usesAutocast(precision));
+}
+
+void TorchAccelerator::backward(const at::Tensor& loss) {
+  if (synced_since_step_ && !models_.empty()) {
+    throw Error("backward() was called again after this step's gradients were synchronised, before optimizer.step()",
+                "call optimizer.step() and optimizer.zeroGrad() after each window's last backward (under "
+                "accumulate(), each micro-step calls backward once)");
+  }
+  at::Tensor scaled = accumulation_steps_ > 1 ? loss / accumulation_steps_ : loss;
+  if (scaler_.enabled()) scaled = scaled * scaler_.scale();
+  scaled.backward();
+  if (sync_gradients_) synced_since_step_ = true;
+}
+
+void TorchAccelerator::beginMicroStep() {
+  ++micro_step_;
+  bool loader_ended = false;
+  for (const auto& l : loaders_) loader_ended = loader_ended || l->atEnd();
+  sync_gradients_ = micro_step_ % accumulation_steps_ == 0 || loader_ended;
+  in_accumulate_ = true;
+  for (auto& m : models_) m->setGradientSync(sync_gradients_);
+}
+
+void TorchAccelerator::endMicroStep() {
+  in_accumulate_ = false;
+  for (auto& m : models_) m->setGradientSync(true);
+}
+
+AccumulateScope::AccumulateScope(TorchAccelerator& accelerator) : accelerator_(accelerator) {
+  accelerator_.beginMicroStep();
+}
+AccumulateScope::~AccumulateScope() { accelerator_.endMicroStep(); }
+
+std::vector<at::Tensor> TorchAccelerator::parameters() const {
+  std::vector<at::Tensor> out;
+  for (const auto& m : models_) {
+    for (const auto& p : m->module().parameters()) out.push_back(p);
+  }
+  for (const auto* o : optimizers_) {
+    if (!models_.empty()) break;  // a model's parameters are the optimizer's
+    for (const auto& group : o->param_groups()) {
+      for (const auto& p : group.params()) out.push_back(p);
+    }
+  }
+  return out;
+}
+
+// GradScaler.unscale_: every gradient times 1/scale, noting inf/NaN; once per step.
+void TorchAccelerator::unscaleGradients() {
+  if (!scaler_.enabled() || unscaled_) return;
+  unscaled_ = true;
+  torch::NoGradGuard no_grad;
+  for (auto& p : parameters()) {
+    at::Tensor grad = p.grad();
+    if (!grad.defined()) continue;
+    if (grad.is_cpu() && grad.scalar_type() == at::kFloat && grad.is_contiguous()) {
+      scaler_.unscale(grad.data_ptr<float>(), static_cast<size_t>(grad.numel()));
+    } else {
+      grad.mul_(static_cast<double>(scaler_.inverseScale()));
+      scaler_.recordOverflow(!torch::isfinite(grad).all().item<bool>());
+    }
+  }
+}
+
+// torch.nn.utils.clip_grad_norm_'s arithmetic: torch.norm(g, p) is norm over every dimension
+// named (another kernel than libtorch C++'s Tensor::norm(p), which sums 1-norms in another
+// order), then the norm of the norms, the coefficient clamped to 1.
+double TorchAccelerator::clipGradNorm(double max_norm, double norm_type) {
+  unscaleGradients();
+  torch::NoGradGuard no_grad;
+  std::vector<at::Tensor> grads, norms;
+  for (const auto& p : parameters()) {
+    if (p.grad().defined()) grads.push_back(p.grad());
+  }
+  if (grads.empty()) return 0.0;
+  const auto norm = [norm_type](const at::Tensor& t) {
+    std::vector<int64_t> dims(static_cast<size_t>(t.dim()));
+    std::iota(dims.begin(), dims.end(), 0);
+    return at::norm(t, norm_type, dims, false);
+  };
+  for (const auto& g : grads) norms.push_back(norm(g));
+  const at::Tensor total = norm(torch::stack(norms));
+  // Python's `max_norm / tensor` is tensor.reciprocal() * max_norm (Tensor.__rtruediv__).
+  const at::Tensor coefficient = torch::clamp((total + 1e-6).reciprocal() * max_norm, c10::nullopt, 1.0);
+  for (auto& g : grads) g.mul_(coefficient);
+  return total.item<double>();
+}
+
+void TorchAccelerator::optimizerStepped() {
+  synced_since_step_ = false;
+  unscaled_ = false;
+}
+
+void AcceleratedOptimizer::step() {
+  TorchAccelerator& a = *accelerator_;
+  if (!a.sync_gradients_) return;  // inside an accumulation window
+  skipped_ = false;
+  if (a.scaler_.enabled()) {
+    a.unscaleGradients();
+    skipped_ = !a.scaler_.step(&a.base_.processGroup().backend());
+  }
+  if (!skipped_) optimizer_->step();
+  a.skipped_ = skipped_;
+  a.optimizerStepped();
+}
+
+void AcceleratedOptimizer::zeroGrad() {
+  if (!accelerator_->sync_gradients_) return;
+  optimizer_->zero_grad();
+  accelerator_->optimizerStepped();
+}
+
+void AcceleratedScheduler::step() {
+  const TorchAccelerator& a = *accelerator_;
+  if (!a.sync_gradients_ || a.skipped_) return;
+  for (int i = 0; i < a.numProcesses(); ++i) scheduler_->step();
+}
+
+}  // namespace accel

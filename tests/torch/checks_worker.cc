@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// One behaviour of the libtorch component per mode, printed for checks_test.py to compare with
+// PyTorch's or to find in an error: checks_worker MODE [ARGS...]. Under `accel launch` unless
+// the mode says otherwise.
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/torch.h>
+
+#include "runtime/ddp/reducer.h"
+#include "runtime/torch/torch_accelerator.h"
+
+namespace {
+
+struct TwoLayerImpl : torch::nn::Module {
+  explicit TwoLayerImpl(int64_t hidden = 16, bool spare = false)
+      : a(register_module("a", torch::nn::Linear(8, hidden))), b(register_module("b", torch::nn::Linear(hidden, 4))) {
+    if (spare) unused = register_module("unused", torch::nn::Linear(4, 4));
+  }
+  torch::Tensor forward(const torch::Tensor& x) { return b(torch::relu(a(x))); }
+  torch::nn::Linear a, b, unused{nullptr};
+};
+TORCH_MODULE(TwoLayer);
+
+std::string floats(const torch::Tensor& t) {
+  auto c = t.contiguous().to(torch::kFloat);
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < c.numel(); ++i) out.push_back(fmt::format("{:.9g}", c.data_ptr<float>()[i]));
+  return fmt::format("{}", fmt::join(out, " "));
+}
+
+// sampler N WORLD SHUFFLE DROP_LAST: every rank's indices for epochs 0-2 (no launch needed).
+int sampler(char** argv) {
+  const size_t n = std::stoul(argv[0]);
+  const int world = std::stoi(argv[1]);
+  for (int64_t epoch = 0; epoch < 3; ++epoch) {
+    for (int r = 0; r < world; ++r) {
+      accel::DistributedSampler s(n, world, r, {std::string(argv[2]) == "1", 1234, std::string(argv[3]) == "1"});
+      s.setEpoch(epoch);
+      std::cout << fmt::format("{} {} {}\n", epoch, r, fmt::join(s.indices(), " "));
+    }
+  }
+  return 0;
+}
+
+// A batch of fixed data through TwoLayer; the model's gradients after backward.
+void fixedBackward(const std::function<torch::Tensor(torch::Tensor)>& forward) {
+  torch::manual_seed(3);
+  auto x = torch::randn({16, 8});
+  forward(x).pow(2).sum().backward();
+}
+
+// clip MAX_NORM NORM_TYPE: gradients before and after clipGradNorm, and the norm it returned.
+int clip(char** argv) {
+  accel::TorchAccelerator acc;
+  torch::manual_seed(1);
+  auto model = acc.prepare(TwoLayer());
+  fixedBackward([&](torch::Tensor x) { return model(x); });
+  for (const auto& p : model->parameters()) std::cout << "before " << floats(p.grad()) << "\n";
+  const double norm = acc.clipGradNorm(std::stod(argv[0]), std::stod(argv[1]));
+  for (const auto& p : model->parameters()) std::cout << "after " << floats(p.grad()) << "\n";
+  std::cout << fmt::format("norm {:.17g}\n", norm);
+  return 0;
+}
+
+// steplr STEPS: the learning rate after each optimizer step under StepLR(step_size 3, gamma 0.5).
+int steplr(char** argv) {
+  accel::TorchAccelerator acc;
+  auto model = acc.prepare(TwoLayer());
+  torch::optim::SGD sgd(model->parameters(), 0.1);
+  torch::optim::StepLR step_lr(sgd, 3, 0.5);
+  auto optimizer = acc.prepareOptimizer(sgd);
+  auto scheduler = acc.prepareScheduler(step_lr);
+  for (int i = 0; i < std::stoi(argv[0]); ++i) {
+    fixedBackward([&](torch::Tensor x) { return model(x); });
+    optimizer.step();
+    scheduler.step();
+    optimizer.zeroGrad();
+    std::cout << fmt::format("lr {:.9g}\n", sgd.param_groups()[0].options().get_lr());
+  }
+  return 0;
+}
+
+// gather N BATCH: every rank's samples of a dataset of N through gatherForMetrics, on rank 0.
+int gather(char** argv) {
+  accel::TorchAccelerator acc;
+  const int64_t n = std::stoll(argv[0]);
+  accel::TensorLoader& loader =
+      acc.prepare(torch::arange(n).to(torch::kFloat).unsqueeze(1), torch::arange(n), std::stoul(argv[1]));
+  std::vector<int64_t> seen;
+  while (auto batch = loader.next()) {
+    auto all = acc.gatherForMetrics(batch->target);
+    for (int64_t i = 0; i < all.size(0); ++i) seen.push_back(all[i].item<int64_t>());
+  }
+  if (acc.isMainProcess()) std::cout << fmt::format("gathered {}\n", fmt::join(seen, " "));
+  return 0;
+}
+
+// unused FIND: a model with a parameter the loss never uses; with FIND=1 it trains and reports
+// each parameter's gradient state, with 0 the first backward is refused naming it.
+int unused(char** argv) {
+  accel::TorchAcceleratorOptions options;
+  options.ddp.find_unused_parameters = std::string(argv[0]) == "1";
+  accel::TorchAccelerator acc(options);
+  auto model = acc.prepare(TwoLayer(16, true));
+  fixedBackward([&](torch::Tensor x) { return model(x); });
+  for (const auto& p : model->named_parameters()) {
+    std::cout << fmt::format("{} {}\n", p.key(), p.value().grad().defined() ? "grad" : "none");
+  }
+  return 0;
+}
+
+// mismatch: rank 1 builds a wider hidden layer than rank 0.
+int mismatch(char**) {
+  accel::TorchAccelerator acc;
+  auto model = acc.prepare(TwoLayer(acc.processIndex() == 1 ? 32 : 16));
+  return 0;
+}
+
+// twice: backward twice in one step.
+int twice(char**) {
+  accel::TorchAccelerator acc;
+  auto model = acc.prepare(TwoLayer());
+  torch::optim::SGD sgd(model->parameters(), 0.1);
+  auto optimizer = acc.prepareOptimizer(sgd);
+  for (int i = 0; i < 2; ++i) acc.backward(model(torch::ones({2, 8})).sum());
+  optimizer.step();
+  return 0;
+}
+
+// device: a model whose parameter is on the meta device (no memory), not the Accelerator's.
+struct MetaImpl : torch::nn::Module {
+  MetaImpl() { register_parameter("w", torch::empty({4}, torch::Device(torch::kMeta))); }
+  torch::Tensor forward(const torch::Tensor& x) { return x; }
+};
+TORCH_MODULE(Meta);
+
+int device(char**) {
+  accel::TorchAccelerator acc;
+  auto model = acc.prepare(Meta());
+  return 0;
+}
+
+// overlap: a model of several buckets; how many had started when backward's last gradient came.
+int overlap(char**) {
+  accel::TorchAcceleratorOptions options;
+  options.ddp.first_bucket_bytes = options.ddp.bucket_bytes = 64 << 10;
+  accel::TorchAccelerator acc(options);
+  auto model =
+      acc.prepare(torch::nn::Sequential(torch::nn::Linear(256, 256), torch::nn::ReLU(), torch::nn::Linear(256, 256),
+                                        torch::nn::ReLU(), torch::nn::Linear(256, 256)));
+  model(torch::randn({64, 256})).sum().backward();
+  std::cout << fmt::format("buckets {} launched_before_last_gradient {}\n", model.engine().reducer().buckets().size(),
+                           model.engine().launchedBeforeLastGradient());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  torch::set_num_threads(1);
+  const std::map<std::string, std::function<int(char**)>> modes = {
+      {"sampler", sampler},   {"clip", clip},   {"steplr", steplr}, {"gather", gather},  {"unused", unused},
+      {"mismatch", mismatch}, {"twice", twice}, {"device", device}, {"overlap", overlap}};
+  if (argc < 2 || !modes.count(argv[1])) throw accel::Error("usage: checks_worker MODE [ARGS...]");
+  return modes.at(argv[1])(argv + 2);
+} catch (const accel::Error& e) {
+  std::cerr << "checks_worker: error: " << e.what() << "\n" << (e.hint().empty() ? "" : "hint: " + e.hint() + "\n");
+  return static_cast<int>(e.status());
+} catch (const std::exception& e) {
+  std::cerr << "checks_worker: " << e.what() << "\n";
+  return 1;
+}
