@@ -34,6 +34,28 @@ void fromArchive(const std::vector<uint8_t>& bytes, const std::function<void(tor
   read(archive);
 }
 
+// Module::load's layout (its own tensors by name, each child in a sub-archive) read into the
+// existing tensors with copy_: Module::load replaces their storage (Tensor::set_), which gives each
+// parameter a new gradient accumulator and leaves any other holder of the old storage stale.
+void loadModuleInPlace(torch::nn::Module& module, torch::serialize::InputArchive& archive) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.named_parameters(false)) {
+    at::Tensor saved;
+    archive.read(p.key(), saved);
+    p.value().copy_(saved);
+  }
+  for (auto& b : module.named_buffers(false)) {
+    at::Tensor saved;
+    archive.read(b.key(), saved, /*is_buffer=*/true);
+    b.value().copy_(saved);
+  }
+  for (const auto& child : module.named_children()) {
+    torch::serialize::InputArchive child_archive;
+    archive.read(child.key(), child_archive);
+    loadModuleInPlace(*child.value(), child_archive);
+  }
+}
+
 std::vector<uint8_t> u64Bytes(uint64_t v) {
   std::vector<uint8_t> out(sizeof v);
   std::memcpy(out.data(), &v, sizeof v);
@@ -82,10 +104,12 @@ at::Tensor TorchAccelerator::gather(const at::Tensor& tensor) {
 // Rank r's j-th sample of a batch starting at `first` is sample (first + j) * world + r of the
 // epoch's padded list; those at or past the dataset's size are the sampler's padding.
 at::Tensor TorchAccelerator::gatherForMetrics(const at::Tensor& tensor) {
+  return loaders_.empty() ? gather(tensor) : gatherForMetrics(tensor, *loaders_.back());
+}
+
+at::Tensor TorchAccelerator::gatherForMetrics(const at::Tensor& tensor, const TensorLoader& loader) {
   at::Tensor all = gather(tensor);
-  if (loaders_.empty()) return all;
-  const TensorLoader& loader = *loaders_.back();
-  const int64_t world = numProcesses(), n = all.size(0) / world, first = static_cast<int64_t>(loader.position() - n);
+  const int64_t world = numProcesses(), n = all.size(0) / world, first = static_cast<int64_t>(loader.position()) - n;
   const int64_t size = static_cast<int64_t>(loader.sampler().datasetSize());
   std::vector<std::pair<int64_t, int64_t>> keep;  // (position in the epoch's list, row)
   for (int64_t r = 0; r < world; ++r) {
@@ -128,7 +152,8 @@ std::optional<int64_t> TorchAccelerator::loadState(const std::string& dir) {
   std::optional<CheckpointPart> part = resumeCheckpoint(base_.processGroup().backend(), dir);
   if (!part) return std::nullopt;
   for (size_t i = 0; i < models_.size(); ++i) {
-    fromArchive(blob(*part, "model." + std::to_string(i)), [&](auto& a) { models_[i]->module().load(a); });
+    fromArchive(blob(*part, "model." + std::to_string(i)),
+                [&](auto& a) { loadModuleInPlace(models_[i]->module(), a); });
   }
   for (size_t i = 0; i < optimizers_.size(); ++i) {
     fromArchive(blob(*part, "optimizer." + std::to_string(i)), [&](auto& a) { optimizers_[i]->load(a); });

@@ -38,6 +38,7 @@ struct DdpEngine::State {
   size_t marked = 0;
   size_t launched_before_last = 0;
 
+  void hook(size_t i, const std::weak_ptr<State>& self);
   at::Tensor bucketView(size_t i);
   void onGradient(size_t i, const std::weak_ptr<State>& self);
   void markReady(size_t i);
@@ -92,22 +93,19 @@ DdpEngine::DdpEngine(std::shared_ptr<torch::nn::Module> module, Accelerator& acc
   s.reducer = std::make_unique<Reducer>(*s.data, gradientLayout(s.params, s.names), reducer_options);
   s.ready.assign(s.params.size(), false);
   s.locally_used.assign(s.params.size(), true);
-  std::weak_ptr<State> weak = state_;
-  for (size_t i = 0; i < s.params.size(); ++i) {
-    auto accumulator = torch::autograd::impl::grad_accumulator(s.params[i]);
-    accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-        [weak, i](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
-          if (auto state = weak.lock()) state->onGradient(i, weak);
-          return outputs;
-        }));
-    s.accumulators.push_back(std::move(accumulator));
-  }
+  s.accumulators.resize(s.params.size());
+  for (size_t i = 0; i < s.params.size(); ++i) s.hook(i, state_);
 }
 
 DdpEngine::~DdpEngine() = default;
 
 void DdpEngine::beforeForward() {
   State& s = *state_;
+  // Loading into a parameter with Tensor::set_ (torch::load, Module::load) gives it a new
+  // gradient accumulator, which would silently end its synchronisation: follow it.
+  for (size_t i = 0; i < s.params.size(); ++i) {
+    if (torch::autograd::impl::grad_accumulator(s.params[i]) != s.accumulators[i]) s.hook(i, state_);
+  }
   if (s.options.broadcast_buffers && s.forward_param_sync && !s.buffers.empty() && s.data->size() > 1) {
     torch::NoGradGuard no_grad;
     broadcastFromRankZero(*s.data, s.buffers, "a buffer");
@@ -129,6 +127,16 @@ size_t DdpEngine::launchedBeforeLastGradient() const { return state_->launched_b
 const Reducer& DdpEngine::reducer() const { return *state_->reducer; }
 const std::vector<std::string>& DdpEngine::parameterNames() const { return state_->names; }
 torch::nn::Module& DdpEngine::module() const { return *state_->module; }
+
+// Parameter i's gradient accumulator calls onGradient(i) once its gradient is final.
+void DdpEngine::State::hook(size_t i, const std::weak_ptr<State>& self) {
+  accumulators[i] = torch::autograd::impl::grad_accumulator(params[i]);
+  accumulators[i]->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+      [self, i](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
+        if (auto state = self.lock()) state->onGradient(i, self);
+        return outputs;
+      }));
+}
 
 // The reducer's bucket memory for parameter i, as a flat tensor.
 at::Tensor DdpEngine::State::bucketView(size_t i) {

@@ -149,8 +149,10 @@ class TorchAccelerator {
 
   // Every rank's tensor, concatenated along dimension 0 in rank order. Collective.
   at::Tensor gather(const at::Tensor& tensor);
-  // Every rank's values for the loader's current batch, without the samples the sampler padded
-  // the epoch with, in the sampler's order. Collective.
+  // Every rank's values for `loader`'s latest batch (one row per sample), without the samples
+  // its sampler padded the epoch with, in the sampler's order. Collective. Without a loader: the
+  // last one prepared.
+  at::Tensor gatherForMetrics(const at::Tensor& tensor, const TensorLoader& loader);
   at::Tensor gatherForMetrics(const at::Tensor& tensor);
 
   // Accelerate's save_state / load_state: models, optimizers, schedulers, loss scaler, RNG

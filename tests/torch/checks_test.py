@@ -117,5 +117,12 @@ def check_overlap():
     print(f"ok: overlap: {launched} of {buckets} buckets' all-reduce started before backward's last gradient")
 
 
-for check in (check_sampler, check_clip, check_steplr, check_gather, check_unused, check_refusals, check_overlap):
+def check_reload():
+    with tempfile.TemporaryDirectory() as tmp:
+        got = payload(launch(2, "reload", tmp), "reductions")
+    assert got == ["1", "1"], f"after torch::load into the wrapped model, reductions {got}, expected 1 on each rank"
+    print("ok: torch::load into a wrapped model (new gradient accumulators): its gradients are still reduced")
+
+
+for check in (check_reload, check_sampler, check_clip, check_steplr, check_gather, check_unused, check_refusals, check_overlap):
     check()

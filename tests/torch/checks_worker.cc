@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// One behaviour of the libtorch component per mode, printed for checks_test.py to compare with
-// PyTorch's or to find in an error: checks_worker MODE [ARGS...]. Under `accel launch` unless
-// the mode says otherwise.
+// One behaviour of the libtorch component per mode, printed for checks_test.py (scaler: for
+// tests/peers/check_torch_scaler.py) to compare with PyTorch's or to find in an error:
+// checks_worker MODE [ARGS...]. Under `accel launch` unless the mode says otherwise.
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -160,13 +161,95 @@ int overlap(char**) {
   return 0;
 }
 
+// scaler STEPS INIT_SCALE GROWTH_INTERVAL [STEP:KIND:RANK...], under --mixed_precision fp16: SGD
+// on fixed data through the Accelerator's loss scaler, writing KIND (inf, -inf or nan) into one
+// gradient element after backward at STEP on RANK (* for every rank). Prints the initial
+// parameters and the data, then per step the scale before it, whether it was skipped and the
+// sum of the parameters after it. The model is not prepare()d, so that this runs where libtorch
+// has no fp16 CPU autocast: the scaler needs none, and unscales the optimizer's parameters.
+int scaler(char** argv) {
+  accel::TorchAcceleratorOptions options;
+  options.scaler.init_scale = std::stof(argv[1]);
+  options.scaler.growth_interval = std::stoi(argv[2]);
+  accel::TorchAccelerator acc(options);
+  if (!acc.scaler().enabled()) throw accel::Error("scaler: the loss scaler is off", "launch with fp16");
+  std::map<int, float> inject;  // this rank's injections by step
+  for (char** a = argv + 3; *a; ++a) {
+    const std::string spec = *a;
+    const size_t c1 = spec.find(':'), c2 = spec.rfind(':');
+    const std::string kind = spec.substr(c1 + 1, c2 - c1 - 1), rank = spec.substr(c2 + 1);
+    if (rank != "*" && std::stoi(rank) != acc.processIndex()) continue;
+    inject[std::stoi(spec.substr(0, c1))] = kind == "nan" ? NAN : kind == "-inf" ? -INFINITY : INFINITY;
+  }
+  torch::manual_seed(5);
+  TwoLayer model;
+  const auto x = torch::randn({16, 8}), y = torch::randn({16, 4});
+  for (const auto& p : model->named_parameters()) std::cout << "init " << p.key() << " " << floats(p.value()) << "\n";
+  std::cout << "x " << floats(x) << "\ny " << floats(y) << "\n";
+  torch::optim::SGD sgd(model->parameters(), 0.05);
+  auto optimizer = acc.prepareOptimizer(sgd);
+  const auto params = model->parameters();
+  for (int step = 0; step < std::stoi(argv[0]); ++step) {
+    optimizer.zeroGrad();
+    acc.backward(torch::mse_loss(model(x), y));
+    if (inject.count(step)) {
+      torch::NoGradGuard no_grad;
+      params[static_cast<size_t>(step) % params.size()].grad().view(-1)[0].fill_(inject[step]);
+    }
+    const float scale = acc.scaler().scale();
+    optimizer.step();
+    double checksum = 0;
+    for (const auto& p : params) checksum += p.detach().to(torch::kDouble).sum().item<double>();
+    std::cout << fmt::format("step {} scale {:.9g} skipped {:d} checksum {:.17g}\n", step, scale,
+                             optimizer.stepWasSkipped(), checksum);
+  }
+  return 0;
+}
+
+// handoff STEPS: DDP training steps over several small buckets, so that autograd's hooks hand
+// gradients to the reducer while its op queue thread still completes earlier buckets' all-reduce
+// (for ThreadSanitizer: CTest torch_tsan_handoff).
+int handoff(char** argv) {
+  accel::TorchAcceleratorOptions options;
+  options.ddp.first_bucket_bytes = options.ddp.bucket_bytes = 16 << 10;
+  accel::TorchAccelerator acc(options);
+  torch::manual_seed(1);
+  auto model =
+      acc.prepare(torch::nn::Sequential(torch::nn::Linear(64, 64), torch::nn::ReLU(), torch::nn::Linear(64, 64),
+                                        torch::nn::ReLU(), torch::nn::Linear(64, 64)));
+  torch::optim::SGD sgd(model->parameters(), 0.01);
+  auto optimizer = acc.prepareOptimizer(sgd);
+  for (int step = 0; step < std::stoi(argv[0]); ++step) {
+    acc.backward(model(torch::randn({32, 64})).pow(2).mean());
+    optimizer.step();
+    optimizer.zeroGrad();
+  }
+  std::cout << fmt::format("reductions {} buckets {} launched_before_last_gradient {}\n", model.engine().reductions(),
+                           model.engine().reducer().buckets().size(), model.engine().launchedBeforeLastGradient());
+  return 0;
+}
+
+// reload DIR: torch::load into a wrapped model (Tensor::set_: new gradient accumulators), then a
+// backward: still reduced.
+int reload(char** argv) {
+  accel::TorchAccelerator acc;
+  auto model = acc.prepare(TwoLayer());
+  const std::string path = std::string(argv[0]) + "/model-" + std::to_string(acc.processIndex()) + ".pt";
+  torch::save(model.module(), path);
+  torch::load(model.module(), path);
+  fixedBackward([&](torch::Tensor x) { return model(x); });
+  std::cout << fmt::format("reductions {}\n", model.engine().reductions());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
   torch::set_num_threads(1);
   const std::map<std::string, std::function<int(char**)>> modes = {
-      {"sampler", sampler},   {"clip", clip},   {"steplr", steplr}, {"gather", gather},  {"unused", unused},
-      {"mismatch", mismatch}, {"twice", twice}, {"device", device}, {"overlap", overlap}};
+      {"sampler", sampler}, {"clip", clip},         {"steplr", steplr},  {"gather", gather},
+      {"unused", unused},   {"mismatch", mismatch}, {"twice", twice},    {"device", device},
+      {"overlap", overlap}, {"scaler", scaler},     {"handoff", handoff}, {"reload", reload}};
   if (argc < 2 || !modes.count(argv[1])) throw accel::Error("usage: checks_worker MODE [ARGS...]");
   return modes.at(argv[1])(argv + 2);
 } catch (const accel::Error& e) {

@@ -4,7 +4,8 @@ same libtorch), both under `accel launch`, each rank pairwise: bit-identical par
 buffers at world 1 and 2 (also with accumulate(2)); at world 4, where the sums' order differs,
 after 1 step within 1e-6 of each tensor's largest magnitude and after 100 steps losses within 1 %
 and test accuracy within 1 point; bf16 autocast against torch.autocast("cpu", bfloat16): final
-loss within 1e-2 relative. Prints the loss curves side by side.
+loss within 1e-2 relative; a run SIGKILLed after a checkpoint and resumed ends bit-identical to
+an uninterrupted one. Prints the loss curves side by side.
 Usage: parity_test.py ACCEL PARITY_WORKER [CASE...]"""
 import os
 import subprocess
@@ -17,15 +18,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ACCEL, WORKER = sys.argv[1], sys.argv[2]
 
 
-def launch(world, argv, env_extra=None, precision="no"):
+def launch(world, argv, env_extra=None, precision="no", expect=0):
     env = dict(os.environ, HF_HOME=os.environ.get("HF_HOME", tempfile.mkdtemp()), GLOO_SOCKET_IFNAME="lo",
                OMP_NUM_THREADS="1")
     env.update(env_extra or {})
     cmd = [ACCEL, "launch", "--cpu", "--num_processes", str(world), "--main_process_port", "0",
            "--mixed_precision", precision] + argv
     run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-    if run.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {run.returncode}\n{run.stdout}\n{run.stderr}")
+    if run.returncode != expect:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {run.returncode}, expected {expect}\n{run.stdout}\n{run.stderr}")
 
 
 def run_both(out, world, steps, accumulation, precision="no"):
@@ -81,8 +82,23 @@ def compare_close(out, world, label, steps):
     print(f"ok: {label}: last-10 mean loss {tail_c:.5f} vs {tail_p:.5f}, accuracy {acc_c:.4f} vs {acc_p:.4f}")
 
 
+def check_resume(out):
+    """SIGKILLed after a checkpoint, resumed: the parameters of the run that was never stopped."""
+    whole, killed = f"{out}/whole", f"{out}/killed"
+    os.makedirs(whole)
+    os.makedirs(killed)
+    launch(2, [WORKER, whole, "60", "--checkpoint", f"{whole}/ckpt", "20"])
+    launch(2, [WORKER, killed, "60", "--checkpoint", f"{killed}/ckpt", "20", "--die-at", "45"], expect=137)
+    launch(2, [WORKER, killed, "60", "--checkpoint", f"{killed}/ckpt", "20"])
+    for r in range(2):
+        a, b = torch.load(f"{whole}/final-rank{r}.pt"), torch.load(f"{killed}/final-rank{r}.pt")
+        for name in sorted(a):
+            assert torch.equal(a[name], b[name]), f"resume: rank {r}'s {name} differs from the uninterrupted run's"
+    print("ok: resume: SIGKILLed at step 45, resumed from step 40's checkpoint: bit-identical to an uninterrupted run")
+
+
 def main():
-    cases = sys.argv[3:] or ["w1", "w2", "w1-acc2", "w2-acc2", "w4", "bf16"]
+    cases = sys.argv[3:] or ["w1", "w2", "w1-acc2", "w2-acc2", "w4", "bf16", "resume"]
     for case in cases:
         with tempfile.TemporaryDirectory() as out:
             if case in ("w1", "w2", "w1-acc2", "w2-acc2"):
@@ -100,6 +116,8 @@ def main():
                 tail_c, tail_p = sum(cpp[-10:]) / 10, sum(py[-10:]) / 10
                 assert abs(tail_c - tail_p) <= 1e-2 * abs(tail_p), f"bf16: final loss {tail_c} vs {tail_p}"
                 print(f"ok: bf16 autocast: last-10 mean loss {tail_c:.5f} vs PyTorch's {tail_p:.5f}")
+            elif case == "resume":
+                check_resume(out)
             else:
                 sys.exit(f"unknown case {case}")
 

@@ -4,6 +4,7 @@
 // repeat the run with PyTorch's own DDP (data.pt, init.pt: torch::pickle_save, read by
 // torch.load) and what is compared (final-rank<r>.pt, losses-rank<r>.txt, accuracy-rank<r>.txt).
 // Usage: parity_worker OUT_DIR STEPS [--checkpoint DIR EVERY] [--die-at STEP]
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -90,7 +91,7 @@ int main(int argc, char** argv) try {
       optimizer.zeroGrad();
       losses << fmt::format("{:.9g}\n", loss.item<float>()) << std::flush;
       ++step;
-      if (step == die_at) std::_Exit(9);
+      if (step == die_at) std::raise(SIGKILL);  // after the checkpoint before it, mid-window
       if (every && step % every == 0) accelerator.saveState(checkpoint, step);
     }
   }
