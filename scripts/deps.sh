@@ -8,6 +8,8 @@ ACCEL_PACKAGES=(
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libboost-dev libboost-filesystem-dev
   libfmt-dev catch2 libgloo-dev
   python3-yaml
+  # The libtorch component (runtime/torch/) and its example: Debian's libtorch, Fashion-MNIST.
+  libtorch-dev zlib1g-dev dataset-fashion-mnist
 )
 
 # The CUDA generations the GPU bundle is built for: every one CUDA 13 still builds (Turing to
