@@ -26,7 +26,7 @@ struct DdpEngine::State {
   std::vector<std::string> names;
   std::vector<at::Tensor> params;  // those that require grad, in registration order
   std::vector<at::Tensor> buffers;
-  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // kept alive: the hooks live there
+  std::vector<GradAccumulatorPtr> accumulators;  // kept alive: the hooks live there
   std::unique_ptr<Reducer> reducer;
   bool gradient_sync = true;
   bool forward_param_sync = true;  // the last forward was a synchronising one

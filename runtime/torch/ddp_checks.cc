@@ -105,7 +105,7 @@ void checkSameModuleOnEveryRank(const torch::nn::Module& module, Accelerator& ac
 }
 
 std::vector<bool> reachedParameters(const std::vector<at::Tensor>& outputs,
-                                    const std::vector<std::shared_ptr<torch::autograd::Node>>& accumulators) {
+                                    const std::vector<GradAccumulatorPtr>& accumulators) {
   std::unordered_set<const torch::autograd::Node*> seen;
   std::vector<torch::autograd::Node*> stack;
   for (const auto& t : outputs) {

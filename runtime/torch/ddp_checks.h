@@ -6,9 +6,11 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/variable.h>
 #include <torch/nn/module.h>
 
 #include "lib/common/error.h"
@@ -17,6 +19,10 @@ namespace accel {
 
 class Accelerator;
 
+// A parameter's gradient accumulator as libtorch holds it: std::shared_ptr in libtorch 1,
+// c10::intrusive_ptr in libtorch 2.
+using GradAccumulatorPtr = decltype(torch::autograd::impl::grad_accumulator(std::declval<const at::Tensor&>()));
+
 // Throws Error naming the first parameter or buffer not on `device` ("cpu", "cuda:1").
 void checkModuleDevice(const torch::nn::Module& module, const std::string& device);
 // Every rank's parameters and buffers (names, shapes, dtypes) against rank 0's; on every rank
@@ -24,7 +30,7 @@ void checkModuleDevice(const torch::nn::Module& module, const std::string& devic
 void checkSameModuleOnEveryRank(const torch::nn::Module& module, Accelerator& accelerator);
 // For each gradient accumulator, whether the autograd graph of `outputs` reaches it.
 std::vector<bool> reachedParameters(const std::vector<at::Tensor>& outputs,
-                                    const std::vector<std::shared_ptr<torch::autograd::Node>>& accumulators);
+                                    const std::vector<GradAccumulatorPtr>& accumulators);
 // The Error for parameters that got no gradient in a backward (`names` quoted).
 Error unusedParametersError(const std::vector<std::string>& names, int rank);
 

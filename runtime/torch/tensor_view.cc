@@ -2,6 +2,7 @@
 #include "runtime/torch/tensor_view.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lib/common/error.h"
 

@@ -206,21 +206,23 @@ int scaler(char** argv) {
   return 0;
 }
 
-// handoff STEPS: DDP training steps over several small buckets, so that autograd's hooks hand
-// gradients to the reducer while its op queue thread still completes earlier buckets' all-reduce
-// (for ThreadSanitizer: CTest torch_tsan_handoff).
+// handoff STEPS: DDP training steps whose buckets the op queue's thread reduces (larger than what
+// the shared-memory transport runs on the caller's thread), and one small bucket it runs inline,
+// so that autograd's hooks hand gradients to the reducer while earlier buckets' all-reduce
+// completes on that thread (for ThreadSanitizer: CTest torch_tsan_handoff).
 int handoff(char** argv) {
   accel::TorchAcceleratorOptions options;
-  options.ddp.first_bucket_bytes = options.ddp.bucket_bytes = 16 << 10;
+  options.ddp.first_bucket_bytes = 4 << 10;
+  options.ddp.bucket_bytes = 128 << 10;
   accel::TorchAccelerator acc(options);
   torch::manual_seed(1);
   auto model =
-      acc.prepare(torch::nn::Sequential(torch::nn::Linear(64, 64), torch::nn::ReLU(), torch::nn::Linear(64, 64),
-                                        torch::nn::ReLU(), torch::nn::Linear(64, 64)));
+      acc.prepare(torch::nn::Sequential(torch::nn::Linear(256, 256), torch::nn::ReLU(), torch::nn::Linear(256, 256),
+                                        torch::nn::ReLU(), torch::nn::Linear(256, 8)));
   torch::optim::SGD sgd(model->parameters(), 0.01);
   auto optimizer = acc.prepareOptimizer(sgd);
   for (int step = 0; step < std::stoi(argv[0]); ++step) {
-    acc.backward(model(torch::randn({32, 64})).pow(2).mean());
+    acc.backward(model(torch::randn({32, 256})).pow(2).mean());
     optimizer.step();
     optimizer.zeroGrad();
   }
@@ -247,8 +249,8 @@ int reload(char** argv) {
 int main(int argc, char** argv) try {
   torch::set_num_threads(1);
   const std::map<std::string, std::function<int(char**)>> modes = {
-      {"sampler", sampler}, {"clip", clip},         {"steplr", steplr},  {"gather", gather},
-      {"unused", unused},   {"mismatch", mismatch}, {"twice", twice},    {"device", device},
+      {"sampler", sampler}, {"clip", clip},         {"steplr", steplr},   {"gather", gather},
+      {"unused", unused},   {"mismatch", mismatch}, {"twice", twice},     {"device", device},
       {"overlap", overlap}, {"scaler", scaler},     {"handoff", handoff}, {"reload", reload}};
   if (argc < 2 || !modes.count(argv[1])) throw accel::Error("usage: checks_worker MODE [ARGS...]");
   return modes.at(argv[1])(argv + 2);
