@@ -181,17 +181,24 @@ check_hosts_empty() {
 
 crc_in() { sed -n 's/.*weights crc32 \([0-9a-f]\{8\}\).*/\1/p' "$1" | tail -n 1; }
 
-# layout_run TAG H WORLD ARGS...: the reference for a job of H hosts in the root namespace: H
+# layout_run TAG H WORLD ARGS...: the reference for a job of H hosts, emulated on one host: H
 # launchers, each with its own ACCEL_HOST_ID, so the runtime groups the ranks as it does on the
 # real hosts (shared memory inside a host, Gloo between hosts' leaders) and the sums come out in
-# the same order. Log of machine 0: $work/TAG.log.
+# the same order. They run in a network namespace of their own, whose loopback no other test
+# shares, so the main and job ports are always free. Log of machine 0: $work/TAG.log.
 layout_run() {
-  local tag=$1 h=$2 world=$3 k rc=0 pids=()
-  shift 3
-  take_port
+  unshare --net -- bash -c "$(declare -f emulated_hosts); emulated_hosts \"\$@\"" layout_run \
+    "$build/bin/accel" "$work" "$@"
+}
+
+# emulated_hosts ACCEL WORK TAG H WORLD ARGS...: layout_run's body, inside the namespace.
+emulated_hosts() {
+  local accel=$1 work=$2 tag=$3 h=$4 world=$5 k rc=0 pids=()
+  shift 5
+  ip link set lo up || return 1
   for ((k = 0; k < h; k++)); do
-    ACCEL_HOST_ID=emulated-$k timeout -k 5 60 "$build/bin/accel" launch --cpu --quiet --num_machines "$h" \
-      --machine_rank "$k" --num_processes "$world" --main_process_ip 127.0.0.1 --main_process_port "$port" \
+    ACCEL_HOST_ID=emulated-$k timeout -k 5 60 "$accel" launch --cpu --quiet --num_machines "$h" \
+      --machine_rank "$k" --num_processes "$world" --main_process_ip 127.0.0.1 --main_process_port 29500 \
       "$@" >"$work/$tag$([[ $k == 0 ]] || echo ".m$k").log" 2>&1 &
     pids+=($!)
   done

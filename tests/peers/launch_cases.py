@@ -4,6 +4,7 @@
 # of tests/compat/accelerate_1_15_launch_flags.txt is in a case, or in NOT_LAUNCHED with why).
 import dataclasses
 import os
+import random
 import re
 import socket
 
@@ -12,9 +13,20 @@ FLAGS_FILE = os.path.join(ROOT, "tests", "compat", "accelerate_1_15_launch_flags
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return str(s.getsockname()[1])
+    """A port P with P and P + 1 free (accel's job channel takes P + 1 on two machines), drawn below
+    the ephemeral range, where no outgoing connection of another test can take P + 1 meanwhile."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        low = int(f.read().split()[0])
+    for _ in range(200):
+        port = random.randrange(10000, low - 1)
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 1))
+            return str(port)
+        except OSError:
+            continue
+    raise RuntimeError("no two free neighbouring ports below the ephemeral range")
 
 
 @dataclasses.dataclass

@@ -52,21 +52,30 @@ accel_procs() {
   done < <(slurm_job_procs "$1")
 }
 
+# emulated_2x2 ACCEL TRAIN DIR: accel_check_train's reference run, inside its namespace.
+emulated_2x2() {
+  local k pids=() rc=0
+  ip link set lo up || return 1
+  for k in 1 0; do
+    ACCEL_HOST_ID=emulated-$k timeout 60 "$1" launch --cpu --num_machines 2 --machine_rank "$k" \
+      --num_processes 4 --main_process_ip 127.0.0.1 --main_process_port 29500 \
+      "$2" --steps 30 --log_every 0 >"$3/ref$k.out" 2>&1 &
+    pids+=($!)
+  done
+  for k in "${pids[@]}"; do wait "$k" || rc=1; done
+  return "$rc"
+}
+
 accel_check_train() {
   local id res ref got k r t0 t1
   t0=$(sl_now)
   # The reference: the job's layout (2 hosts x 2) emulated on this host, two launchers with
   # their own ACCEL_HOST_ID, so the runtime sums in the same order (shared memory inside a host,
-  # Gloo between hosts' leaders) as on the two nodes.
-  local port pids=() rc=0
-  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  for k in 1 0; do
-    ACCEL_HOST_ID=emulated-$k timeout 60 "$ACCEL" launch --cpu --num_machines 2 --machine_rank "$k" \
-      --num_processes 4 --main_process_ip 127.0.0.1 --main_process_port "$port" \
-      "$TRAIN" --steps 30 --log_every 0 >"$W/ref$k.out" 2>&1 &
-    pids+=($!)
-  done
-  for k in "${pids[@]}"; do wait "$k" || rc=1; done
+  # Gloo between hosts' leaders) as on the two nodes; in a network namespace of their own, whose
+  # loopback no other test shares, so the main and job ports are always free.
+  local rc=0
+  unshare --net -- bash -c "$(declare -f emulated_2x2); emulated_2x2 \"\$@\"" accel_check_train \
+    "$ACCEL" "$TRAIN" "$W" || rc=1
   [ "$rc" = 0 ] || { fail "one-host reference run failed:"; indent <"$W/ref0.out"; }
   ref=$(crc_in "$W/ref0.out")
   t1=$(sl_now)
