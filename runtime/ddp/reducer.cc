@@ -67,16 +67,20 @@ void Reducer::zeroGradients() {
   }
 }
 
-void Reducer::markReady(size_t i) {
+void Reducer::markReady(size_t i) { markReady(i, false); }
+void Reducer::markReadyDivided(size_t i) { markReady(i, true); }
+
+void Reducer::markReady(size_t i, bool divided) {
   if (i >= slots_.size()) throw Error(fmt::format("mark_ready: no parameter {} (there are {})", i, slots_.size()));
   if (marked_[i]) throw Error(fmt::format("mark_ready: parameter {} was marked ready twice in one step", i));
+  if (divided && slots_[i].user) throw Error(fmt::format("mark_ready: parameter {}'s gradient is the caller's", i));
   marked_[i] = true;
   if (!sync_) return;
   // Pre-divide while the gradient is hot in cache, as DDP does: the sum is then the mean.
   Slot& s = slots_[i];
   BucketState& b = state_[s.bucket];
   if (s.user) b.storage.copy(s.view, s.user, s.bytes);
-  if (group_.size() > 1) b.storage.scale(s.view, s.count, 1.0f / static_cast<float>(group_.size()));
+  if (group_.size() > 1 && !divided) b.storage.scale(s.view, s.count, 1.0f / static_cast<float>(group_.size()));
   if (--b.pending == 0) launchReadyBuckets();
 }
 

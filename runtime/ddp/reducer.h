@@ -58,11 +58,15 @@ class Reducer {
   bool sync() const { return sync_; }
   // Parameter i's gradient is final for this step. Throws Error when marked twice.
   void markReady(size_t i);
+  // markReady for a reducer-held gradient that the caller wrote already divided by the world
+  // size (one pass over it, as DDP's mul_out into the bucket, instead of a copy then a scale).
+  void markReadyDivided(size_t i);
   // Waits for every bucket; afterwards each gradient holds the mean over ranks. Throws Error
   // naming the parameters never marked ready, CommError when a reduction failed.
   void finish();
   // Buckets launched so far in this step (for tests of overlap).
   size_t launched() const { return next_launch_; }
+  int worldSize() const { return group_.size(); }
 
   // Accumulated since construction: seconds during which any bucket all-reduce was in flight
   // (launch to completion, overlaps counted once) and seconds finish() spent waiting for them. 1 -
@@ -86,6 +90,7 @@ class Reducer {
     size_t pending = 0;  // parameters still to be marked ready; 0: the bucket is complete
     WorkPtr work;
   };
+  void markReady(size_t i, bool divided);
   void launchReadyBuckets();
   double busySeconds() const;
   void resetPending();

@@ -2,6 +2,8 @@
 // TorchAccelerator's gathers, checkpoints and trackers (torch_accelerator.h).
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <numeric>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -11,6 +13,7 @@
 #include "lib/common/error.h"
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/metrics/trackers.h"
+#include "runtime/torch/scheduler_steps.h"
 #include "runtime/torch/tensor_view.h"
 #include "runtime/torch/torch_accelerator.h"
 
@@ -83,9 +86,9 @@ const std::vector<uint8_t>& blob(const CheckpointPart& part, const std::string& 
 at::Tensor TorchAccelerator::gather(const at::Tensor& tensor) {
   const at::Tensor mine = tensor.contiguous();
   const std::vector<int64_t> rows = base_.gather(std::vector<int64_t>{mine.size(0)});
-  const int64_t row_bytes = mine.size(0) ? static_cast<int64_t>(mine.nbytes()) / mine.size(0)
-                                         : static_cast<int64_t>(mine.element_size()) * (mine.numel() ? 0 : 1);
   std::vector<int64_t> shape = mine.sizes().vec();
+  const int64_t row_bytes =
+      std::accumulate(shape.begin() + 1, shape.end(), static_cast<int64_t>(mine.element_size()), std::multiplies<>());
   int64_t total = 0;
   std::vector<size_t> counts;
   for (int64_t r : rows) {
@@ -101,21 +104,20 @@ at::Tensor TorchAccelerator::gather(const at::Tensor& tensor) {
   return out;
 }
 
-// Rank r's j-th sample of a batch starting at `first` is sample (first + j) * world + r of the
-// epoch's padded list; those at or past the dataset's size are the sampler's padding.
 at::Tensor TorchAccelerator::gatherForMetrics(const at::Tensor& tensor) {
   return loaders_.empty() ? gather(tensor) : gatherForMetrics(tensor, *loaders_.back());
 }
 
 at::Tensor TorchAccelerator::gatherForMetrics(const at::Tensor& tensor, const TensorLoader& loader) {
   at::Tensor all = gather(tensor);
-  const int64_t world = numProcesses(), n = all.size(0) / world, first = static_cast<int64_t>(loader.position()) - n;
-  const int64_t size = static_cast<int64_t>(loader.sampler().datasetSize());
-  std::vector<std::pair<int64_t, int64_t>> keep;  // (position in the epoch's list, row)
-  for (int64_t r = 0; r < world; ++r) {
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t global = (first + j) * world + r;
-      if (global < size) keep.emplace_back(global, r * n + j);
+  const DistributedSampler& sampler = loader.sampler();
+  const int world = numProcesses();
+  const size_t n = static_cast<size_t>(all.size(0) / world), first = loader.position() - n;
+  std::vector<std::pair<size_t, int64_t>> keep;  // (position in the epoch's list, row)
+  for (int r = 0; r < world; ++r) {
+    for (size_t j = 0; j < n; ++j) {
+      const size_t at = sampler.listPosition(first + j, r);
+      if (!sampler.isPadding(at)) keep.emplace_back(at, static_cast<int64_t>(r * n + j));
     }
   }
   std::sort(keep.begin(), keep.end());
@@ -134,7 +136,7 @@ std::string TorchAccelerator::saveState(const std::string& dir, int64_t step) {
     part.blobs["optimizer." + std::to_string(i)] = archiveBytes([&](auto& a) { optimizers_[i]->save(a); });
   }
   for (size_t i = 0; i < schedulers_.size(); ++i) {
-    part.blobs["scheduler." + std::to_string(i)] = u64Bytes(SchedulerSteps::of(*schedulers_[i]));
+    part.blobs["scheduler." + std::to_string(i)] = u64Bytes(detail::SchedulerSteps::of(*schedulers_[i]));
   }
   for (size_t i = 0; i < loaders_.size(); ++i) part.blobs["loader." + std::to_string(i)] = loaders_[i]->state();
   part.blobs["scaler"] = scaler_.state();
@@ -160,7 +162,7 @@ std::optional<int64_t> TorchAccelerator::loadState(const std::string& dir) {
   }
   for (size_t i = 0; i < schedulers_.size(); ++i) {
     const std::string name = "scheduler." + std::to_string(i);
-    SchedulerSteps::of(*schedulers_[i]) = static_cast<unsigned>(u64From(blob(*part, name), name));
+    detail::SchedulerSteps::of(*schedulers_[i]) = static_cast<unsigned>(u64From(blob(*part, name), name));
   }
   for (size_t i = 0; i < loaders_.size(); ++i) loaders_[i]->loadState(blob(*part, "loader." + std::to_string(i)));
   scaler_.loadState(blob(*part, "scaler"));

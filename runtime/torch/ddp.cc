@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/torch/ddp.h"
 
-#include <unordered_set>
-
 #include <fmt/format.h>
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include "lib/common/error.h"
-#include "lib/common/strings.h"
 #include "runtime/ddp/reducer.h"
 #include "runtime/state/accelerator.h"
 #include "runtime/torch/ddp_checks.h"
@@ -28,6 +25,8 @@ struct DdpEngine::State {
   std::vector<at::Tensor> buffers;
   std::vector<GradAccumulatorPtr> accumulators;  // kept alive: the hooks live there
   std::unique_ptr<Reducer> reducer;
+  int world = 1;
+  at::Tensor inverse_world;  // 1/world, a 0-dim double on the CPU
   bool gradient_sync = true;
   bool forward_param_sync = true;  // the last forward was a synchronising one
   bool armed = false;              // its backward reduces
@@ -91,6 +90,8 @@ DdpEngine::DdpEngine(std::shared_ptr<torch::nn::Module> module, Accelerator& acc
   ReducerOptions reducer_options{options.first_bucket_bytes, options.bucket_bytes, Compression::None,
                                  accelerator.device().type, accelerator.device().index};
   s.reducer = std::make_unique<Reducer>(*s.data, gradientLayout(s.params, s.names), reducer_options);
+  s.world = s.data->size();
+  s.inverse_world = torch::scalar_tensor(1.0 / s.world, torch::kDouble);
   s.ready.assign(s.params.size(), false);
   s.locally_used.assign(s.params.size(), true);
   s.accumulators.resize(s.params.size());
@@ -159,19 +160,22 @@ void DdpEngine::State::onGradient(size_t i, const std::weak_ptr<State>& self) {
   markReady(i);
 }
 
-// The gradient (or zeros, for a parameter without one) times 1/world into its bucket.
+// The gradient (or zeros, for a parameter without one) times 1/world into its bucket in one
+// pass, as DDP's mul_out: the scalar is rounded to the gradient's dtype as there.
 void DdpEngine::State::markReady(size_t i) {
   torch::NoGradGuard no_grad;
   at::Tensor view = bucketView(i);
   const at::Tensor& grad = params[i].grad();
-  if (grad.defined()) {
-    view.copy_(grad.reshape({-1}));
-  } else {
+  if (!grad.defined()) {
     view.zero_();
+  } else if (world > 1) {
+    at::mul_out(view, grad.reshape({-1}), inverse_world);
+  } else {
+    view.copy_(grad.reshape({-1}));
   }
   ready[i] = true;
   if (++marked == params.size()) launched_before_last = reducer->launched();
-  reducer->markReady(i);  // scales by 1/world, launches the bucket when it is complete
+  reducer->markReadyDivided(i);  // launches the bucket when it is complete
 }
 
 // End of backward (autograd engine callback): every bucket reduced, the means into .grad.

@@ -5,8 +5,8 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include "lib/common/strings.h"
 #include "runtime/state/accelerator.h"
 #include "runtime/torch/tensor_view.h"
 
@@ -127,7 +127,7 @@ std::vector<bool> reachedParameters(const std::vector<at::Tensor>& outputs,
 Error unusedParametersError(const std::vector<std::string>& names, int rank) {
   return Error(fmt::format("DDP: parameter(s) {} received no gradient in this backward pass on rank {}; their buckets "
                            "cannot be reduced",
-                           join(names, ", "), rank),
+                           fmt::join(names, ", "), rank),
                "use every parameter in the loss, set requires_grad(false) on those you do not train, or wrap with "
                "DdpOptions{.find_unused_parameters = true}");
 }

@@ -31,6 +31,12 @@ class DistributedSampler {
   // numSamples() * world: the padded (or cut) length of the epoch's whole list.
   size_t totalSize() const { return num_samples_ * static_cast<size_t>(world_); }
   size_t datasetSize() const { return size_; }
+  // Where rank `rank`'s sample number `position` of this epoch stands in the epoch's whole list;
+  // at or past datasetSize() it is padding, a sample repeated to make the list divide.
+  size_t listPosition(size_t position, int rank) const {
+    return position * static_cast<size_t>(world_) + static_cast<size_t>(rank);
+  }
+  bool isPadding(size_t list_position) const { return list_position >= size_; }
   int world() const { return world_; }
   int rank() const { return rank_; }
 

@@ -9,6 +9,7 @@
 #include "lib/common/error.h"
 #include "runtime/ddp/reducer.h"
 #include "runtime/metrics/trackers.h"
+#include "runtime/torch/scheduler_steps.h"
 #include "runtime/torch/tensor_view.h"
 #include "runtime/torch/torch_version.h"
 
@@ -64,7 +65,7 @@ AcceleratedOptimizer TorchAccelerator::prepareOptimizer(torch::optim::Optimizer&
 }
 
 AcceleratedScheduler TorchAccelerator::prepareScheduler(torch::optim::LRScheduler& scheduler) {
-  if (SchedulerSteps::of(scheduler) == 0) SchedulerSteps::of(scheduler) = 1;  // Python's initial step
+  if (detail::SchedulerSteps::of(scheduler) == 0) detail::SchedulerSteps::of(scheduler) = 1;  // Python's initial step
   schedulers_.push_back(&scheduler);
   return AcceleratedScheduler(scheduler, *this);
 }
@@ -98,12 +99,10 @@ void TorchAccelerator::beginMicroStep() {
   bool loader_ended = false;
   for (const auto& l : loaders_) loader_ended = loader_ended || l->atEnd();
   sync_gradients_ = micro_step_ % accumulation_steps_ == 0 || loader_ended;
-  in_accumulate_ = true;
   for (auto& m : models_) m->setGradientSync(sync_gradients_);
 }
 
 void TorchAccelerator::endMicroStep() {
-  in_accumulate_ = false;
   for (auto& m : models_) m->setGradientSync(true);
 }
 
@@ -117,8 +116,8 @@ std::vector<at::Tensor> TorchAccelerator::parameters() const {
   for (const auto& m : models_) {
     for (const auto& p : m->module().parameters()) out.push_back(p);
   }
+  if (!models_.empty()) return out;  // the optimizers' parameters are the models'
   for (const auto* o : optimizers_) {
-    if (!models_.empty()) break;  // a model's parameters are the optimizer's
     for (const auto& group : o->param_groups()) {
       for (const auto& p : group.params()) out.push_back(p);
     }

@@ -52,11 +52,6 @@ struct TorchAcceleratorOptions {
 
 class TorchAccelerator;
 
-// The steps an LRScheduler has taken, which libtorch keeps protected and saves nowhere.
-struct SchedulerSteps : torch::optim::LRScheduler {
-  static unsigned& of(torch::optim::LRScheduler& s) { return s.*(&SchedulerSteps::step_count_); }
-};
-
 // Accelerate's AcceleratedOptimizer: steps (through the loss scaler under fp16) and zeroes only
 // at the end of an accumulation window.
 class AcceleratedOptimizer {
@@ -177,7 +172,6 @@ class TorchAccelerator {
   void endMicroStep();
   void optimizerStepped();
   std::vector<at::Tensor> parameters() const;
-  bool accumulating() const { return accumulation_steps_ > 1 || !loaders_.empty(); }
 
   TorchAcceleratorOptions options_;
   Accelerator base_;
@@ -191,7 +185,6 @@ class TorchAccelerator {
   std::unique_ptr<Trackers> trackers_;
   int64_t micro_step_ = 0;
   bool sync_gradients_ = true;
-  bool in_accumulate_ = false;
   bool synced_since_step_ = false;  // a synchronising backward ran since the last optimizer step
   bool unscaled_ = false;           // this step's gradients are already unscaled (clipGradNorm)
   bool skipped_ = false;            // the last optimizer step was skipped (inf/NaN under fp16)

@@ -233,3 +233,34 @@ TEST_CASE("reducer: gradients that cannot be averaged, or read as the wrong type
   CHECK(integer_error.find("i32 gradients cannot be averaged") != std::string::npos);
   CHECK(type_error.find("the gradient is bf16, not f32") != std::string::npos);
 }
+
+TEST_CASE("reducer: gradients written already divided are summed as they are, the caller's refused", "[ddp][reducer]") {
+  std::mutex m;
+  float worst = 0;
+  std::string refusal;
+  auto errors = accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
+    Reducer reducer(g, kCounts, kSmall);
+    reducer.zeroGradients();
+    for (size_t p = kCounts.size(); p-- > 0;) {
+      for (size_t k = 0; k < kCounts[p]; ++k) reducer.gradient(p)[k] = gradValue(rank, p, k) / 2;
+      reducer.markReadyDivided(p);
+    }
+    reducer.finish();
+    float local_worst = 0;
+    for (size_t p = 0; p < kCounts.size(); ++p)
+      for (size_t k = 0; k < kCounts[p]; ++k)
+        local_worst = std::max(local_worst, std::abs(reducer.gradient(p)[k] - meanOver(2, p, k)));
+    std::vector<float> mine(4, 1.0f);
+    Reducer own(g, std::vector<GradientBuffer>{{mine.data(), mine.size(), DataType::F32}});
+    std::lock_guard<std::mutex> lock(m);
+    worst = std::max(worst, local_worst);
+    try {
+      own.markReadyDivided(0);
+    } catch (const Error& e) {
+      refusal = e.what();
+    }
+  });
+  CHECK(errors == std::vector<std::string>(2));
+  CHECK(worst < 1e-5f);
+  CHECK(refusal.find("parameter 0's gradient is the caller's") != std::string::npos);
+}

@@ -1,0 +1,62 @@
+# The libtorch component's targets, shared by the main build (runtime/torch/CMakeLists.txt) and
+# the component built alone against an installed accel (tests/torch/standalone: scripts/torch2_smoke
+# with the peers' torch 2 wheel, scripts/test-gpu with the GPU image's torch). Torch must be found.
+#   accel_add_torch_component(RUNTIME FMT): accel_torch (libaccel_torch, exported as accel::torch)
+#     on the runtime target RUNTIME (accel_runtime, or accel::runtime when installed) and fmt's
+#     target FMT, with the precompiled libtorch header that accel_use_torch_pch gives others.
+set(ACCEL_TORCH_DIR ${CMAKE_CURRENT_LIST_DIR})
+get_filename_component(ACCEL_SOURCE_ROOT ${ACCEL_TORCH_DIR}/../.. ABSOLUTE)
+
+# libtorch's headers are most of every file's compile time: parsed once into a precompiled header
+# that every target built on the component reuses. GCC takes one only under the code model and
+# macros it was made with: one for libraries (position-independent), one for programs, each made
+# by an object library that sees exactly the component's interface.
+function(accel_add_torch_pch runtime)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/torch_pch.cc "// The precompiled libtorch header's own file.\n")
+  foreach(variant pch pch_pic)
+    add_library(accel_torch_${variant} OBJECT ${CMAKE_CURRENT_BINARY_DIR}/torch_pch.cc)
+    target_link_libraries(accel_torch_${variant} PRIVATE ${runtime} ${TORCH_LIBRARIES})
+    target_compile_options(accel_torch_${variant} PRIVATE -ffp-contract=off)
+    target_precompile_headers(accel_torch_${variant} PRIVATE <torch/torch.h>)
+  endforeach()
+  set_target_properties(accel_torch_pch_pic PROPERTIES POSITION_INDEPENDENT_CODE ON)
+endfunction()
+
+function(accel_use_torch_pch target)
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "EXECUTABLE")
+    target_precompile_headers(${target} REUSE_FROM accel_torch_pch)
+  else()
+    set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON DEFINE_SYMBOL "")
+    target_precompile_headers(${target} REUSE_FROM accel_torch_pch_pic)
+  endif()
+  # A header GCC would not take fails the build; no fused multiply-adds the source does not ask
+  # for, so the arithmetic rounds as PyTorch's does (the parity tests compare bits).
+  target_compile_options(${target} PRIVATE -Winvalid-pch -ffp-contract=off)
+endfunction()
+
+function(accel_add_torch_component runtime fmt)
+  accel_add_torch_pch(${runtime})
+  add_library(accel_torch SHARED
+    ${ACCEL_TORCH_DIR}/accelerator_state.cc
+    ${ACCEL_TORCH_DIR}/autocast.cc
+    ${ACCEL_TORCH_DIR}/data_loader.cc
+    ${ACCEL_TORCH_DIR}/ddp.cc
+    ${ACCEL_TORCH_DIR}/ddp_checks.cc
+    ${ACCEL_TORCH_DIR}/distributed_sampler.cc
+    ${ACCEL_TORCH_DIR}/tensor_view.cc
+    ${ACCEL_TORCH_DIR}/torch_accelerator.cc
+    ${ACCEL_TORCH_DIR}/torch_version.cc)
+  # $ORIGIN: installed, it finds libaccel_runtime beside itself (a user's RUNPATH does not reach
+  # a library's own dependencies).
+  # One translation unit: each file's own code is small beside the libtorch templates it
+  # instantiates, many of them the same in every file.
+  set_target_properties(accel_torch PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 0)
+  set_target_properties(accel_torch PROPERTIES OUTPUT_NAME accel_torch EXPORT_NAME torch
+                        VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR} INSTALL_RPATH "$ORIGIN")
+  target_link_libraries(accel_torch PUBLIC ${runtime} ${TORCH_LIBRARIES} PRIVATE ${fmt})
+  accel_use_torch_pch(accel_torch)
+  target_include_directories(accel_torch PUBLIC
+    $<BUILD_INTERFACE:${ACCEL_SOURCE_ROOT}>
+    $<INSTALL_INTERFACE:include/accel>)
+endfunction()
