@@ -125,21 +125,26 @@ std::vector<at::Tensor> TorchAccelerator::parameters() const {
   return out;
 }
 
-// GradScaler.unscale_: every gradient times 1/scale, noting inf/NaN; once per step.
+// GradScaler.unscale_: every gradient times 1/scale, noting inf/NaN; once per step. Gradients
+// elsewhere than in contiguous f32 CPU memory (a CUDA device) are checked on their device and
+// read back once, not once per parameter.
 void TorchAccelerator::unscaleGradients() {
   if (!scaler_.enabled() || unscaled_) return;
   unscaled_ = true;
   torch::NoGradGuard no_grad;
+  at::Tensor nonfinite;  // whether any gradient unscaled on its device holds an inf or NaN
   for (auto& p : parameters()) {
     at::Tensor grad = p.grad();
     if (!grad.defined()) continue;
     if (grad.is_cpu() && grad.scalar_type() == at::kFloat && grad.is_contiguous()) {
       scaler_.unscale(grad.data_ptr<float>(), static_cast<size_t>(grad.numel()));
-    } else {
-      grad.mul_(static_cast<double>(scaler_.inverseScale()));
-      scaler_.recordOverflow(!torch::isfinite(grad).all().item<bool>());
+      continue;
     }
+    grad.mul_(static_cast<double>(scaler_.inverseScale()));
+    const at::Tensor here = torch::isfinite(grad).all().logical_not();
+    nonfinite = nonfinite.defined() ? nonfinite.logical_or(here) : here;
   }
+  if (nonfinite.defined()) scaler_.recordOverflow(nonfinite.item<bool>());
 }
 
 // torch.nn.utils.clip_grad_norm_'s arithmetic: torch.norm(g, p) is norm over every dimension

@@ -158,3 +158,26 @@ check_accelerate() {
   echo "figure: under accel launch / accelerate launch: $(IFS=,; echo "${results[*]}" | sed 's/,/, /g')"
   return $rc
 }
+
+# The libtorch component built here against this machine's own torch (python3's, a CUDA build,
+# with nvcc, CMake and Ninja beside it), from the runtime's headers and CMake package in the
+# bundle (tests/torch/standalone/build.sh), then the world-1 DDP parity on CUDA: NCCL, fp16
+# autocast through the loss scaler against GradScaler, cuDNN deterministic; bit-identical.
+check_torch() {
+  local reason
+  reason=$(python3 -c 'import torch; assert torch.cuda.is_available(), f"torch {torch.__version__} sees no GPU"' 2>&1) || {
+    echo "skipped: python3 has no CUDA torch ($(tail -1 <<<"$reason"))"
+    return 77
+  }
+  local built=0 build=$GPU_OUT/torch-build
+  "$ACCEL_ROOT/tests/torch/standalone/build.sh" python3 "$BUNDLE" "$build" parity_worker | tee torch-build.txt || built=$?
+  if [ "$built" -eq 77 ]; then
+    grep '^skipped: ' torch-build.txt
+    return 77
+  fi
+  [ "$built" -eq 0 ] || { echo "FAIL the component did not build against python3's torch"; return 1; }
+  # torch.load's default (weights only, torch >= 2.6) refuses torch::pickle_save's type tags.
+  TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 python3 "$ACCEL_ROOT/tests/torch/parity_test.py" "$BUNDLE/bin/accel" \
+    "$build/bin/parity_worker" cuda-fp16 | tee torch-parity.txt || return 1
+  echo "figure: $(tail -1 torch-build.txt); $(grep -m1 '^ok: ' torch-parity.txt | cut -c5-)"
+}

@@ -2,7 +2,8 @@
 # scripts/gpu/checks.sh in turn under its own time limit, and writes OUTDIR/report.md (one table
 # row per check, written as it ends) and OUTDIR/<check>.log. Sourced by scripts/test-gpu.
 
-# id | what it shows | time limit (s). The limits add up to 8 minutes, the most a run may take.
+# id | what it shows | time limit (s). The limits add up to 10 minutes 30 s, the most a run may
+# take; `run OUTDIR ID...` runs only those checks, to split a run between shorter device calls.
 readonly GPU_CHECKS=(
   "bundle|the bundle's programs load (libraries, NCCL) on this machine|15"
   "env|accel env / --json against nvidia-smi -q and topo -m: names, UUIDs, memory, compute capability, PCI ids, topology, driver, CUDA, NCCL|25"
@@ -15,6 +16,7 @@ readonly GPU_CHECKS=(
   "launch|accel launch: one worker per GPU, too many processes refused; accel config default|20"
   "bench|accel-bench --backend nccl bandwidth|30"
   "accelerate|Accelerate's own GPU test scripts under accel launch beside accelerate launch|110"
+  "torch|the libtorch component built against this machine's torch; its DDP against PyTorch's on CUDA, fp16, bit for bit|150"
 )
 
 report_row() {  # report_row ID RESULT FIGURE
@@ -56,6 +58,14 @@ find_nccl() {
 
 gpu_run() {
   GPU_OUT=${1:-build/gpu-report}
+  shift || true
+  local selected=" $* " entry
+  for entry in "$@"; do
+    if ! printf '%s\n' "${GPU_CHECKS[@]}" | grep -q "^$entry|"; then
+      echo "scripts/test-gpu: run: no check '$entry' (the checks: $(printf '%s\n' "${GPU_CHECKS[@]}" | cut -d'|' -f1 | paste -sd' '))" >&2
+      exit 2
+    fi
+  done
   BUNDLE=$(cd "${ACCEL_GPU_BUNDLE:-build/gpu-bundle}" 2>/dev/null && pwd || echo "${ACCEL_GPU_BUNDLE:-build/gpu-bundle}")
   mkdir -p "$GPU_OUT"
   GPU_OUT=$(cd "$GPU_OUT" && pwd)
@@ -87,9 +97,10 @@ gpu_run() {
   export ACCEL_ROOT BUNDLE GPU_COUNT GPU_OUT NCCL_DIR
   # The checks see the real GPUs, all of them (tests/gpu/checks_test.sh points them at fakes).
   unset ACCEL_NVML_LIBRARY ACCEL_CUDA_LIBRARY CUDA_VISIBLE_DEVICES
-  local entry id what limit rc figure
+  local id what limit rc figure
   for entry in "${GPU_CHECKS[@]}"; do
     IFS='|' read -r id what limit <<<"$entry"
+    [[ $selected == "  " || $selected == *" $id "* ]] || continue
     if [ -n "$GPU_SKIP" ]; then
       echo "skipped: $GPU_SKIP" >"$GPU_OUT/$id.log"
       report_row "$id" skipped "$what (no GPU)"

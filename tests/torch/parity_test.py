@@ -5,7 +5,9 @@ buffers at world 1 and 2 (also with accumulate(2)); at world 4, where the sums' 
 after 1 step within 1e-6 of each tensor's largest magnitude and after 100 steps losses within 1 %
 and test accuracy within 1 point; bf16 autocast against torch.autocast("cpu", bfloat16): final
 loss within 1e-2 relative; a run SIGKILLed after a checkpoint and resumed ends bit-identical to
-an uninterrupted one. Prints the loss curves side by side.
+an uninterrupted one. Prints the loss curves side by side. Case cuda-fp16 (scripts/test-gpu's
+torch check, on a GPU machine): world 1 on CUDA over NCCL, fp16 autocast through the loss scaler
+against GradScaler, cuDNN deterministic: bit-identical.
 Usage: parity_test.py ACCEL PARITY_WORKER [CASE...]"""
 import os
 import subprocess
@@ -18,22 +20,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ACCEL, WORKER = sys.argv[1], sys.argv[2]
 
 
-def launch(world, argv, env_extra=None, precision="no", expect=0):
+def launch(world, argv, env_extra=None, precision="no", expect=0, device="cpu"):
     env = dict(os.environ, HF_HOME=os.environ.get("HF_HOME", tempfile.mkdtemp()), GLOO_SOCKET_IFNAME="lo",
                OMP_NUM_THREADS="1")
     env.update(env_extra or {})
-    cmd = [ACCEL, "launch", "--cpu", "--num_processes", str(world), "--main_process_port", "0",
-           "--mixed_precision", precision] + argv
+    cmd = [ACCEL, "launch", *(["--cpu"] if device == "cpu" else []), "--num_processes", str(world),
+           "--main_process_port", "0", "--mixed_precision", precision] + argv
     run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     if run.returncode != expect:
         sys.exit(f"FAIL: {' '.join(cmd)} exited {run.returncode}, expected {expect}\n{run.stdout}\n{run.stderr}")
 
 
-def run_both(out, world, steps, accumulation, precision="no"):
+def run_both(out, world, steps, accumulation, precision="no", device="cpu"):
     env = {"ACCELERATE_GRADIENT_ACCUMULATION_STEPS": str(accumulation)}
-    launch(world, [WORKER, out, str(steps)], env, precision)
-    py = [sys.executable, os.path.join(HERE, "parity_ddp.py"), out, str(steps), str(accumulation)]
-    launch(world, py + (["bf16"] if precision == "bf16" else []), precision=precision)
+    launch(world, [WORKER, out, str(steps)], env, precision, device=device)
+    py = [sys.executable, os.path.join(HERE, "parity_ddp.py"), out, str(steps), str(accumulation), precision, device]
+    launch(world, py, precision=precision, device=device)
 
 
 def read_losses(path):
@@ -116,6 +118,11 @@ def main():
                 tail_c, tail_p = sum(cpp[-10:]) / 10, sum(py[-10:]) / 10
                 assert abs(tail_c - tail_p) <= 1e-2 * abs(tail_p), f"bf16: final loss {tail_c} vs {tail_p}"
                 print(f"ok: bf16 autocast: last-10 mean loss {tail_c:.5f} vs PyTorch's {tail_p:.5f}")
+            elif case == "cuda-fp16":
+                run_both(out, 1, 100, 1, precision="fp16", device="cuda")
+                used = open(f"{out}/device-rank0.txt").read().strip()
+                assert used.startswith("cuda"), f"cuda-fp16: the C++ side trained on {used}, not a CUDA device"
+                compare_exact(out, 1, case)
             elif case == "resume":
                 check_resume(out)
             else:

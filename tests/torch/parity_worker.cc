@@ -2,7 +2,8 @@
 // The C++ side of the parity tests (parity_test.py), under `accel launch`: trains ParityNet with
 // the TorchAccelerator on data it generates from a seed, and writes what the Python side needs to
 // repeat the run with PyTorch's own DDP (data.pt, init.pt: torch::pickle_save, read by
-// torch.load) and what is compared (final-rank<r>.pt, losses-rank<r>.txt, accuracy-rank<r>.txt).
+// torch.load) and what is compared (final-rank<r>.pt, losses-rank<r>.txt, accuracy-rank<r>.txt),
+// and the device it trained on (device-rank<r>.txt).
 // Usage: parity_worker OUT_DIR STEPS [--checkpoint DIR EVERY] [--die-at STEP]
 #include <csignal>
 #include <cstdio>
@@ -27,8 +28,8 @@ void save(const std::string& path, const c10::Dict<std::string, torch::Tensor>& 
 
 c10::Dict<std::string, torch::Tensor> stateOf(torch::nn::Module& m) {
   c10::Dict<std::string, torch::Tensor> out;
-  for (const auto& p : m.named_parameters()) out.insert(p.key(), p.value().detach().clone());
-  for (const auto& b : m.named_buffers()) out.insert(b.key(), b.value().detach().clone());
+  for (const auto& p : m.named_parameters()) out.insert(p.key(), p.value().detach().to(torch::kCPU, false, true));
+  for (const auto& b : m.named_buffers()) out.insert(b.key(), b.value().detach().to(torch::kCPU, false, true));
   return out;
 }
 
@@ -57,6 +58,9 @@ int main(int argc, char** argv) try {
   accel::TorchAcceleratorOptions options;
   options.sampler = {.shuffle = true, .seed = 1234, .drop_last = false};
   accel::TorchAccelerator accelerator(options);
+  // On a CUDA device: the same convolution algorithms on both sides, every run (as parity_ddp.py).
+  at::globalContext().setDeterministicCuDNN(true);
+  at::globalContext().setBenchmarkCuDNN(false);
   auto [all_x, all_y] = makeData(kTrain + kTest, 7);
   torch::Tensor x = all_x.slice(0, 0, kTrain), y = all_y.slice(0, 0, kTrain);
   torch::Tensor tx = all_x.slice(0, kTrain), ty = all_y.slice(0, kTrain);
@@ -98,8 +102,10 @@ int main(int argc, char** argv) try {
   save(out + "/final-rank" + std::to_string(rank) + ".pt", stateOf(*model.module()));
   torch::NoGradGuard no_grad;
   model.module()->eval();
-  const double accuracy = model.module()->forward(tx).argmax(1).eq(ty).to(torch::kDouble).mean().item<double>();
+  const torch::Tensor predicted = model.module()->forward(tx.to(accelerator.device())).argmax(1);
+  const double accuracy = predicted.eq(ty.to(accelerator.device())).to(torch::kDouble).mean().item<double>();
   std::ofstream(out + "/accuracy-rank" + std::to_string(rank) + ".txt") << fmt::format("{:.6f}\n", accuracy);
+  std::ofstream(out + "/device-rank" + std::to_string(rank) + ".txt") << accelerator.device().str() << "\n";
   return 0;
 } catch (const std::exception& e) {
   std::cerr << "parity_worker: " << e.what() << "\n";
