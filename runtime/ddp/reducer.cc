@@ -5,9 +5,9 @@
 #include <chrono>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lib/common/error.h"
-#include "lib/common/strings.h"
 
 namespace accel {
 
@@ -111,15 +111,20 @@ double Reducer::busySeconds() const {
   return total;
 }
 
-void Reducer::finish() {
-  std::vector<std::string> unready;
+std::vector<size_t> Reducer::unmarked() const {
+  std::vector<size_t> out;
   for (size_t i = 0; i < marked_.size(); ++i) {
-    if (!marked_[i]) unready.push_back(std::to_string(i));
+    if (!marked_[i]) out.push_back(i);
   }
+  return out;
+}
+
+void Reducer::finish() {
+  const std::vector<size_t> unready = unmarked();
   if (!unready.empty() && sync_) {
     throw Error(fmt::format("gradient sync: parameter(s) {} were never marked ready in this step; their buckets "
                             "were not reduced",
-                            join(unready, ", ")),
+                            fmt::join(unready, ", ")),
                 "call markReady for every parameter after its gradient is computed (mark unused ones too)");
   }
   const auto wait_start = std::chrono::steady_clock::now();

@@ -61,6 +61,8 @@ class Reducer {
   // markReady for a reducer-held gradient that the caller wrote already divided by the world
   // size (one pass over it, as DDP's mul_out into the bucket, instead of a copy then a scale).
   void markReadyDivided(size_t i);
+  // The parameters not marked ready in this step, in order (a caller names them before finish()).
+  std::vector<size_t> unmarked() const;
   // Waits for every bucket; afterwards each gradient holds the mean over ranks. Throws Error
   // naming the parameters never marked ready, CommError when a reduction failed.
   void finish();

@@ -31,7 +31,6 @@ struct DdpEngine::State {
   bool forward_param_sync = true;  // the last forward was a synchronising one
   bool armed = false;              // its backward reduces
   bool in_backward = false;        // the end-of-backward callback is queued
-  std::vector<bool> ready;
   std::vector<bool> locally_used;
   size_t reductions = 0;
   size_t marked = 0;
@@ -92,7 +91,6 @@ DdpEngine::DdpEngine(std::shared_ptr<torch::nn::Module> module, Accelerator& acc
   s.reducer = std::make_unique<Reducer>(*s.data, gradientLayout(s.params, s.names), reducer_options);
   s.world = s.data->size();
   s.inverse_world = torch::scalar_tensor(1.0 / s.world, torch::kDouble);
-  s.ready.assign(s.params.size(), false);
   s.locally_used.assign(s.params.size(), true);
   s.accumulators.resize(s.params.size());
   for (size_t i = 0; i < s.params.size(); ++i) s.hook(i, state_);
@@ -173,7 +171,6 @@ void DdpEngine::State::markReady(size_t i) {
   } else {
     view.copy_(grad.reshape({-1}));
   }
-  ready[i] = true;
   if (++marked == params.size()) launched_before_last = reducer->launched();
   reducer->markReadyDivided(i);  // launches the bucket when it is complete
 }
@@ -182,12 +179,9 @@ void DdpEngine::State::markReady(size_t i) {
 void DdpEngine::State::finishBackward() {
   in_backward = false;
   armed = false;
-  std::vector<std::string> missing;
-  for (size_t i = 0; i < ready.size(); ++i) {
-    if (!ready[i]) missing.push_back("'" + names[i] + "'");
-  }
-  std::fill(ready.begin(), ready.end(), false);
   marked = 0;
+  std::vector<std::string> missing;
+  for (size_t i : reducer->unmarked()) missing.push_back("'" + names[i] + "'");
   if (!missing.empty()) throw unusedParametersError(missing, data->rank());
   reducer->finish();
   const std::vector<bool> used = options.find_unused_parameters ? globallyUsed() : locally_used;

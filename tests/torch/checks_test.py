@@ -4,7 +4,6 @@ refusals: DistributedSampler's indices, clip_grad_norm_, StepLR under Accelerate
 rule, gatherForMetrics without the padding, unused parameters found or refused, modules that
 differ between ranks, backward twice, a model on another device, fp16 on CPU, and overlap of the
 all-reduce with backward. Usage: checks_test.py ACCEL CHECKS_WORKER"""
-import os
 import subprocess
 import sys
 import tempfile
@@ -12,17 +11,13 @@ import tempfile
 import torch
 from torch.utils.data.distributed import DistributedSampler
 
+import torch_launch
+
 ACCEL, WORKER = sys.argv[1], sys.argv[2]
-ENV = dict(os.environ, HF_HOME=tempfile.mkdtemp(), GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
 
 
 def launch(world, *args, precision="no", expect=0):
-    cmd = [ACCEL, "launch", "--cpu", "--num_processes", str(world), "--main_process_port", "0",
-           "--mixed_precision", precision, WORKER] + [str(a) for a in args]
-    run = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=300)
-    if run.returncode != expect:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {run.returncode}, expected {expect}\n{run.stdout}\n{run.stderr}")
-    return run.stdout + run.stderr
+    return torch_launch.launch(ACCEL, world, [WORKER, *args], precision=precision, expect=expect, timeout=300)
 
 
 def payload(text, tag):

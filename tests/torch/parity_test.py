@@ -10,25 +10,19 @@ torch check, on a GPU machine): world 1 on CUDA over NCCL, fp16 autocast through
 against GradScaler, cuDNN deterministic: bit-identical.
 Usage: parity_test.py ACCEL PARITY_WORKER [CASE...]"""
 import os
-import subprocess
 import sys
 import tempfile
 
 import torch
 
+import torch_launch
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ACCEL, WORKER = sys.argv[1], sys.argv[2]
 
 
-def launch(world, argv, env_extra=None, precision="no", expect=0, device="cpu"):
-    env = dict(os.environ, HF_HOME=os.environ.get("HF_HOME", tempfile.mkdtemp()), GLOO_SOCKET_IFNAME="lo",
-               OMP_NUM_THREADS="1")
-    env.update(env_extra or {})
-    cmd = [ACCEL, "launch", *(["--cpu"] if device == "cpu" else []), "--num_processes", str(world),
-           "--main_process_port", "0", "--mixed_precision", precision] + argv
-    run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-    if run.returncode != expect:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {run.returncode}, expected {expect}\n{run.stdout}\n{run.stderr}")
+def launch(world, argv, env=None, precision="no", expect=0, device="cpu"):
+    torch_launch.launch(ACCEL, world, argv, env=env, precision=precision, device=device, expect=expect)
 
 
 def run_both(out, world, steps, accumulation, precision="no", device="cpu"):
