@@ -68,7 +68,6 @@ class Reducer {
   void finish();
   // Buckets launched so far in this step (for tests of overlap).
   size_t launched() const { return next_launch_; }
-  int worldSize() const { return group_.size(); }
 
   // Accumulated since construction: seconds during which any bucket all-reduce was in flight
   // (launch to completion, overlaps counted once) and seconds finish() spent waiting for them. 1 -

@@ -25,7 +25,6 @@ struct DdpEngine::State {
   std::vector<at::Tensor> buffers;
   std::vector<GradAccumulatorPtr> accumulators;  // kept alive: the hooks live there
   std::unique_ptr<Reducer> reducer;
-  int world = 1;
   at::Tensor inverse_world;  // 1/world, a 0-dim double on the CPU
   bool gradient_sync = true;
   bool forward_param_sync = true;  // the last forward was a synchronising one
@@ -89,8 +88,7 @@ DdpEngine::DdpEngine(std::shared_ptr<torch::nn::Module> module, Accelerator& acc
   ReducerOptions reducer_options{options.first_bucket_bytes, options.bucket_bytes, Compression::None,
                                  accelerator.device().type, accelerator.device().index};
   s.reducer = std::make_unique<Reducer>(*s.data, gradientLayout(s.params, s.names), reducer_options);
-  s.world = s.data->size();
-  s.inverse_world = torch::scalar_tensor(1.0 / s.world, torch::kDouble);
+  s.inverse_world = torch::scalar_tensor(1.0 / s.data->size(), torch::kDouble);
   s.locally_used.assign(s.params.size(), true);
   s.accumulators.resize(s.params.size());
   for (size_t i = 0; i < s.params.size(); ++i) s.hook(i, state_);
@@ -166,7 +164,7 @@ void DdpEngine::State::markReady(size_t i) {
   const at::Tensor& grad = params[i].grad();
   if (!grad.defined()) {
     view.zero_();
-  } else if (world > 1) {
+  } else if (data->size() > 1) {
     at::mul_out(view, grad.reshape({-1}), inverse_world);
   } else {
     view.copy_(grad.reshape({-1}));
