@@ -75,6 +75,7 @@ const Command kCommands[] = {
      },
      [](Options& o) { return runEnv(o.file, o.json); }},
     {"launch", "Start one worker per GPU (or CPU process) and supervise them (accel launch --help)", nullptr, nullptr},
+    {"torchrun", "torchrun's command line, flags and defaults (also through a link named torchrun)", nullptr, nullptr},
     {"help", "Show help for a command: accel help config default",
      [](CLI::App* c, Options& o) { c->add_option("command", o.help_topic, "command path"); }, nullptr},
 };
@@ -135,8 +136,8 @@ struct Cli {
   }
 
   void printHelpTopic(const std::vector<std::string>& topic) {
-    if (topic.size() == 1 && topic[0] == "launch") {
-      std::cout << launchHelp();
+    if (topic.size() == 1 && (topic[0] == "launch" || topic[0] == "torchrun")) {
+      std::cout << (topic[0] == "launch" ? launchHelp() : torchrunHelp());
       return;
     }
     CLI::App* level = &app;
@@ -166,13 +167,19 @@ int dispatch(Cli& cli, Options& o) {
   return static_cast<int>(ExitStatus::Usage);
 }
 
-int launch(int argc, char** argv) {
-  LaunchOptions options = parseLaunchArgs(std::vector<std::string>(argv + 2, argv + argc));
+// `accel launch ARGS`, or torchrun's grammar: `accel torchrun ARGS` and a link named torchrun.
+int launch(const std::vector<std::string>& words, Grammar grammar) {
+  LaunchOptions options = parseLaunchArgs(words, grammar);
   if (options.help) {
-    std::cout << launchHelp();
+    std::cout << (grammar == Grammar::Torchrun ? torchrunHelp() : launchHelp());
     return 0;
   }
-  return runLaunch(options);
+  return runLaunch(options, words);
+}
+
+bool calledTorchrun(const char* argv0) {
+  const std::string name = argv0 ? argv0 : "";
+  return name == "torchrun" || (name.size() > 9 && name.compare(name.size() - 9, 9, "/torchrun") == 0);
 }
 
 void printError(const Error& e) {
@@ -188,7 +195,13 @@ void printError(const Error& e) {
 }
 
 int run(int argc, char** argv) {
-  if (argc > 1 && std::string(argv[1]) == "launch") return launch(argc, argv);
+  if (calledTorchrun(argv[0])) return launch({argv + 1, argv + argc}, Grammar::Torchrun);
+  // A head's `accel launch --hostfile` starts this on every host (lib/launch/fleet/head_orders.h).
+  if (argc == 3 && std::string(argv[1]) == "launch" && std::string(argv[2]) == "--from_head") {
+    return runLaunchFromHead();
+  }
+  if (argc > 1 && std::string(argv[1]) == "launch") return launch({argv + 2, argv + argc}, Grammar::Launch);
+  if (argc > 1 && std::string(argv[1]) == "torchrun") return launch({argv + 2, argv + argc}, Grammar::Torchrun);
   Options options;
   Cli cli(options);
   try {

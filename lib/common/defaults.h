@@ -30,6 +30,10 @@ inline constexpr double kJoinTimeoutSeconds = 600;
 // (--heartbeat_timeout, ACCEL_HEARTBEAT_TIMEOUT). Heartbeats go every sixth of it.
 inline constexpr double kHeartbeatTimeoutSeconds = 30;
 
+// A launcher started by a head (`accel launch --from_head`) waits this long for its orders: the
+// head writes them at once, and ssh has connected before the command runs.
+inline constexpr double kOrdersTimeoutSeconds = 60;
+
 // Seconds between SIGTERM and SIGKILL when the launcher stops workers (--grace_period).
 inline constexpr double kGracePeriodSeconds = 10;
 

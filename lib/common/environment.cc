@@ -22,4 +22,10 @@ std::string hostName() {
   return ::gethostname(name, sizeof name - 1) == 0 ? name : "?";
 }
 
+std::string selfExecutable() {
+  char buffer[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+  return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : "";
+}
+
 }  // namespace accel

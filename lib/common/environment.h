@@ -13,4 +13,7 @@ std::map<std::string, std::string> processEnvironment();
 // This machine's host name (gethostname), or "?".
 std::string hostName();
 
+// This program's absolute path (/proc/self/exe); "" when the kernel does not say.
+std::string selfExecutable();
+
 }  // namespace accel

@@ -161,4 +161,54 @@ std::string pythonFloatRepr(double value) {
   return negative ? "-" + out : out;
 }
 
+std::string shellQuote(const std::string& word) {
+  if (!word.empty() &&
+      word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,@%+") ==
+          std::string::npos) {
+    return word;
+  }
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::optional<std::vector<std::string>> shellWords(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote == '\'') {
+      if (c == '\'')
+        quote = 0;
+      else
+        word += c;
+    } else if (quote == '"') {
+      if (c == '"')
+        quote = 0;
+      else if (c == '\\' && i + 1 < text.size() &&
+               std::string_view("\"\\$`").find(text[i + 1]) != std::string_view::npos)
+        word += text[++i];
+      else
+        word += c;
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      in_word = true;
+      if (c == '\'' || c == '"')
+        quote = c;
+      else if (c == '\\' && i + 1 < text.size())
+        word += text[++i];
+      else
+        word += c;
+    }
+  }
+  if (quote) return std::nullopt;
+  if (in_word) words.push_back(std::move(word));
+  return words;
+}
+
 }  // namespace accel

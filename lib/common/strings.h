@@ -45,4 +45,13 @@ std::optional<double> parsePositiveSeconds(std::string_view text);
 // scientific notation when the exponent is < -4 or >= 16.
 std::string pythonFloatRepr(double value);
 
+// A word as a POSIX shell reads it back: as it is when only safe characters, else in single
+// quotes (a quote inside as '\\'').
+std::string shellQuote(const std::string& word);
+
+// Splits a command-line string into words as a POSIX shell would without expanding anything:
+// blanks separate, '…' and "…" quote (backslash escapes inside "…" and outside quotes).
+// nullopt for an unterminated quote.
+std::optional<std::vector<std::string>> shellWords(std::string_view text);
+
 }  // namespace accel

@@ -56,6 +56,8 @@ struct KeySpec {
   // JSON text of the value a missing key takes (Accelerate's dataclass default); empty = none.
   std::string_view file_default = {};
   std::vector<std::string_view> choices = {};
+  // The wizard's menu when it offers fewer than a file may hold (DeepSpeed's impi launcher).
+  std::vector<std::string_view> menu_choices = {};
   std::string_view help = {};
   // The wizard's question, verbatim from Accelerate; "{}" stands for a device word.
   std::string_view prompt = {};

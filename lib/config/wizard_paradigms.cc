@@ -12,7 +12,8 @@ namespace {
 
 std::vector<std::string> choicesOf(std::string_view key) {
   const auto& spec = keySpec(key);
-  return {spec.choices.begin(), spec.choices.end()};
+  const auto& menu = spec.menu_choices.empty() ? spec.choices : spec.menu_choices;
+  return {menu.begin(), menu.end()};
 }
 
 // A menu over the key's schema choices; the default highlighted is the wizard default.

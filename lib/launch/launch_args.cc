@@ -27,31 +27,66 @@ struct FlagRef {
 
 using FlagIndex = std::unordered_map<std::string, FlagRef>;
 
-const FlagIndex& flagIndex() {
-  static const FlagIndex index = [] {
-    FlagIndex out;
-    auto add = [&](std::string_view name, FlagRef ref) {
-      out.emplace("--" + std::string(name), ref);
-      out.emplace("--" + dashed(name), ref);
-    };
-    for (const auto& row : launcherFlags()) {
-      add(row.name, {.launcher = &row});
-      if (!row.short_name.empty()) out.emplace("-" + std::string(row.short_name), FlagRef{.launcher = &row});
-    }
-    for (const auto& spec : configSchema()) {
-      if (!spec.flag.empty()) add(spec.flag, {.key = &spec});
-    }
-    return out;
-  }();
-  return index;
+FlagIndex buildIndex(bool torchrun) {
+  FlagIndex out;
+  auto add = [&](std::string_view name, FlagRef ref) {
+    out.emplace("--" + std::string(name), ref);
+    out.emplace("--" + dashed(name), ref);
+  };
+  for (const auto& row : launcherFlags()) {
+    if (torchrun && !row.torchrun) continue;
+    add(row.name, {.launcher = &row});
+    if (!row.short_name.empty()) out.emplace("-" + std::string(row.short_name), FlagRef{.launcher = &row});
+  }
+  for (const auto& spec : configSchema()) {
+    const bool torchruns = std::find(std::begin(kTorchrunConfigFlags), std::end(kTorchrunConfigFlags), spec.flag) !=
+                           std::end(kTorchrunConfigFlags);
+    if (!spec.flag.empty() && (!torchrun || torchruns)) add(spec.flag, {.key = &spec});
+  }
+  return out;
 }
 
-[[noreturn]] void unknownFlag(const std::string& word) {
+// `accel launch`'s spellings, or only torchrun's (`accel torchrun`).
+const FlagIndex& flagIndex(Grammar grammar) {
+  if (grammar == Grammar::Torchrun) {
+    static const FlagIndex torchrun = buildIndex(true);  // built only when used
+    return torchrun;
+  }
+  static const FlagIndex launch = buildIndex(false);
+  return launch;
+}
+
+const char* commandName(Grammar grammar) { return grammar == Grammar::Torchrun ? "accel torchrun" : "accel launch"; }
+
+[[noreturn]] void unknownFlag(const std::string& word, Grammar grammar) {
   std::vector<std::string> names;
-  for (const auto& [spelling, ref] : flagIndex()) names.push_back(spelling);
+  for (const auto& [spelling, ref] : flagIndex(grammar)) names.push_back(spelling);
   auto guess = didYouMean(word, names);
-  throw UsageError(fmt::format("accel launch: unknown option '{}'", word),
-                   guess ? "did you mean '" + *guess + "'?" : "run `accel launch --help` to list the options");
+  const std::string command = commandName(grammar);
+  std::string hint = guess ? "did you mean '" + *guess + "'?" : "run `" + command + " --help` to list the options";
+  if (grammar == Grammar::Torchrun && flagIndex(Grammar::Launch).count(word)) {
+    hint = word + " is `accel launch`'s (Accelerate's), not torchrun's: use `accel launch`";
+  }
+  throw UsageError(fmt::format("{}: unknown option '{}'", command, word), hint);
+}
+
+// torchrun's argparse takes an unambiguous prefix of a long option (allow_abbrev): --nproc.
+FlagIndex::const_iterator abbreviated(const std::string& word, Grammar grammar) {
+  const FlagIndex& index = flagIndex(grammar);
+  if (grammar != Grammar::Torchrun || !startsWith(word, "--")) return index.end();
+  auto found = index.end();
+  std::vector<std::string> matches;
+  for (auto it = index.begin(); it != index.end(); ++it) {
+    if (!startsWith(it->first, word)) continue;
+    if (found == index.end() || found->second.name() != it->second.name()) matches.push_back(it->first);
+    found = it;
+  }
+  if (matches.size() > 1) {
+    std::sort(matches.begin(), matches.end());
+    throw UsageError(fmt::format("accel torchrun: ambiguous option: {} could match {}", word, join(matches, ", ")),
+                     "spell the option out");
+  }
+  return found;
 }
 
 long long integerOrFail(const LauncherFlag& row, const std::string& text) {
@@ -99,8 +134,13 @@ void checkEnvAssignment(const std::string& text) {
   }
 }
 
-// The TPU and SageMaker flags fail as soon as they are seen, whatever follows them.
+// The TPU and SageMaker flags, and the torchrun flags accel has no counterpart for, fail as soon
+// as they are seen, whatever follows them.
 void refuseUnsupported(const FlagRef& ref) {
+  if (ref.launcher && !ref.launcher->refused.empty()) {
+    throw UsageError(fmt::format("--{} ({}) is torchrun's, and accel has none", ref.launcher->name, ref.launcher->help),
+                     std::string(ref.launcher->refused));
+  }
   if (ref.launcher && !ref.launcher->unsupported.empty()) {
     throw UsageError(
         fmt::format("--{} is for {} launches, which accel does not do", ref.launcher->name, ref.launcher->help),
@@ -119,9 +159,12 @@ void applyFlag(const FlagRef& ref, const std::string& text, LaunchOptions& o) {
 
 }  // namespace
 
-LaunchOptions parseLaunchArgs(const std::vector<std::string>& words) {
+void applyLauncherFlag(const LauncherFlag& row, const std::string& text, LaunchOptions& o) { apply(row, text, o); }
+
+LaunchOptions parseLaunchArgs(const std::vector<std::string>& words, Grammar grammar) {
   LaunchOptions o;
-  const FlagIndex& index = flagIndex();
+  o.torchrun = grammar == Grammar::Torchrun;
+  const FlagIndex& index = flagIndex(grammar);
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& word = words[i];
     if (word == "--") {
@@ -133,20 +176,27 @@ LaunchOptions parseLaunchArgs(const std::vector<std::string>& words) {
       break;
     }
     const size_t eq = startsWith(word, "--") ? word.find('=') : std::string::npos;
-    const std::string spelling = word.substr(0, eq);
+    // argparse's attached short value: -r3 is -r 3.
+    const bool attached = !startsWith(word, "--") && word.size() > 2 && index.count(word.substr(0, 2)) &&
+                          !index.at(word.substr(0, 2)).isSwitch();
+    const std::string spelling = attached ? word.substr(0, 2) : word.substr(0, eq);
     auto it = index.find(spelling);
-    if (it == index.end()) unknownFlag(spelling);
+    if (it == index.end()) it = abbreviated(spelling, grammar);
+    if (it == index.end()) unknownFlag(spelling, grammar);
     const FlagRef& ref = it->second;
     refuseUnsupported(ref);
     std::string value;
     if (ref.isSwitch()) {
       if (eq != std::string::npos) throw UsageError(fmt::format("{} takes no value (got '{}')", spelling, word));
+    } else if (attached) {
+      value = word.substr(2);
     } else if (eq != std::string::npos) {
       value = word.substr(eq + 1);
     } else if (i + 1 < words.size() && !startsWith(words[i + 1], "--")) {
       value = words[++i];
     } else {
-      throw UsageError(fmt::format("{} needs a value", spelling), "run `accel launch --help` for usage");
+      throw UsageError(fmt::format("{} needs a value", spelling),
+                       fmt::format("run `{} --help` for usage", commandName(grammar)));
     }
     applyFlag(ref, value, o);
   }

@@ -19,8 +19,18 @@
 
 namespace accel {
 
-// Parses the words after `accel launch`. Throws UsageError naming the word and a fix.
-LaunchOptions parseLaunchArgs(const std::vector<std::string>& words);
+// Launch: every flag of both tables. Torchrun: torchrun 2.15's flags only (the rows marked
+// torchrun), as its argparse takes them, unambiguous prefixes of long options included.
+enum class Grammar { Launch, Torchrun };
+
+// Parses the words after `accel launch` (or `accel torchrun`). Throws UsageError naming the word
+// and a fix.
+LaunchOptions parseLaunchArgs(const std::vector<std::string>& words, Grammar grammar = Grammar::Launch);
+
+struct LauncherFlag;
+// Stores `text` in the field `row` names, as the command line would (torchrun_args.h's PET_*).
+// Throws UsageError naming the flag.
+void applyLauncherFlag(const LauncherFlag& row, const std::string& text, LaunchOptions& o);
 
 // The value a flag gave config key `key` (LaunchOptions::values), typed by the schema row:
 // booleans as true/false/yes/no/1/0/on/off, integers within the row's bounds, enum choices

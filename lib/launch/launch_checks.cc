@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "lib/common/error.h"
+#include "lib/common/strings.h"
 #include "lib/config/validate.h"
 
 namespace accel {
@@ -27,11 +28,12 @@ void checkSizes(const LaunchSettings& s) {
                        key == "num_processes" ? "num_processes counts processes across all machines" : "");
     }
   }
-  if (machines >= 1 && processes / machines > kMaxLocalWorkers) {
+  const long long local = s.integer("nproc_per_node");
+  if (local > kMaxLocalWorkers) {
     throw UsageError(
-        fmt::format("num_processes {} ({}) over {} machine(s) is {} workers per machine; accel starts at "
+        fmt::format("num_processes {} ({}) over {} machine(s) is {} workers on this machine; accel starts at "
                     "most {} on one machine",
-                    processes, s.origin("num_processes"), machines, processes / machines, kMaxLocalWorkers),
+                    processes, s.origin("num_processes"), machines, local, kMaxLocalWorkers),
         "lower --num_processes, or spread the processes over more machines with --num_machines");
   }
 }
@@ -40,12 +42,16 @@ void checkCounts(const LaunchSettings& s, const LaunchFacts& facts, int per_mach
   const long long processes = s.integer("num_processes"), machines = s.integer("num_machines");
   if (processes < 1) throw UsageError(fmt::format("num_processes must be at least 1, got {}", processes));
   if (machines < 1) throw UsageError(fmt::format("num_machines must be at least 1, got {}", machines));
-  if (processes % machines != 0) {
-    throw UsageError(fmt::format("num_processes {} ({}) is not divisible by num_machines {} ({})", processes,
-                                 s.origin("num_processes"), machines, s.origin("num_machines")),
-                     "num_processes counts processes across all machines");
+  if (processes < machines) {
+    throw UsageError(
+        fmt::format("num_processes {} ({}) is fewer than num_machines {} ({}): every machine runs at least "
+                    "one process",
+                    processes, s.origin("num_processes"), machines, s.origin("num_machines")),
+        "num_processes counts processes across all machines");
   }
-  if (s.integer("machine_rank") < 0 || s.integer("machine_rank") >= machines) {
+  if (per_machine < 1) throw UsageError(fmt::format("nproc_per_node must be at least 1, got {}", per_machine));
+  const bool join_order = s.integer("machine_rank") == -1 && startsWith(s.origin("machine_rank"), "assigned");
+  if ((s.integer("machine_rank") < 0 && !join_order) || s.integer("machine_rank") >= machines) {
     throw UsageError(fmt::format("machine_rank {} ({}) must be from 0 to {}", s.integer("machine_rank"),
                                  s.origin("machine_rank"), machines - 1));
   }
@@ -69,7 +75,7 @@ void checkCounts(const LaunchSettings& s, const LaunchFacts& facts, int per_mach
                                  facts.gpu_note.empty() ? "0 GPUs" : facts.gpu_note),
                      "pass --cpu to run CPU workers");
   }
-  if (per_machine > usable) {
+  if (per_machine > usable && !s.flag("torchrun")) {  // torchrun lets processes share a GPU
     throw UsageError(fmt::format("{} processes per machine but only {} GPU(s) {}: one process per GPU", per_machine,
                                  usable, ids->empty() ? "visible" : "in gpu_ids"),
                      fmt::format("pass --num_processes {} (per machine: {}), or --cpu for CPU workers",

@@ -11,7 +11,8 @@ namespace accel {
 // (4096 workers). First, so that every count below fits an int.
 void checkSizes(const LaunchSettings& s);
 // Processes and machines that do not divide, a machine_rank outside the job, --multi_gpu with one
-// process, gpu_ids naming GPUs that do not exist, more processes per machine than GPUs.
+// process, gpu_ids naming GPUs that do not exist, more processes per machine than GPUs (except
+// under `accel torchrun`, which, as torchrun, lets processes share a GPU).
 void checkCounts(const LaunchSettings& s, const LaunchFacts& facts, int per_machine);
 // FSDP's CPU-RAM-efficient loading without synced module states, as Accelerate refuses it.
 void checkFsdp(const LaunchSettings& s);

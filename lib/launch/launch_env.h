@@ -81,6 +81,12 @@ inline constexpr const char* kHfHome = "HF_HOME";
 inline constexpr const char* kXdgCacheHome = "XDG_CACHE_HOME";
 inline constexpr const char* kHome = "HOME";
 inline constexpr const char* kTmpDir = "TMPDIR";  // where the workers' error files go (as torchrun's)
+// Several machines from one (lib/launch/fleet): more ssh options (DeepSpeed's
+// PDSH_SSH_ARGS_APPEND), the accel to run on the other hosts, and DeepSpeed's forwarded files.
+inline constexpr const char* kSshArgs = "ACCEL_SSH_ARGS";
+inline constexpr const char* kRemoteAccel = "ACCEL_REMOTE_ACCEL";
+inline constexpr const char* kDeepSpeedEnvFile = "DS_ENV_FILE";  // default .deepspeed_env
+inline constexpr const char* kPythonPath = "PYTHONPATH";
 // torchrun's prefix template for worker lines, when --log_line_prefix_template is not given.
 inline constexpr const char* kLogLinePrefixTemplate = "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE";
 // A SLURM job's placement (scripts/slurm/): this node, the job's nodes, and their names.

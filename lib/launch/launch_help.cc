@@ -23,6 +23,15 @@ std::string keyGroup(std::string_view path) {
   return fmt::format("Paradigm settings ({})", path.substr(0, dot));
 }
 
+std::string rowHelp(const LauncherFlag& row) {
+  return row.refused.empty() ? std::string(row.help) : fmt::format("{}: refused ({})", row.help, row.refused);
+}
+
+std::string rowLeft(const LauncherFlag& row) {
+  return (row.short_name.empty() ? "" : fmt::format("-{}, ", row.short_name)) +
+         fmt::format("--{}{}", row.name, isSwitch(row) ? "" : " VALUE");
+}
+
 std::string keyHelp(const KeySpec& spec) {
   std::string help = fmt::format("{} [config: {}]", spec.help, spec.path);
   if (spec.type == ValueType::Enum && !spec.is_switch) help += "; " + describeType(spec);
@@ -41,7 +50,8 @@ std::string launchHelp() {
   };
   for (const auto& row : launcherFlags()) {
     if (row.unsupported.empty() && row.group != kLauncherGroup) {
-      add(std::string(row.group), {fmt::format("--{}", row.name), std::string(row.help)});
+      add(std::string(row.group),
+          {row.group == kTorchrunGroup ? rowLeft(row) : fmt::format("--{}", row.name), rowHelp(row)});
     }
   }
   for (const auto& spec : configSchema()) {
@@ -50,9 +60,7 @@ std::string launchHelp() {
   }
   for (const auto& row : launcherFlags()) {
     if (!row.unsupported.empty() || row.group != kLauncherGroup) continue;
-    std::string left = (row.short_name.empty() ? "" : fmt::format("-{}, ", row.short_name)) +
-                       fmt::format("--{}{}", row.name, isSwitch(row) ? "" : " VALUE");
-    add(std::string(kLauncherGroup), {left, std::string(row.help)});
+    add(std::string(kLauncherGroup), {rowLeft(row), rowHelp(row)});
   }
   std::string unsupported;
   for (const auto& row : launcherFlags()) {
@@ -70,6 +78,27 @@ std::string launchHelp() {
   out +=
       "\nPROGRAM [ARGS...]: an executable (found on PATH), a .py script (run with python3 -u), or a module with -m. "
       "Everything after PROGRAM is passed to it unchanged.\n";
+  return out;
+}
+
+std::string torchrunHelp() {
+  std::string out =
+      "accel torchrun: torchrun's command line (torchrun 2.15's flags, grammar and defaults; no Accelerate config "
+      "file)\n"
+      "Usage: accel torchrun [OPTIONS] PROGRAM [ARGS...]   (or through a link named torchrun)\n\n"
+      "Every option also has its other spelling (--nproc-per-node), and its default from PET_<NAME> "
+      "(PET_NPROC_PER_NODE) where torchrun reads one.\n\n";
+  for (const auto& row : launcherFlags()) {
+    if (!row.torchrun) continue;
+    // torchrun's --tee adds log files; what reaches the console is every stream -r leaves.
+    const std::string help = row.name == "tee" ? "streams also written to --log_dir files, as torchrun's: 0-3 or "
+                                                 "LOCAL_RANK:N,… (every stream --redirects leaves reaches the console)"
+                                               : rowHelp(row);
+    out += fmt::format("  {:<44} {}\n", rowLeft(row), help);
+  }
+  out +=
+      fmt::format("  {:<44} {}\n", "--rdzv_backend VALUE",
+                  "static (default) or c10d: both meet at machine 0 (--rdzv_endpoint or --master_addr:--master_port)");
   return out;
 }
 

@@ -8,5 +8,7 @@
 namespace accel {
 
 std::string launchHelp();
+// `accel torchrun --help`: torchrun's flags only.
+std::string torchrunHelp();
 
 }  // namespace accel

@@ -25,6 +25,35 @@ struct LaunchOptions {
   // "deepspeed_config.zero_stage", "dynamo_config.dynamo_backend", …), as typed on the command
   // line; converted by the schema.
   std::map<std::string, std::string> values;
+  // The same, from torchrun's PET_<FLAG> variables (below the command line, above the config
+  // file): config key -> text.
+  std::map<std::string, std::string> env_values;
+  // Where a launcher option below came from when not the command line: flag name ("nnodes") ->
+  // its variable ("PET_NNODES").
+  std::map<std::string, std::string> origins;
+  // `accel torchrun` (or a link named torchrun): torchrun's grammar and defaults, no config file.
+  bool torchrun = false;
+  // torchrun's own settings (torchrun_args.h turns them into config keys and checks them).
+  std::optional<std::string> nnodes;          // N or MIN:MAX
+  std::optional<std::string> nproc_per_node;  // N, gpu, cpu or auto: processes on this machine
+  std::optional<long long> node_rank;
+  std::optional<std::string> master_addr;
+  std::optional<long long> master_port;
+  std::optional<std::string> rdzv_endpoint;  // HOST[:PORT]
+  std::optional<std::string> rdzv_id;        // TORCHELASTIC_RUN_ID
+  bool standalone = false;
+  std::optional<std::string> start_method;
+  std::optional<std::string> event_log_handler;
+  bool run_path = false;
+  std::optional<std::string> redirects;  // torchrun's -r: streams kept off the console
+  std::optional<std::string> duplicate_stdout_filters;
+  std::optional<std::string> duplicate_stderr_filters;
+  std::optional<std::string> local_addr;
+  std::optional<std::string> logs_specs;
+  std::optional<std::string> numa_binding;
+  std::optional<long long> shutdown_timeout;
+  bool virtual_local_rank = false;
+  std::optional<std::string> print_completion;
   // Launcher-only settings.
   std::optional<long long> num_cpu_threads_per_process;
   std::optional<long long> max_restarts;
@@ -45,7 +74,20 @@ struct LaunchOptions {
   std::optional<double> collective_timeout;  // seconds a worker's collective may wait for its peers
   std::vector<std::string> env;              // --env KEY=VALUE, repeatable: set in every worker's environment
   std::optional<std::string> pty;            // auto, on, off: pseudo-terminals for the workers' streams
-  std::optional<std::string> stdin_rank;     // the rank that takes the user's input, or none
+  // Several machines from one command (lib/launch/fleet): DeepSpeed's hostfile (the config key
+  // deepspeed_hostfile's flag is --deepspeed_hostfile), its --include/--exclude filters (the
+  // config's deepspeed_inclusion_filter/deepspeed_exclusion_filter), its limits, and ssh's port
+  // and extra options.
+  std::optional<std::string> hostfile;
+  std::optional<std::string> include;
+  std::optional<std::string> exclude;
+  std::optional<long long> num_nodes;
+  std::optional<long long> num_gpus;
+  std::optional<long long> ssh_port;
+  std::optional<std::string> ssh_args;
+  // Started by a head launcher (fleet/head_orders.h): this launcher runs its machine's share only.
+  bool from_head = false;
+  std::optional<std::string> stdin_rank;  // the rank that takes the user's input, or none
   bool module = false;
   bool no_python = false;
   bool quiet = false;

@@ -8,11 +8,13 @@
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/config/validate.h"
+#include "lib/launch/console_streams.h"
 #include "lib/launch/cpu_affinity.h"
 #include "lib/launch/launch_checks.h"
 #include "lib/launch/launch_env.h"
 #include "lib/launch/log_layout.h"
 #include "lib/launch/paradigm_env.h"
+#include "lib/launch/plan_layout.h"
 
 namespace accel {
 
@@ -34,7 +36,7 @@ std::string envOr(const LaunchFacts& f, const char* name) {
 
 // Run id and store token, the same on every machine of a job.
 std::pair<std::string, std::string> runIdentity(const LaunchSettings& s, const LaunchFacts& f) {
-  std::string run_id = envOr(f, launch_env::kAccelRunId);
+  std::string run_id = s.has("rdzv_id") ? s.text("rdzv_id") : envOr(f, launch_env::kAccelRunId);
   bool multi = s.integer("num_machines") > 1;
   if (run_id.empty() && !envOr(f, launch_env::kSlurmJobId).empty())
     run_id = "slurm-" + envOr(f, launch_env::kSlurmJobId);
@@ -43,40 +45,51 @@ std::pair<std::string, std::string> runIdentity(const LaunchSettings& s, const L
                    : "accel-" + f.random_hex.substr(0, 16);
   }
   std::string token = s.has("rdzv_token") ? s.text("rdzv_token") : envOr(f, launch_env::kStoreToken);
-  if (token.empty()) token = multi ? stableHash("accel-store-token/" + run_id) : f.random_hex;
+  if (token.empty()) token = multi ? stableHash("accel-store-token/" + run_id) : f.token_hex;
+  if (token.empty()) token = f.random_hex;  // facts made without a token's randomness (tests)
   return {run_id, token};
 }
 
-void parseConsole(LaunchPlan& p, const LaunchSettings& s) {
-  const std::string tee = s.text("tee");
-  auto stream = [&](const std::string& text) {
-    auto v = parseInt(text);
-    if (!v || *v < 0 || *v > 3) {
-      throw UsageError("--tee '" + tee + "' is not 0-3 or LOCAL_RANK:0-3,…",
-                       "1 = stdout, 2 = stderr, 3 = both, 0 = neither (files only, with --log_dir)");
-    }
-    return static_cast<int>(*v);
-  };
-  if (tee.find(':') == std::string::npos) {
-    p.console_streams = stream(tee);
-  } else {
-    for (const auto& item : split(tee, ',')) {
-      auto colon = item.find(':');
-      auto rank = parseInt(item.substr(0, colon));
-      if (colon == std::string::npos || !rank) stream("x");
-      p.console_streams_by_rank[static_cast<int>(*rank)] = stream(item.substr(colon + 1));
-    }
+// Under torchrun, -r and --tee write files, in a folder of TMPDIR without --log_dir (torchrun's
+// tempfile.mkdtemp(prefix="torchelastic_")). Under accel launch a worker that shows neither
+// stream without --log_dir would lose its output: refused, naming the flag.
+void checkOutputKept(LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f) {
+  if (!p.log_dir.empty()) return;
+  if (s.flag("torchrun")) {
+    if (!s.has("redirects") && s.origin("tee") == "default") return;
+    const std::string tmp = envOr(f, launch_env::kTmpDir);
+    p.log_dir = fmt::format("{}/torchelastic_{}", tmp.empty() ? "/tmp" : tmp, f.random_hex.substr(16, 8));
+    return;
   }
-  if (s.has("local_ranks_filter")) {
-    for (const auto& item : split(s.text("local_ranks_filter"), ',')) {
-      auto rank = parseInt(trim(item));
-      if (!rank || *rank < 0) {
-        throw UsageError("--local_ranks_filter '" + s.text("local_ranks_filter") +
-                         "' is not a comma-separated list of local ranks");
-      }
-      p.console_ranks.insert(static_cast<int>(*rank));
-    }
+  bool none = p.console_streams == 0;  // a rank that shows neither stream
+  for (const auto& [rank, streams] : p.console_streams_by_rank) none = none || streams == 0;
+  if (!none) return;
+  throw UsageError(fmt::format("{} without --log_dir would discard worker output",
+                               s.has("redirects") ? "--redirects " + s.text("redirects") : "--tee " + s.text("tee")),
+                   "add --log_dir DIR");
+}
+
+// torchrun's --virtual_local_rank: local rank N sees only the N-th GPU it would have seen
+// (of gpu_ids, else of the launcher's CUDA_VISIBLE_DEVICES, else GPU N).
+std::string visibleDevice(const LaunchSettings& s, const LaunchFacts& f, int local) {
+  const bool ids = s.has("gpu_ids") && s.text("gpu_ids") != "all";
+  const std::string visible = ids ? s.text("gpu_ids") : envOr(f, launch_env::kCudaVisibleDevices);
+  if (visible.empty()) return std::to_string(local);
+  const auto list = split(visible, ',');
+  if (static_cast<size_t>(local) >= list.size()) {
+    throw UsageError(fmt::format("--virtual_local_rank: local rank {} has no GPU of {}={}", local,
+                                 ids ? "gpu_ids" : launch_env::kCudaVisibleDevices, visible),
+                     "run as many processes as there are GPUs to give them");
   }
+  return trim(list[static_cast<size_t>(local)]);
+}
+
+// Sets `name` in `env`, replacing a value it had.
+void put(Env& env, const char* name, std::string value) {
+  for (auto& [k, v] : env) {
+    if (k == name) return void(v = std::move(value));
+  }
+  env.emplace_back(name, std::move(value));
 }
 
 std::string pyBool(bool v) { return v ? "True" : "False"; }
@@ -88,6 +101,7 @@ std::string pyBool(bool v) { return v ? "True" : "False"; }
 // (--mpirun_hostfile) is started by that simple launcher too, and gives the ranks itself.
 bool torchrunShaped(const LaunchPlan& p, const LaunchSettings& s) {
   if (s.has("mpirun_config.mpirun_hostfile")) return false;
+  if (s.flag("torchrun")) return true;
   const std::string type = s.text("distributed_type");
   return p.world_size > 1 || p.num_machines > 1 || (type != "NO" && type != "MULTI_CPU");
 }
@@ -116,20 +130,20 @@ Env commonEnv(const LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f
   if (!torchrun && (p.world_size > 1 || p.num_machines > 1)) {  // as the simple launcher: mpirun's ranks meet here
     env.insert(env.end(), {{E::kMasterAddr, p.master_addr}, {E::kMasterPort, std::to_string(p.master_port)}});
   }
-  env.insert(env.end(), {{E::kAccelRunId, identity.first},
-                         {E::kStoreToken, identity.second},
-                         {E::kOmpNumThreads, s.text("num_cpu_threads_per_process")}});
+  env.insert(env.end(), {{E::kAccelRunId, identity.first}, {E::kStoreToken, identity.second}});
+  if (s.has("num_cpu_threads_per_process")) env.emplace_back(E::kOmpNumThreads, s.text("num_cpu_threads_per_process"));
   if (s.origin("collective_timeout") == "command line") {  // from the environment, workers inherit it
     env.emplace_back(E::kCollectiveTimeout, fmt::format("{:g}", s.value("collective_timeout").get<double>()));
   }
+  if (torchrun && envOr(f, E::kNcclAsyncErrorHandling).empty()) env.emplace_back(E::kNcclAsyncErrorHandling, "1");
+  if (!p.label_host.empty()) env.emplace_back(E::kMachineName, p.label_host);
+  if (s.flag("torchrun")) return env;  // torchrun's workers: none of Accelerate's variables
   // As Accelerate: its simple launcher (one process, and mpirun) always says; torchrun's path only
   // when the job runs on CPUs (accel's own several CPU workers).
   if (!torchrun || s.flag("use_cpu")) env.emplace_back(E::kUseCpu, pyBool(s.flag("use_cpu")));
   if (s.flag("use_cpu")) {  // Accelerate's Intel OpenMP settings for CPU jobs (libgomp ignores them)
     env.insert(env.end(), {{E::kKmpAffinity, "granularity=fine,compact,1,0"}, {E::kKmpBlocktime, "1"}});
   }
-  if (torchrun && envOr(f, E::kNcclAsyncErrorHandling).empty()) env.emplace_back(E::kNcclAsyncErrorHandling, "1");
-  if (!p.label_host.empty()) env.emplace_back(E::kMachineName, p.label_host);
   if (!s.flag("use_cpu") && s.text("gpu_ids") != "all") env.emplace_back(E::kCudaVisibleDevices, s.text("gpu_ids"));
   if (s.text("distributed_type") == "DEEPSPEED") {  // as Accelerate: the script's directory imports
     std::string path = envOr(f, "PYTHONPATH");
@@ -174,7 +188,8 @@ void setTerminal(LaunchPlan& p, const LaunchSettings& s, const LaunchFacts& f) {
   p.progress_interval = s.value("progress_interval").get<double>();
   p.stdin_rank = static_cast<int>(s.integer("stdin_rank"));
   if (p.stdin_rank < 0 || machineOfRank(p, p.stdin_rank) == p.machine_rank) return;
-  if (s.origin("stdin_rank") != "default" && f.stdin_terminal) {
+  // Where machine 0 settles the layout at the join, the ranks here are a guess: setLayout decides.
+  if (s.origin("stdin_rank") != "default" && f.stdin_terminal && !p.world_at_join && p.machine_rank >= 0) {
     throw UsageError(fmt::format("--stdin_rank {}: rank {} runs on machine {}, not on this one (machine {}), whose "
                                  "terminal this is",
                                  p.stdin_rank, p.stdin_rank, machineOfRank(p, p.stdin_rank), p.machine_rank),
@@ -190,10 +205,12 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
   checkSizes(s);  // first: every count below then fits an int
   p.num_machines = static_cast<int>(s.integer("num_machines"));
   p.machine_rank = static_cast<int>(s.integer("machine_rank"));
-  const int per_machine = static_cast<int>(s.integer("num_processes") / std::max(1LL, s.integer("num_machines")));
+  const int per_machine = static_cast<int>(s.integer("nproc_per_node"));
   checkCounts(s, f, per_machine);
   checkFsdp(s);
-  p.world_size = static_cast<int>(s.integer("num_processes"));
+  p.world_at_join = s.flag("world_at_join");
+  p.layout = initialLayout(s);
+  p.world_size = worldOf(p.layout);
   p.master_addr = s.text("main_process_ip");
   p.master_port = static_cast<int>(s.integer("main_process_port"));
   p.port_is_ours = p.machine_rank == 0;
@@ -208,11 +225,9 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
   p.job_port = static_cast<int>(s.integer("job_port"));
   p.heartbeat_timeout = s.value("heartbeat_timeout").get<double>();
   p.join_timeout = s.value("join_timeout").get<double>();
-  parseConsole(p, s);
+  setConsoleStreams(p, s);
   setTerminal(p, s, f);
-  if (p.console_streams == 0 && p.console_streams_by_rank.empty() && p.log_dir.empty()) {
-    throw UsageError("--tee 0 without --log_dir would discard all worker output", "add --log_dir DIR, or drop --tee");
-  }
+  checkOutputKept(p, s, f);
   const auto identity = runIdentity(s, f);
   p.run_id = identity.first;
   p.token = identity.second;
@@ -231,11 +246,13 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
   for (int local = 0; local < per_machine; ++local) {
     WorkerSpec w;
     w.local_rank = local;
-    w.rank = p.machine_rank * per_machine + local;
+    w.rank = firstRankOf(p.layout, std::max(0, p.machine_rank)) + local;
     w.argv = argv;
     w.cpus = shares[static_cast<size_t>(local)];
-    w.env = rankEnv(p, w.rank, local, torchrun);
+    w.env = rankEnv(p, w.rank, s.flag("virtual_local_rank") ? 0 : local, torchrun);
+    if (s.has("worker_unset")) w.unset = s.value("worker_unset").get<std::vector<std::string>>();
     w.env.insert(w.env.end(), common.begin(), common.end());
+    if (s.flag("virtual_local_rank")) put(w.env, launch_env::kCudaVisibleDevices, visibleDevice(s, f, local));
     addUserEnv(w.env, s, local == 0);
     std::sort(w.env.begin(), w.env.end());
     p.workers.push_back(std::move(w));

@@ -19,8 +19,17 @@ struct WorkerSpec {
   int local_rank = 0;
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;  // set over the launcher's environment
+  std::vector<std::string> unset;                        // the launcher's variables it must not inherit
   std::vector<int> cpus;  // enable_cpu_affinity: pinned to these CPUs; empty: the launcher's affinity
   std::string label;      // the output prefix's name when not "rank N" (an mpirun that runs them all)
+};
+
+// Each machine's workers and role, in machine order: ranks are contiguous, machine by machine
+// (torchrun's assignment), and ROLE_RANK counts among the machines of the same role.
+struct MachineShare {
+  int procs = 0;
+  std::string role;
+  bool operator==(const MachineShare&) const = default;
 };
 
 struct LaunchPlan {
@@ -28,7 +37,11 @@ struct LaunchPlan {
   std::vector<WorkerSpec> workers;  // this machine's, by local rank
   int world_size = 1;
   int num_machines = 1;
-  int machine_rank = 0;
+  int machine_rank = 0;  // -1: given out by machine 0 at the join (a c10d endpoint's join order)
+  // Every machine's share. On several machines each machine knows only its own until the join
+  // (world_at_join): then machine 0 learns the others' and settles it (setLayout).
+  std::vector<MachineShare> layout;
+  bool world_at_join = false;
   std::string master_addr;
   int master_port = defaults::kMainProcessPort;
   bool port_is_ours = true;  // machine rank 0: check (and on one machine, replace) the port
@@ -59,11 +72,13 @@ struct LaunchPlan {
 // `argv` is the resolved program command line (see program.h). Throws UsageError/ConfigError.
 LaunchPlan makeLaunchPlan(LaunchSettings settings, const std::vector<std::string>& argv, const LaunchFacts& facts);
 
-// The machine whose launcher starts `rank` (ranks are numbered machine by machine).
-inline int machineOfRank(const LaunchPlan& plan, int rank) {
-  const int per_machine = std::max(1, plan.world_size / std::max(1, plan.num_machines));
-  return rank / per_machine;
-}
+// The machine whose launcher starts `rank` (ranks are numbered machine by machine), or -1.
+int machineOfRank(const LaunchPlan& plan, int rank);
+
+// The job's layout as machine 0 settled it at the join, with this machine's rank in it: the
+// workers' ranks and torchrun's variables follow (RANK, WORLD_SIZE, GROUP_RANK, ROLE_RANK,
+// ROLE_WORLD_SIZE), and so does the input's rank.
+void setLayout(LaunchPlan& plan, int machine_rank, const std::vector<MachineShare>& layout);
 
 // Points every worker at another MASTER_PORT (after the launcher found the configured one busy).
 void setMasterPort(LaunchPlan& plan, int port);

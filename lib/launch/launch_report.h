@@ -33,6 +33,7 @@ class LaunchReport {
         several_machines_(plan.num_machines > 1),
         rounds_(plan.max_restarts > 0 || plan.num_machines > 1) {}
   void setRound(int round) { round_ = round; }
+  void setMachine(int machine) { machine_ = machine; }  // given out at the join
   void say(const std::string& line) const;
 
   // `consequence`: a line about the worker seen failing just before (this machine's failure

@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/launch_settings.h"
 
-#include "lib/launch/job_settings.h"
-#include "lib/launch/terminal_settings.h"
-
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -16,8 +13,10 @@
 #include "lib/launch/launch_args.h"
 #include "lib/launch/launch_env.h"
 #include "lib/launch/line_prefix.h"
+#include "lib/launch/placement_settings.h"
 #include "lib/launch/signal_channel.h"
 #include "lib/launch/terminal_settings.h"
+#include "lib/launch/torchrun_args.h"
 
 namespace accel {
 
@@ -72,16 +71,6 @@ struct Resolver {
       s.set(key, std::move(fallback), fallback_origin);
     }
   }
-  // Flag > SLURM > config > fallback: a per-machine config cannot know its node in a SLURM job.
-  void resolvePlacement(const std::string& key, const std::optional<json>& from_slurm, json fallback) {
-    if (auto v = cli(key)) {
-      s.set(key, *v, kCli);
-    } else if (from_slurm) {
-      s.set(key, *from_slurm, "SLURM");
-    } else {
-      resolve(key, std::move(fallback));
-    }
-  }
 };
 
 std::string paradigmFromFlags(const LaunchOptions& o) {
@@ -101,11 +90,14 @@ void resolveType(Resolver& r, const std::optional<SlurmInfo>& slurm) {
     r.s.set("distributed_type", *c, kConfig);
   } else {
     // Like Accelerate without a config: several GPUs turn on multi-GPU, unless one process asked.
+    // torchrun's --nproc_per_node cpu asks for CPU workers as --cpu does.
+    const bool cpu = o.cpu || o.nproc_per_node == "cpu";
     auto asked = r.cli("num_processes");
+    if (auto n = o.nproc_per_node ? parseInt(*o.nproc_per_node) : std::nullopt; !asked && n) asked = *n;
     bool several_gpus = r.facts.visible_gpus > 1 || (slurm && slurm->gpus_on_node.value_or(0) > 1);
-    bool gpu = !o.cpu && several_gpus && !(asked && *asked == 1);
+    bool gpu = !cpu && several_gpus && !(asked && *asked == 1);
     type = gpu ? "MULTI_GPU" : (asked && *asked > 1 ? "MULTI_CPU" : "NO");
-    r.s.set("distributed_type", type, o.cpu ? "--cpu" : "GPU probe");
+    r.s.set("distributed_type", type, o.cpu ? "--cpu" : cpu ? "--nproc_per_node cpu" : "GPU probe");
   }
   type = r.s.text("distributed_type");
   static const std::vector<std::string> launchable = {"NO",        "MULTI_CPU", "MULTI_GPU",
@@ -115,8 +107,8 @@ void resolveType(Resolver& r, const std::optional<SlurmInfo>& slurm) {
                      "accel launches NVIDIA GPU (MULTI_GPU, DEEPSPEED, FSDP, MEGATRON_LM) and CPU "
                      "(NO, MULTI_CPU) jobs");
   }
-  if (o.cpu) {
-    r.s.set("use_cpu", true, kCli);
+  if (o.cpu || (o.nproc_per_node == "cpu" && !isGpuType(type))) {
+    r.s.set("use_cpu", true, o.cpu ? kCli : "--nproc_per_node cpu");
   } else if (const json* c = r.file("use_cpu"); c && *c == true) {
     r.s.set("use_cpu", true, kConfig);
   } else if (type == "MULTI_CPU") {
@@ -126,53 +118,6 @@ void resolveType(Resolver& r, const std::optional<SlurmInfo>& slurm) {
   } else {
     r.s.set("use_cpu", false, r.file("use_cpu") ? kConfig : kDefault);
   }
-}
-
-void resolvePlacement(Resolver& r, const std::optional<SlurmInfo>& slurm) {
-  std::map<std::string, json> from_slurm;
-  if (slurm) {
-    from_slurm["num_machines"] = slurm->num_nodes;
-    from_slurm["machine_rank"] = slurm->node_rank;
-    if (!slurm->first_host.empty()) from_slurm["main_process_ip"] = slurm->first_host;
-  }
-  for (const auto& spec : configSchema()) {
-    if (!spec.placement) continue;
-    const std::string key(spec.path);
-    auto it = from_slurm.find(key);
-    r.resolvePlacement(key, it == from_slurm.end() ? std::nullopt : std::optional<json>(it->second),
-                       launchDefault(spec));
-  }
-  if (slurm) {
-    r.s.notes.push_back(
-        fmt::format("SLURM job {}: machine_rank {} of {} machines, main_process_ip {}{}", slurm->job_id,
-                    r.s.integer("machine_rank"), r.s.integer("num_machines"), r.s.text("main_process_ip"),
-                    slurm->gpus_on_node ? fmt::format(", {} GPUs on this node", *slurm->gpus_on_node) : ""));
-    if (!slurm->in_step && slurm->num_nodes > 1) {
-      r.s.notes.push_back(
-          "not inside `srun`: run one `accel launch` per node with srun "
-          "(see scripts/slurm/sbatch_2x8.sh)");
-    }
-  }
-}
-
-void resolveProcessCount(Resolver& r, const std::optional<SlurmInfo>& slurm) {
-  const long long machines = r.s.integer("num_machines");
-  if (auto v = r.cli("num_processes")) return r.s.set("num_processes", *v, kCli);
-  if (const json* c = r.file("num_processes")) return r.s.set("num_processes", *c, kConfig);
-  long long per_machine = 1;
-  std::string origin = r.s.flag("use_cpu") ? kDefault : "GPU probe";
-  if (slurm && slurm->gpus_on_node && !r.s.flag("use_cpu")) {
-    per_machine = std::max(1LL, *slurm->gpus_on_node);
-    origin = "SLURM";
-  } else if (!r.s.flag("use_cpu")) {
-    per_machine = std::max(1, r.facts.visible_gpus);
-  }
-  long long total = 0;
-  if (__builtin_mul_overflow(per_machine, machines, &total)) {  // a config's num_machines can be huge
-    throw UsageError(
-        fmt::format("num_machines {} ({}) is more than accel can launch", machines, r.s.origin("num_machines")));
-  }
-  r.s.set("num_processes", total, origin);
 }
 
 void resolveParallelism(Resolver& r) {
@@ -193,6 +138,8 @@ void resolveRest(Resolver& r) {
     if (r.s.has(key) || spec.type == ValueType::Map || (spec.flag.empty() && spec.exports.empty())) continue;
     if (auto v = r.cli(key)) {
       r.s.set(key, *v, kCli);
+    } else if (auto e = r.o.env_values.find(key); e != r.o.env_values.end()) {
+      r.s.set(key, typedFlagValue(key, e->second), "PET_" + toUpper(key));
     } else if (const json* c = r.file(key)) {
       r.s.set(key, *c, kConfig);
     } else if (!spec.launch_default.empty() && exportApplies(spec.export_when, r.s)) {
@@ -223,7 +170,8 @@ void resolveLauncherOptions(Resolver& r) {
   const LaunchOptions& o = r.o;
   auto set = [&](const std::string& key, const auto& opt, json fallback) {
     if (opt) {
-      r.s.set(key, *opt, kCli);
+      auto it = o.origins.find(key);
+      r.s.set(key, *opt, it == o.origins.end() ? kCli : it->second);
     } else {
       r.s.set(key, std::move(fallback), kDefault);
     }
@@ -231,6 +179,9 @@ void resolveLauncherOptions(Resolver& r) {
   set("max_restarts", o.max_restarts, 0);
   set("grace_period", o.grace_period, defaults::kGracePeriodSeconds);
   set("role", o.role, "default");
+  if (o.role && (o.role->empty() || o.role->size() > 64)) {
+    throw UsageError(fmt::format("--role '{}': a role is a name of 1 to 64 bytes", *o.role), "e.g. --role trainer");
+  }
   set("tee", o.tee, "3");
   set("log_dir", o.log_dir, nullptr);
   set("local_ranks_filter", o.local_ranks_filter, nullptr);
@@ -246,12 +197,17 @@ void resolveLauncherOptions(Resolver& r) {
   } else if (auto it = r.facts.env.find(launch_env::kOmpNumThreads); it != r.facts.env.end() && parseInt(it->second)) {
     r.s.set("num_cpu_threads_per_process", *parseInt(it->second), "environment");
   } else {
-    long long local = std::max(1LL, r.s.integer("num_processes") / std::max(1LL, r.s.integer("num_machines")));
-    r.s.set("num_cpu_threads_per_process", std::max(1LL, r.facts.physical_cores / local), kDefault);
+    const long long local = std::max(1LL, r.s.integer("nproc_per_node"));
+    if (o.torchrun) {  // torchrun's: 1 for several workers, else the workers' own default
+      if (local > 1) r.s.set("num_cpu_threads_per_process", 1, kDefault);
+    } else {
+      r.s.set("num_cpu_threads_per_process", std::max(1LL, r.facts.physical_cores / local), kDefault);
+    }
   }
 }
 
 std::string configLine(const LaunchSettings& s, const std::string& looked_at, bool skipped_for_cpu) {
+  if (s.flag("torchrun")) return "";  // torchrun reads no config file
   if (s.config_path) return "using config file " + *s.config_path;
   std::vector<std::string> defaults;
   for (const char* key : {"num_processes", "num_machines", "mixed_precision", "distributed_type"}) {
@@ -264,18 +220,20 @@ std::string configLine(const LaunchSettings& s, const std::string& looked_at, bo
 
 }  // namespace
 
-LaunchSettings resolveLaunchSettings(const LaunchOptions& o, const std::optional<Config>& config,
+LaunchSettings resolveLaunchSettings(const LaunchOptions& options, const std::optional<Config>& config,
                                      const std::string& looked_at, const LaunchFacts& facts) {
+  LaunchOptions o = options;
+  applyTorchrunEnv(o, facts.env);
   checkParadigmFlags(o);
   LaunchSettings s;
   if (config) s.config_path = config->path;
   Resolver r{o, config, facts, s};
   auto slurm = detectSlurm(facts.env);
   resolveType(r, slurm);
-  resolvePlacement(r, slurm);
-  resolveProcessCount(r, slurm);
+  resolvePlacement(s, o, config, facts, slurm);
   resolveRest(r);
   resolveLauncherOptions(r);
+  resolveTorchrunOptions(s, o);
   resolveJobChannel(s, o, facts);
   resolveTerminal(s, o, facts);
   resolveLinePrefixTemplate(s, o, facts);

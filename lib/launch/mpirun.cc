@@ -12,14 +12,9 @@
 
 namespace accel {
 
-namespace {
-
-// `PATH --version`'s output, which says which MPI it is (Accelerate asks the same way).
-std::string versionText(const std::string& path) {
-  std::string quoted = "'";
-  for (char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+std::string mpiVersionText(const std::string& path) {
   std::string out;
-  if (FILE* pipe = ::popen((quoted + "' --version 2>&1").c_str(), "r")) {
+  if (FILE* pipe = ::popen((shellQuote(path) + " --version 2>&1").c_str(), "r")) {
     char buffer[512];
     while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
     ::pclose(pipe);
@@ -31,12 +26,12 @@ std::string versionText(const std::string& path) {
   return out;
 }
 
-}  // namespace
-
 Mpirun findMpirun(const std::string& path_env) {
   for (const char* name : {"mpirun", "mpiexec"}) {
     std::string path = findExecutable(name, path_env);
-    if (!path.empty()) return {path, versionText(path).find("Open MPI") != std::string::npos};
+    if (path.empty()) continue;
+    const std::string version = mpiVersionText(path);
+    return {path, version.find("Open MPI") != std::string::npos, version};
   }
   throw UsageError(
       "--mpirun_hostfile needs mpirun or mpiexec on PATH, and neither was found",

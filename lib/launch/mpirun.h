@@ -16,7 +16,11 @@ namespace accel {
 struct Mpirun {
   std::string path;      // mpirun (or mpiexec) found on PATH
   bool open_mpi = true;  // Open MPI's argument names; else Intel MPI / MVAPICH's
+  std::string version;   // what `PATH --version` printed
 };
+
+// `path --version`'s output, which says which MPI it is. UsageError when it prints nothing.
+std::string mpiVersionText(const std::string& path);
 
 // Finds mpirun or mpiexec on `path_env` and asks it which MPI it is. UsageError when none.
 Mpirun findMpirun(const std::string& path_env);

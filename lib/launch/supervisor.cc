@@ -53,6 +53,10 @@ class Supervisor {
     adoptOrphanedDescendants();  // best effort: without it, leftovers are only what's in the groups
     if (int code = link_->rendezvous(signals.fd())) return code;
     if (int port = link_->firstPort(); port && port != plan_.master_port) setMasterPort(plan_, port);
+    if (auto layout = link_->layout()) {
+      setLayout(plan_, layout->machine, layout->shares);
+      report_.setMachine(layout->machine);
+    }
     for (;;) {
       startAll(round_);
       JobEvent decision = loop(signals.fd());

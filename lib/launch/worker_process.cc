@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 
@@ -38,7 +39,7 @@ std::vector<std::string> workerEnvironment(const WorkerProcess& w, int restart_c
   for (char** e = environ; e && *e; ++e) {
     std::string entry = *e;
     std::string name = entry.substr(0, entry.find('='));
-    bool overridden = false;
+    bool overridden = std::find(w.spec->unset.begin(), w.spec->unset.end(), name) != w.spec->unset.end();
     for (const auto& kv : ours) overridden |= kv.first == name;
     if (!overridden) env.push_back(std::move(entry));
   }

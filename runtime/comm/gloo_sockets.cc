@@ -26,22 +26,6 @@ extern "C" void __tsan_ignore_thread_begin();
 extern "C" void __tsan_ignore_thread_end();
 #endif
 
-}  // namespace
-
-#if defined(__SANITIZE_THREAD__)
-// Gloo's own algorithms (allreduce's ring) keep scratch UnboundBuffers on their stack: when an
-// operation fails (a peer timed out or closed), they are destroyed while the exception unwinds
-// inside Gloo, before runGuarded below can close the pairs, and Gloo's I/O thread may still be
-// signalling the failure to them (tcp::UnboundBuffer::signalException under the pair's mutex,
-// which the destructor does not take). That race is inside Gloo, on a group already broken; the
-// suppression names only Gloo's side of it, so every access of accel's own stays checked.
-extern "C" const char* __tsan_default_suppressions() {
-  return "race:gloo::transport::tcp::UnboundBuffer::signalException\n";
-}
-#endif
-
-namespace {
-
 // The scan below reads descriptors other threads may be closing meanwhile: a descriptor gone is
 // skipped, and one reused by another socket is caught by checking the duplicate, which cannot
 // change. ThreadSanitizer would report the reads of other threads' descriptors as races.

@@ -115,8 +115,6 @@ inline std::optional<std::string> closedWithin(int fd, int timeout_ms) {
   }
 }
 
-inline double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
 // A running pair whose workers wait for GO.
 struct Pair {
   std::unique_ptr<BackgroundProcess> m0, m1;

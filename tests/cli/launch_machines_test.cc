@@ -63,10 +63,6 @@ Running runningPair(const Job& job, const TempDir& dir, std::vector<std::string>
   return r;
 }
 
-double secondsSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
 }  // namespace
 
 TEST_CASE("machines: a worker failing on machine 1 stops machine 0's workers, and both exit with its code and name it",

@@ -51,13 +51,16 @@ std::string logOf(const std::string& dir, int rank, const std::string& stream) {
 TEST_CASE("output: off a terminal, 1000 frames in 3 s give a few lines, the log keeps them all", "[launch][output]") {
   TempDir dir;
   const std::string logs = dir.file("logs");
+  const auto start = std::chrono::steady_clock::now();
   auto r = launch(dir, {"--num_processes", "2", "--log_dir", logs}, {"frames", "1000", "3"},
                   {{"ACCEL_PROGRESS_INTERVAL", "1"}});
+  // The first frame, one a second while the run lasts (longer than 3 s on a loaded machine), the last.
+  const size_t at_most = static_cast<size_t>(accel::test::secondsSince(start)) + 2;
   REQUIRE(r.exit_code == 0);
   for (int rank : {0, 1}) {
     const std::string prefix = "[rank " + std::to_string(rank) + "] frame ";
     INFO(r.out);
-    CHECK(occurrences(r.out, prefix) <= 5);
+    CHECK(occurrences(r.out, prefix) <= at_most);
     CHECK(contains(r.out, prefix + "999\n"));  // the last frame, always
     CHECK(occurrences(logOf(logs, rank, "stdout"), "\rframe ") == 1000);
   }

@@ -8,7 +8,8 @@
 #                         same layout emulated on one host (ACCEL_HOST_ID per launcher)
 #   ddp_2x2               tests/python/ddp_gloo.py (PyTorch DDP, Gloo) on 2 hosts x 2 processes
 #   the rest              the launchers' job channel: failure_propagation, vanished_machine,
-#                         unreachable_main, restart, dry_run (tests/cluster/cluster_cases.sh)
+#                         unreachable_main, restart, dry_run (tests/cluster/cluster_cases.sh);
+#                         Kubernetes pods and uneven layouts (tests/cluster/pod_cases.sh)
 # After every case no process may be left in any host.
 #
 # Usage: cluster_test.sh BUILD_DIR     (its bin/accel, bin/accel-train)
@@ -19,6 +20,7 @@
 #              ACCEL_CLUSTER_GRACE=S      after one host's launcher fails, how long the others may
 #                                         go on before the test stops them (default 15)
 #              ACCEL_CLUSTER_KEEP=1       keep the logs (their folder is printed)
+#              ACCEL_CLUSTER_ONLY=A,B     run only the cases named
 # The case functions are called through run_case, which shellcheck cannot follow.
 # shellcheck disable=SC2317
 set -euo pipefail
@@ -59,6 +61,7 @@ kill_tree() {
 # nothing of it, in or out of the hosts, outlives the test.
 cluster_on_exit() {
   [[ -z $case_pid ]] || kill_tree "$case_pid"
+  ssh_hosts_down 2>/dev/null || true
   [[ -n $work ]] || return 0
   if [[ ${ACCEL_CLUSTER_KEEP:-} == 1 ]]; then echo "logs kept in $work"; else rm -rf "$work"; fi
 }
@@ -254,6 +257,12 @@ case_ddp() {
 
 # shellcheck source=SCRIPTDIR/cluster_cases.sh
 source "$here/cluster_cases.sh"   # failure_propagation, vanished_machine, unreachable_main, restart, resume_disagree, dry_run
+# shellcheck source=SCRIPTDIR/pod_cases.sh
+source "$here/pod_cases.sh"       # trainer_v2, pytorchjob, pytorchjob_elastic, uneven
+# shellcheck source=SCRIPTDIR/ssh_hosts.sh
+source "$here/ssh_hosts.sh"
+# shellcheck source=SCRIPTDIR/ssh_cases.sh
+source "$here/ssh_cases.sh"       # ssh_hostfile, ssh_filters, ssh_interrupt, ssh_link_down, ssh_unreachable, ssh_deepspeed
 
 # ---- runner ------------------------------------------------------------------------------------
 
@@ -266,6 +275,7 @@ case_pid=
 run_case() {
   local name=$1 t0 secs rc verdict k
   shift
+  [[ -z ${ACCEL_CLUSTER_ONLY:-} || ,$ACCEL_CLUSTER_ONLY, == *,$name,* ]] || return 0
   t0=$EPOCHREALTIME
   # In the background: `wait` returns at once on a signal, so the trap cleans up now, not after
   # the case (bash defers traps while a foreground child runs).
@@ -306,6 +316,16 @@ main() {
   run_case restart case_restart
   run_case resume_disagree case_resume_disagree
   run_case dry_run case_dry_run
+  run_case trainer_v2 case_trainer_v2
+  run_case pytorchjob case_pytorchjob
+  run_case pytorchjob_elastic case_pytorchjob_elastic
+  run_case uneven case_uneven
+  run_case ssh_hostfile ssh_case case_ssh_hostfile
+  run_case ssh_filters ssh_case case_ssh_filters
+  run_case ssh_interrupt ssh_case case_ssh_interrupt
+  run_case ssh_link_down ssh_case case_ssh_link_down
+  run_case ssh_unreachable ssh_case case_ssh_unreachable
+  run_case ssh_deepspeed ssh_case case_ssh_deepspeed
   echo "summary: $passed passed, $failed failed, $skipped skipped in" \
        "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
   printf '%s\n' "${summary[@]}"

@@ -22,6 +22,9 @@
 #   on_host_bg k CMD...           the same in the background; its PID in CLUSTER_LAST_PID
 #   cluster_link_down k / _up k   host k vanishes from / comes back to the network
 #   cluster_netem DELAY RATE      tc netem on every host's egress; returns 1 (says why) if unavailable
+#   cluster_names k NAME...       NAMEs resolve to host k's address inside every host, through each
+#                                 namespace's own hosts file (/etc/netns/<ns>/hosts, which `ip netns
+#                                 exec` mounts over /etc/hosts), as a cluster's DNS names its pods
 # A caller that needs its own cleanup defines cluster_on_exit; the trap runs it first.
 
 CLUSTER_OWNER=${CLUSTER_OWNER:-$$}       # the PID in every name: this shell's, alive while we are
@@ -62,6 +65,7 @@ _cl_kill_ns_pids() {
 _cl_del_ns() {
   _cl_kill_ns_pids "$1"
   ip netns del "$1" 2>/dev/null || true   # takes its eth0 and so the veth pair with it
+  rm -rf "/etc/netns/$1"
 }
 
 # Leftovers of earlier runs whose owner PID is gone. A live owner (a concurrent run) is left alone.
@@ -138,6 +142,15 @@ _cl_add_host() {
   ip -n "$ns" link set lo up
   ip -n "$ns" addr add "$(host_addr "$k")/24" dev "$CLUSTER_HOST_IFNAME"
   ip -n "$ns" link set "$CLUSTER_HOST_IFNAME" up
+  mkdir -p "/etc/netns/$ns"
+  printf '127.0.0.1 localhost\n' >"/etc/netns/$ns/hosts"
+}
+
+cluster_names() {
+  local k=$1 j
+  shift
+  _cl_check_host "$k" || return 1
+  for ((j = 0; j < CLUSTER_N; j++)); do echo "$(host_addr "$k") $*" >>"/etc/netns/$(_cl_ns "$j")/hosts"; done
 }
 
 cluster_up() {

@@ -41,6 +41,9 @@ LaunchPlan plan() {
   p.num_machines = 2;
   p.machine_rank = 0;
   p.world_size = 2;
+  p.workers.resize(1);  // one worker on each machine
+  p.layout = {{1, "default"}, {1, "default"}};
+  p.settings.set("role", "default", "default");
   p.host = "fuzz";
   p.master_addr = "127.0.0.1";
   p.master_port = 29500;
@@ -78,7 +81,8 @@ struct Hub {
     never_w = p[1];
     hub = std::make_unique<JobHub>(plan_, HubDoor::Limits{}, [](const std::string&) {});
     member = fuzz::connectLoopback(hub->port());
-    const std::string join = job::encode(job::Join{job::kProtocolVersion, 1, "member", 2, 2, 2, kToken}) + "\n";
+    const std::string join =
+        job::encode(job::Join{job::kProtocolVersion, 1, "member", 2, 2, 2, kToken, 1, "default"}) + "\n";
     FUZZ_CHECK(::send(member, join.data(), join.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(join.size()), "send()");
     FUZZ_CHECK(hub->rendezvous(never) == 0, "the real member's join was not accepted");
     drain(member);

@@ -18,25 +18,12 @@ import tempfile
 
 import process_group
 from launch_cases import CASES, ROOT, uncovered_flags
+from listed_differences import check_listed, load_listed, print_problems
 
 ACCEL = os.path.abspath(os.environ.get("ACCEL", os.path.join(ROOT, "build", "bin", "accel")))
 PROBE = os.path.join(ROOT, "tests", "peers", "probe_worker.py")
 LISTED = os.path.join(ROOT, "tests", "peers", "launch_differences.txt")
 TIMEOUT = 300
-
-
-def load_listed():
-    """{(kind, name): reason}: kind env (a variable) or state (an AcceleratorState field)."""
-    listed = {}
-    with open(LISTED) as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip() or line.startswith("#"):
-                continue
-            fields = line.split(None, 2)
-            if len(fields) < 3 or fields[0] not in ("env", "state"):
-                sys.exit(f"{LISTED}:{number}: expected `env|state NAME reason`, got {line.strip()!r}")
-            listed[(fields[0], fields[1])] = fields[2].strip()
-    return listed
 
 
 def launcher_command(who, case, out, machine_rank):
@@ -130,26 +117,8 @@ def check_case(case, tmp, listed, seen):
     variables = len(next(iter(ours.values()), {}).get("env", {}))
     print(f"{'FAIL' if problems else 'ok  '} {case.name}: {len(ours)} worker(s), {variables} variables; "
           f"Accelerator: {short(what)}; listed differences: {', '.join(sorted(n for _, n in listed_here)) or 'none'}")
-    for p in problems[:40]:
-        print(f"       {p}")
-    if problems and failed_launch:
-        print("       --- accelerate launch ---\n" + their_log[-3000:] + "\n       --- accel launch ---\n" + our_log[-3000:])
+    print_problems(problems, failed_launch, [("accelerate launch", their_log), ("accel launch", our_log)])
     return not problems
-
-
-def check_list(listed, seen, ran_all):
-    """The list stays true: every entry still occurs, and the README names it."""
-    failed = 0
-    with open(os.path.join(ROOT, "README.md")) as f:
-        readme = f.read()
-    for kind, name in sorted(listed):
-        if ran_all and (kind, name) not in seen:
-            print(f"FAIL {LISTED}: {kind} {name} is listed but no case shows it any more: remove it")
-            failed += 1
-        if name not in readme:
-            print(f"FAIL README.md does not name the deliberate difference {name} (tests/peers/launch_differences.txt)")
-            failed += 1
-    return failed
 
 
 def main():
@@ -161,10 +130,10 @@ def main():
     missing = uncovered_flags()
     if missing:
         print(f"FAIL Accelerate 1.15 flags in no case of launch_cases.py (nor in NOT_LAUNCHED): {', '.join(missing)}")
-    listed, seen = load_listed(), set()
+    listed, seen = load_listed(LISTED, ("env", "state")), set()
     tmp = tempfile.mkdtemp(prefix="accel-launch-parity-")
     passed = sum(check_case(case, tmp, listed, seen) for case in cases)
-    failed = len(cases) - passed + check_list(listed, seen, not wanted) + len(missing)
+    failed = len(cases) - passed + check_listed(listed, seen, not wanted, LISTED) + len(missing)
     shutil.rmtree(tmp, ignore_errors=True)
     print(f"launch parity: {passed} of {len(cases)} cases the same under accel and accelerate launch, "
           f"{len(seen)} listed differences seen")

@@ -20,6 +20,7 @@
 using namespace accel;
 using accel::test::BackgroundProcess;
 using accel::test::run;
+using accel::test::secondsSince;
 using accel::test::slurp;
 using accel::test::TempDir;
 
@@ -28,8 +29,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // The bound for a refusal, on a normal build; sanitizer runs (ACCEL_TEST_QUICK) start
 // processes several times slower, so there the bound only tells a refusal from a hang.

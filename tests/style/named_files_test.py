@@ -21,6 +21,7 @@ EXTERNAL = {
     "nvml.h", "state.py", "resolver.py", "worker.py", "report.md", "fuzz.json", "fuzz.yaml",
     "my.yaml", "old.yaml", "out.yaml", "cfg.yaml", "my_config.yaml", "single_accelerator.yaml",
     "test_script.py", "test_sync.py", "test_ops.py", "test_distributed_data_loop.py", "test_ddp_comm_hook.py",
+    "argparse_util.py", "runner.py", "authorized_keys", "known_hosts", "ssh_config", "ssh_config_bad",
     "error.json",  # torchelastic's error file, written by a worker into the launch's log folder
 }
 # A word in capitals is a placeholder (OUT/env-RANK.json, config-templates/X.yaml).

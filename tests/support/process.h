@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <string>
@@ -57,6 +58,11 @@ bool processAlive(pid_t pid);
 // signal N; every bit set when the process or the field is gone.
 unsigned long long procSignals(pid_t pid, const std::string& field);
 inline unsigned long long signalBit(int signal) { return 1ULL << (signal - 1); }
+
+// Seconds from `start` to now.
+inline double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 // Asks `condition` every 10 ms until it holds (true) or `timeout_ms` passed (false).
 bool waitUntil(const std::function<bool()>& condition, int timeout_ms = 20000);

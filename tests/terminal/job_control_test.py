@@ -18,9 +18,10 @@ from tmux_support import check, exit_code, process_states, run_scenarios
 ACCEL, TRAIN = (os.path.abspath(a) for a in sys.argv[1:3])
 TIMEOUTS = 1  # --collective_timeout and --heartbeat_timeout, seconds
 STOPPED = 3  # seconds the job stays stopped: more than twice both timeouts
-# A few seconds of training on one machine, and over loopback Gloo; fewer where the build is a
+# Several seconds of training on one machine (so that a loaded machine still presses Ctrl-Z before
+# the end), and over loopback Gloo; fewer where the build is a
 # sanitizer's (ACCEL_TEST_QUICK=1), whose accel-train is ten times slower.
-STEPS = {1: 1000, 2: 400} if os.environ.get("ACCEL_TEST_QUICK") == "1" else {1: 12000, 2: 3000}
+STEPS = {1: 1000, 2: 400} if os.environ.get("ACCEL_TEST_QUICK") == "1" else {1: 30000, 2: 6000}
 
 
 def free_port():

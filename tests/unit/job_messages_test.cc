@@ -42,7 +42,8 @@ TEST_CASE("job messages: every kind encodes to a line that decodes to the same",
   CHECK(failed.failure.host == "gpu07");
   CHECK(failed.failure.stderr_tail == std::vector<std::string>{"disk full"});
   CHECK(failed.replaces);
-  CHECK(std::get<job::Join>(roundTrip(job::Join{job::kProtocolVersion, 2, "h", 9, 3, 6, "tok"})).world == 6);
+  CHECK(std::get<job::Join>(roundTrip(job::Join{job::kProtocolVersion, 2, "h", 9, 3, 6, "tok", 2, "default"})).world ==
+        6);
   CHECK(std::get<job::End>(roundTrip(job::End{130, 2, "m", "h", std::nullopt})).signal == 2);
   CHECK(std::get<job::Ask>(roundTrip(job::Ask{42, 5})).rank == 5);
   CHECK(std::get<job::Tell>(roundTrip(job::Tell{42, "alive"})).text == "alive");
@@ -97,10 +98,10 @@ TEST_CASE("join rules: the job's shape and a free machine rank in range", "[job]
   plan.num_machines = 3;
   plan.world_size = 6;
   plan.host = "m0";
-  Joined first{"h1", "10.0.0.2", 7};
+  Joined first{"h1", "10.0.0.2", 7, {2, "default"}, 0};
   FindJoined joined = [&](int k) { return k == 1 ? &first : nullptr; };
   auto join = [](int k, int machines = 3, long long world = 6) {
-    return job::Join{2, k, "h", 1, machines, world, "t"};
+    return job::Join{2, k, "h", 1, machines, world, "t", 1, "default"};
   };
   CHECK_FALSE(refuseJoin(plan, join(2), "10.0.0.3", joined, false));
   CHECK(refuseJoin(plan, join(2), "10.0.0.3", joined, true)->problem ==

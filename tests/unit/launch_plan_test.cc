@@ -181,7 +181,8 @@ TEST_CASE("plan: checks before anything starts", "[plan]") {
   LaunchOptions o;
   o.values = {{"num_processes", "3"}, {"num_machines", "2"}, {"main_process_ip", "h"}};
   o.cpu = true;
-  CHECK_THROWS_WITH(plan(o), Catch::Contains("num_processes 3 (command line) is not divisible by num_machines 2"));
+  o.values["num_processes"] = "1";
+  CHECK_THROWS_WITH(plan(o), Catch::Contains("num_processes 1 (command line) is fewer than num_machines 2"));
   LaunchOptions multi;
   multi.multi_gpu = true;
   multi.values = {{"num_processes", "1"}};
@@ -197,7 +198,7 @@ TEST_CASE("plan: checks before anything starts", "[plan]") {
   CHECK_THROWS_WITH(plan(huge),
                     Catch::Contains("num_processes 100000000 (command line) is more than accel can launch"));
   huge.values = {{"num_processes", "8192"}};
-  CHECK_THROWS_WITH(plan(huge), Catch::Contains("is 8192 workers per machine; accel starts at most 4096"));
+  CHECK_THROWS_WITH(plan(huge), Catch::Contains("is 8192 workers on this machine; accel starts at most 4096"));
   LaunchOptions wide;
   CHECK_THROWS_WITH(
       plan(wide, "distributed_type: MULTI_GPU\nnum_machines: 4611686018427387904\nmain_process_ip: h\n", 4),

@@ -50,27 +50,6 @@ JobHub::~JobHub() {
 
 int JobHub::port() const { return net::boundPort(listen_fd_); }
 
-int JobHub::rendezvous(int signal_fd) {
-  const auto deadline = Clock::now() + defaults::fromSeconds(plan_.join_timeout);
-  while (static_cast<int>(members_.size()) < plan_.num_machines - 1) {
-    if (Clock::now() >= deadline) failJoin(missingMachines(plan_, joined()));
-    std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
-    addPollFds(fds);
-    int rc = ::poll(fds.data(), fds.size(), std::min(net::remainingMs(deadline), timeoutMs()));
-    if (rc < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
-    if (int signal = readInterrupt(signal_fd, fds[0].revents)) {
-      broadcast(job::End{128 + signal, signal, "", "", std::nullopt});
-      return 128 + signal;
-    }
-    for (auto& e : service(fds)) {
-      if (e.kind == JobEvent::Kind::End) failJoin(e.message, e.hint, e.exit_code);
-    }
-  }
-  broadcast(job::Start{job::kProtocolVersion, plan_.master_port});
-  started_ = true;
-  return 0;
-}
-
 void JobHub::addPollFds(std::vector<pollfd>& fds) const {
   door_->addPollFds(fds);
   for (const auto& [k, m] : members_) {
@@ -153,51 +132,6 @@ double JobHub::roundSeconds() const { return std::chrono::duration<double>(Clock
 void JobHub::broadcast(const job::Message& message) {
   const std::string line = job::encode(message);
   for (auto& [k, m] : members_) m.conn->send(line);
-}
-
-void JobHub::failJoin(const std::string& message, const std::string& hint, int code) {
-  broadcast(job::End{code, 0, message, hint, std::nullopt});
-  for (auto& [k, m] : members_) m.conn->service(POLLOUT);
-  if (code == 2) throw UsageError(message, hint);
-  throw Error(message, hint);
-}
-
-void JobHub::letIn(const std::vector<pollfd>& fds) {
-  std::vector<HubDoor::Entrant> entrants;
-  std::vector<HubDoor::OtherVersion> others;
-  door_->service(fds, entrants, others);
-  for (auto& o : others) refuseVersion(std::move(o));
-  for (auto& e : entrants) admit(std::move(e));
-}
-
-// A launcher of this job that runs another accel: no machine can train with it. Before the
-// start the whole job ends (exit 2), as for any disagreement at the join; after it, only that
-// launcher is turned away.
-void JobHub::refuseVersion(HubDoor::OtherVersion o) {
-  const std::string message =
-      fmt::format("a launcher on {} ({}) speaks the job protocol of version {}, machine 0 ({}) speaks version {}",
-                  o.hello.host, net::peerAddress(o.conn->fd()), o.hello.version, plan_.host, job::kProtocolVersion);
-  const std::string hint = "install the same accel on every machine (`accel --version` there and here)";
-  o.conn->send(job::encode(job::Refuse{job::kProtocolVersion, message, hint}));
-  o.conn->service(POLLOUT);
-  if (!started_) failJoin(message, hint, 2);
-}
-
-void JobHub::admit(HubDoor::Entrant e) {
-  const std::string address = net::peerAddress(e.conn->fd());
-  if (auto refusal = refuseJoin(plan_, e.join, address, joined(), started_)) {
-    e.conn->send(job::encode(job::Refuse{job::kProtocolVersion, refusal->problem, refusal->hint}));
-    if (started_) return;  // only this launcher is turned away
-    failJoin(refusal->problem, refusal->hint, 2);
-  }
-  members_.emplace(e.join.machine, Member{std::move(e.conn), {e.join.host, address, e.join.pid}});
-}
-
-FindJoined JobHub::joined() const {
-  return [this](int k) -> const Joined* {
-    auto it = members_.find(k);
-    return it == members_.end() ? nullptr : &it->second.who;
-  };
 }
 
 // A line a launcher of this job sent: one that cannot be read means that launcher is broken,

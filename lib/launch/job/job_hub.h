@@ -31,6 +31,7 @@ class JobHub final : public JobLink {
 
   int port() const;
   int rendezvous(int signal_fd) override;
+  std::optional<Layout> layout() const override { return layout_; }
   void addPollFds(std::vector<pollfd>& fds) const override;
   int timeoutMs() const override;
   std::vector<JobEvent> service(const std::vector<pollfd>& fds) override;
@@ -49,6 +50,7 @@ class JobHub final : public JobLink {
   };
 
   void broadcast(const job::Message& message);
+  void start();
   [[noreturn]] void failJoin(const std::string& message, const std::string& hint = "", int code = 1);
   FindJoined joined() const;
   void letIn(const std::vector<pollfd>& fds);
@@ -73,6 +75,7 @@ class JobHub final : public JobLink {
   int listen_fd_ = -1;
   std::unique_ptr<HubDoor> door_;
   bool started_ = false;
+  std::optional<Layout> layout_;   // settled once every machine joined
   std::map<int, Member> members_;  // machine rank 1.. -> its launcher
   int round_ = 0;
   bool stopping_ = false, self_ended_ = false, self_ok_ = false;

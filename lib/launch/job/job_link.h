@@ -112,6 +112,13 @@ class JobLink {
   virtual int rendezvous(int signal_fd) = 0;
   // The MASTER_PORT of round 0 as the job agreed it (machine 0's), or 0 to keep the plan's.
   virtual int firstPort() const { return 0; }
+  // Several machines, after rendezvous: every machine's share as machine 0 settled it, and this
+  // machine's rank (given out at the join where the plan had none), for setLayout.
+  struct Layout {
+    int machine = 0;
+    std::vector<MachineShare> shares;
+  };
+  virtual std::optional<Layout> layout() const { return std::nullopt; }
 
   // Descriptors to poll beside the supervisor's, and the longest the supervisor may sleep.
   virtual void addPollFds(std::vector<pollfd>& fds) const = 0;

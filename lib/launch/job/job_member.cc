@@ -23,10 +23,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// "machine 2", or "this machine" before machine 0 gave it a rank.
+std::string self(const LaunchPlan& plan) {
+  return plan.machine_rank < 0 ? std::string("this machine") : fmt::format("machine {}", plan.machine_rank);
+}
+
 class JobMember final : public JobLink {
  public:
-  explicit JobMember(const LaunchPlan& plan)
-      : plan_(plan), absence_(plan.heartbeat_timeout, fmt::format("machine {}", plan.machine_rank)) {}
+  explicit JobMember(const LaunchPlan& plan) : plan_(plan), absence_(plan.heartbeat_timeout, self(plan)) {}
 
   int rendezvous(int signal_fd) override {
     const auto deadline = Clock::now() + defaults::fromSeconds(plan_.join_timeout);
@@ -59,6 +63,7 @@ class JobMember final : public JobLink {
   }
 
   int firstPort() const override { return first_port_; }
+  std::optional<Layout> layout() const override { return layout_; }
 
   void addPollFds(std::vector<pollfd>& fds) const override {
     if (hub_ && hub_->open()) fds.push_back(hub_->pollFd());
@@ -99,6 +104,7 @@ class JobMember final : public JobLink {
   const LaunchPlan& plan_;
   std::unique_ptr<LineConnection> hub_;
   int first_port_ = 0;
+  std::optional<Layout> layout_;
   bool ended_ = false;
   bool rejoin_ = false;  // machine 0 closed the connection before the start
   bool held_ = false;    // the job is stopped with Ctrl-Z somewhere: silence is no loss
@@ -119,7 +125,8 @@ class JobMember final : public JobLink {
   int join(int signal_fd, Clock::time_point deadline) {
     if (int signal = connect(signal_fd, deadline)) return signal;
     send(job::Join{job::kProtocolVersion, plan_.machine_rank, plan_.host, ::getpid(), plan_.num_machines,
-                   plan_.world_size, plan_.token});
+                   plan_.world_at_join ? 0 : plan_.world_size, plan_.token, static_cast<int>(plan_.workers.size()),
+                   plan_.settings.text("role")});
     return 0;
   }
 
@@ -139,16 +146,16 @@ class JobMember final : public JobLink {
       if (int signal = readInterrupt(signal_fd, p.revents)) return 128 + signal;
     }
     const net::Route route = net::routeTowards(plan_.master_addr);
-    throw Error(fmt::format("machine {} ({}{}) could not reach machine 0's launcher at {} within {:g} s: {}",
-                            plan_.machine_rank, plan_.host,
-                            route.address.empty()
-                                ? ", no route to it"
-                                : ", " + route.address + (route.interface.empty() ? "" : " on " + route.interface),
-                            hubAddress(), plan_.join_timeout, error),
-                fmt::format("check that --main_process_ip {} is machine 0's address as this machine sees it, that "
-                            "`accel launch` runs there with --main_process_port {}, and that a firewall lets TCP ports "
-                            "{} (the store) and {} (the launchers' job channel, --job_port) through",
-                            plan_.master_addr, plan_.main_process_port, plan_.main_process_port, plan_.job_port));
+    throw Error(
+        fmt::format("{} ({}{}) could not reach machine 0's launcher at {} within {:g} s: {}", self(plan_), plan_.host,
+                    route.address.empty()
+                        ? ", no route to it"
+                        : ", " + route.address + (route.interface.empty() ? "" : " on " + route.interface),
+                    hubAddress(), plan_.join_timeout, error),
+        fmt::format("check that --main_process_ip {} is machine 0's address as this machine sees it, that "
+                    "`accel launch` runs there with --main_process_port {}, and that a firewall lets TCP ports "
+                    "{} (the store) and {} (the launchers' job channel, --job_port) through",
+                    plan_.master_addr, plan_.main_process_port, plan_.main_process_port, plan_.job_port));
   }
 
   void heartbeat() {
@@ -174,6 +181,19 @@ class JobMember final : public JobLink {
     }
   }
 
+  // A start that gives this launcher a rank it did not have, or a layout without its workers,
+  // comes from a broken machine 0.
+  bool validStart(const job::Start& s) {
+    const bool ok = (plan_.machine_rank < 0 || s.machine == plan_.machine_rank) && s.machine > 0 &&
+                    static_cast<size_t>(s.machine) < s.layout.size() &&
+                    static_cast<int>(s.layout.size()) == plan_.num_machines &&
+                    s.layout[static_cast<size_t>(s.machine)].procs == static_cast<int>(plan_.workers.size());
+    if (!ok)
+      lost(fmt::format("its start gave machine {} of a layout of {} machines, which does not fit this launcher",
+                       s.machine, s.layout.size()));
+    return ok;
+  }
+
   void otherVersion(int version) {
     end(JobEvent::end(2,
                       fmt::format("machine 0's launcher ({}) speaks the job protocol of version {}, this one ({}) "
@@ -197,7 +217,9 @@ class JobMember final : public JobLink {
 
   void onMessage(const job::Message& m) {
     if (auto* s = std::get_if<job::Start>(&m)) {
+      if (!validStart(*s)) return;
       first_port_ = s->port;
+      layout_ = Layout{s->machine, s->layout};
     } else if (auto* stop = std::get_if<job::Stop>(&m)) {
       queued_.push_back(JobEvent::stop(stop->round, stop->why));
     } else if (auto* restart = std::get_if<job::Restart>(&m)) {

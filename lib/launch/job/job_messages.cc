@@ -2,6 +2,7 @@
 #include "lib/launch/job/job_messages.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include <fmt/format.h>
@@ -22,6 +23,7 @@ constexpr long long kMaxRound = 1000000;
 constexpr long long kMaxMachines = 1 << 20;  // the store's largest world (launch_plan.cc)
 constexpr long long kMaxPid = std::numeric_limits<int>::max();
 constexpr long long kMaxId = 1LL << 53;  // exact in every JSON reader
+constexpr long long kMaxWorkers = 4096;  // one launcher's workers (launch_checks.h)
 
 // ---- writing: every string within its bound ----
 
@@ -57,10 +59,26 @@ json failureJson(const WorkerFailure& f) {
 json optionalFailure(const std::optional<WorkerFailure>& f) { return f ? failureJson(*f) : json(); }
 
 json toJson(const Join& m) {
-  return {{"t", "join"},  {"v", m.version},         {"machine", m.machine}, {"host", clamp(m.host, kMaxText)},
-          {"pid", m.pid}, {"machines", m.machines}, {"world", m.world},     {"token", clamp(m.token, kMaxText)}};
+  return {{"t", "join"},          {"v", m.version},
+          {"machine", m.machine}, {"host", clamp(m.host, kMaxText)},
+          {"pid", m.pid},         {"machines", m.machines},
+          {"world", m.world},     {"token", clamp(m.token, kMaxText)},
+          {"procs", m.procs},     {"role", clamp(m.role, kMaxRoleText)}};
 }
-json toJson(const Start& m) { return {{"t", "start"}, {"v", m.version}, {"port", m.port}}; }
+// The layout as runs of alike machines, "COUNT PROCS ROLE" (the role last: it may hold spaces).
+json runsOf(const std::vector<MachineShare>& layout) {
+  json runs = json::array();
+  for (size_t k = 0; k < layout.size();) {
+    size_t n = 1;
+    while (k + n < layout.size() && layout[k + n] == layout[k]) ++n;
+    runs.push_back(fmt::format("{} {} {}", n, layout[k].procs, clamp(layout[k].role, kMaxRoleText)));
+    k += n;
+  }
+  return runs;
+}
+json toJson(const Start& m) {
+  return {{"t", "start"}, {"v", m.version}, {"port", m.port}, {"machine", m.machine}, {"runs", runsOf(m.layout)}};
+}
 json toJson(const Refuse& m) {
   return {
       {"t", "refuse"}, {"v", m.version}, {"message", clamp(m.message, kMaxText)}, {"hint", clamp(m.hint, kMaxText)}};
@@ -93,7 +111,9 @@ json toJson(const Tell& m) { return {{"t", "tell"}, {"id", m.id}, {"text", clamp
 class Fields : public JsonFields {
  public:
   Fields(const json& j, std::string where) : JsonFields(j, std::move(where), kMaxText) {}
-  std::vector<std::string> lines(const char* key) { return JsonFields::lines(key, kMaxLines, kMaxLineText); }
+  std::vector<std::string> lines(const char* key, size_t max = kMaxLines) {
+    return JsonFields::lines(key, max, kMaxLineText);
+  }
 };
 
 WorkerFailure readFailure(const json& j) {
@@ -130,18 +150,40 @@ std::string shown(const std::string& text) {
   return out;
 }
 
+std::vector<MachineShare> readRuns(Fields& f) {
+  std::vector<MachineShare> layout;
+  for (const std::string& run : f.lines("runs", kMaxRuns)) {
+    long long count = 0, procs = 0;
+    int used = 0;
+    if (std::sscanf(run.c_str(), "%lld %lld%n", &count, &procs, &used) != 2 ||
+        run.size() <= static_cast<size_t>(used) || run[static_cast<size_t>(used)] != ' ' ||
+        run.size() - static_cast<size_t>(used) - 1 > kMaxRoleText || count < 1 || procs < 1 || procs > kMaxWorkers ||
+        count > kMaxMachines - static_cast<long long>(layout.size())) {
+      throw Bad(fmt::format("field 'runs': '{}' is not COUNT PROCS ROLE", shown(run)));
+    }
+    layout.insert(layout.end(), static_cast<size_t>(count),
+                  MachineShare{static_cast<int>(procs), run.substr(static_cast<size_t>(used) + 1)});
+  }
+  if (layout.empty()) throw Bad("field 'runs': no machine");
+  return layout;
+}
+
 Message read(Fields& f, const std::string& t) {
   if (t == "join") {
     Join m{version(f),
-           f.small("machine", 0, kMaxMachines),
+           f.small("machine", -1, kMaxMachines),
            f.text("host"),
            f.small("pid", 0, kMaxPid),
            f.small("machines", 1, kMaxMachines),
-           f.integer("world", 1, kMaxMachines * 4096),
-           f.text("token")};
+           f.integer("world", 0, kMaxMachines * kMaxWorkers),
+           f.text("token"),
+           f.small("procs", 1, kMaxWorkers),
+           f.text("role")};
+    if (m.role.size() > kMaxRoleText) throw Bad(fmt::format("field 'role': longer than {} bytes", kMaxRoleText));
     return m;
   }
-  if (t == "start") return Start{version(f), f.small("port", 1, 65535)};
+  if (t == "start")
+    return Start{version(f), f.small("port", 1, 65535), f.small("machine", 0, kMaxMachines), readRuns(f)};
   if (t == "refuse") return Refuse{version(f), f.text("message"), f.text("hint")};
   if (t == "stop") return Stop{f.small("round", 0, kMaxRound), f.text("why")};
   if (t == "restart") return Restart{f.small("round", 1, kMaxRound), f.small("port", 0, 65535), readOptionalFailure(f)};

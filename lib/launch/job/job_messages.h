@@ -24,12 +24,13 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "lib/launch/job/job_link.h"
 
 namespace accel::job {
 
-inline constexpr int kProtocolVersion = 3;  // 1: the unversioned channel of accel before it
+inline constexpr int kProtocolVersion = 4;  // 1: the unversioned channel of accel before it
 
 // Bounds on what one line may hold: a reader refuses more, a writer clamps to them.
 inline constexpr size_t kMaxLine = 256 * 1024;
@@ -38,18 +39,26 @@ inline constexpr size_t kMaxLines = 64;       // a list of lines (stderr tail, t
 inline constexpr size_t kMaxLineText = 1024;  // one line of such a list
 inline constexpr int kMaxDepth = 4;           // objects and arrays nested in a message
 
+inline constexpr size_t kMaxRuns = 4096;    // a layout's runs of alike machines (Start)
+inline constexpr size_t kMaxRoleText = 64;  // a role's name (--role refuses longer ones)
+
 struct Join {
   int version = kProtocolVersion;
-  int machine = 0;
+  int machine = 0;  // -1: give this launcher the next free machine rank
   std::string host;
   int pid = 0;
   int machines = 0;
-  long long world = 0;
+  long long world = 0;  // 0: no total given, the workers of every machine make it
   std::string token;
+  int procs = 0;     // this machine's workers
+  std::string role;  // their ROLE_NAME
 };
+// Every machine joined: the job's layout, and the machine rank of the launcher it goes to.
 struct Start {
   int version = kProtocolVersion;
   int port = 0;
+  int machine = 0;
+  std::vector<MachineShare> layout;
 };
 struct Refuse {
   int version = kProtocolVersion;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "lib/common/strings.h"
+#include "lib/launch/plan_layout.h"
 
 namespace accel {
 
@@ -16,10 +17,16 @@ std::optional<JoinRefusal> refuseJoin(const LaunchPlan& plan, const job::Join& j
   const std::string same_command = "run the same accel launch command on every machine; only --machine_rank differs";
   const std::string own_rank = fmt::format("give each machine its own --machine_rank, 0 to {}", plan.num_machines - 1);
   if (started) return JoinRefusal{fmt::format("{} tried to join after the job started", who), same_command};
-  if (join.machines != plan.num_machines || join.world != plan.world_size) {
+  const long long world = plan.world_at_join ? 0 : plan.world_size;
+  if (join.machines != plan.num_machines || (join.world && world && join.world != world)) {
     return JoinRefusal{fmt::format("{} has --num_machines {} and --num_processes {}, machine 0 ({}) has {} and {}", who,
-                                   join.machines, join.world, plan.host, plan.num_machines, plan.world_size),
+                                   join.machines, join.world ? std::to_string(join.world) : "unset", plan.host,
+                                   plan.num_machines, world ? std::to_string(world) : "unset"),
                        same_command};
+  }
+  if (k < 0) {
+    return JoinRefusal{fmt::format("{} asked for a machine rank, but all {} are taken", who, plan.num_machines),
+                       fmt::format("the job has {} machines (--nnodes): start that many", plan.num_machines)};
   }
   if (k == 0)
     return JoinRefusal{fmt::format("{} and this launcher ({}) both have machine_rank 0", who, plan.host), own_rank};
@@ -33,6 +40,36 @@ std::optional<JoinRefusal> refuseJoin(const LaunchPlan& plan, const job::Join& j
                        own_rank};
   }
   return std::nullopt;
+}
+
+int freeMachine(const LaunchPlan& plan, const FindJoined& joined) {
+  for (int k = 1; k < plan.num_machines; ++k) {
+    if (!joined(k)) return k;
+  }
+  return -1;
+}
+
+Settled settleLayout(const LaunchPlan& plan, const FindJoined& joined) {
+  Settled out;
+  out.layout.push_back({static_cast<int>(plan.workers.size()), plan.settings.text("role")});
+  std::vector<std::string> counts = {fmt::format("machine 0 ({}) {}", plan.host, plan.workers.size())};
+  std::vector<std::pair<std::string, long long>> totals;
+  if (!plan.world_at_join) totals.emplace_back(fmt::format("machine 0 ({})", plan.host), plan.world_size);
+  for (int k = 1; k < plan.num_machines; ++k) {
+    const Joined* j = joined(k);
+    out.layout.push_back(j->share);
+    counts.push_back(fmt::format("machine {} ({}) {}", k, j->host, j->share.procs));
+    if (j->world) totals.emplace_back(fmt::format("machine {} ({})", k, j->host), j->world);
+  }
+  const long long world = worldOf(out.layout);
+  for (const auto& [who, total] : totals) {
+    if (total == world) continue;
+    out.refusal = JoinRefusal{fmt::format("{} was given --num_processes {}, but the machines' workers add up to {}: {}",
+                                          who, total, world, join(counts, ", ")),
+                              "give every machine the same total, or only --nproc_per_node (each machine's own count)"};
+    break;
+  }
+  return out;
 }
 
 std::string missingMachines(const LaunchPlan& plan, const FindJoined& joined) {

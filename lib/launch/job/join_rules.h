@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Who may join a job (job_hub.h), decided from the join alone: the same job shape (machines,
-// world size) and a machine rank that is free, before the start. Two launchers with the same
+// Who may join a job (job_hub.h), decided from the join alone: the same job shape (machines, and
+// the total where both were given one) and a machine rank that is free, before the start; and,
+// once all joined, the layout (each machine's workers, which may differ). Two launchers with the same
 // rank or a different shape mean the command lines disagree and no machine can train: the hub
 // then ends the whole job. Pure.
 #pragma once
@@ -18,6 +19,8 @@ namespace accel {
 struct Joined {
   std::string host, address;
   int pid = 0;
+  MachineShare share;   // its workers and role
+  long long world = 0;  // the total it was given, 0 for none
 };
 using FindJoined = std::function<const Joined*(int machine)>;
 
@@ -26,8 +29,20 @@ struct JoinRefusal {
 };
 
 // Why the launcher at `address` that sent `join` may not join `plan`'s job now, or nullopt.
+// `join.machine` is its rank, as given out when it asked for one (-1).
 std::optional<JoinRefusal> refuseJoin(const LaunchPlan& plan, const job::Join& join, const std::string& address,
                                       const FindJoined& joined, bool started);
+
+// The rank for a launcher that asks for one: the lowest free, or -1 when every rank is taken.
+int freeMachine(const LaunchPlan& plan, const FindJoined& joined);
+
+// Once every machine joined: the job's layout, machine 0 (this launcher) first; or a refusal
+// when a total some machine was given is not what the machines' workers add up to.
+struct Settled {
+  std::vector<MachineShare> layout;
+  std::optional<JoinRefusal> refusal;
+};
+Settled settleLayout(const LaunchPlan& plan, const FindJoined& joined);
 
 // "machines 1, 2 of 3 did not join within 600 s (joined: …); check that …".
 std::string missingMachines(const LaunchPlan& plan, const FindJoined& joined);

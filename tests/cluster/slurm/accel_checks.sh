@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# accel_checks.sh -- checks 4 and 5 of slurm_test.sh (sourced by it, after
+# accel_checks.sh -- checks 4, 5 and 5b of slurm_test.sh (sourced by it, after
 # slurm_up): `accel launch` under SLURM through the user-facing template
 # scripts/slurm/sbatch_cpu_2x2.sh (2 nodes x 1 launcher x 2 CPU workers).
 # Placement (machine rank, machine count, main process address) comes from
@@ -17,6 +17,10 @@
 #       scancel; passes when within CANCEL_LIMIT s no process of the job is left
 #       (environment search slurm_job_procs, and any process in a host whose
 #       command line names accel/accel-train) and the job is CANCELLED.
+#   accel_check_deepspeed_slurm  Accelerate's DeepSpeed config, deepspeed_multinode_launcher
+#       slurm, one `accel launch --num_machines 2` in a 2-node sbatch script: accel starts the
+#       nodes' launchers with srun (which, inside the step, start no srun of their own whatever
+#       the flags say); 4 ranks (fake GPUs), 2 a node, COMPLETED 0:0.
 
 # T_REF T_TRAIN T_ACANCEL T_ACANCEL_JOB: timings (s) for slurm_test.sh's TIMING line.
 # shellcheck disable=SC2034
@@ -147,4 +151,47 @@ accel_check_cancel() {
   indent <"$W/train_cancel.out" || true
   t1=$(sl_now)
   T_ACANCEL_JOB=$(secs "$t0" "$t1")
+}
+
+# accel_check_deepspeed_slurm: Accelerate's DeepSpeed config with deepspeed_multinode_launcher
+# slurm, started by one `accel launch` in an sbatch script of 2 nodes (no srun in it): accel runs
+# one launcher per node through srun, placement from SLURM. Two fake GPUs per node (the fake
+# NVML; DeepSpeed jobs need GPUs), so each node runs 2 ranks of a probe.
+accel_check_deepspeed_slurm() {
+  local id res r
+  cat >"$W/ds_slurm.yaml" <<EOF
+compute_environment: LOCAL_MACHINE
+deepspeed_config:
+  deepspeed_multinode_launcher: slurm
+  zero_stage: 2
+distributed_type: DEEPSPEED
+machine_rank: 0
+main_process_ip: h0
+main_process_port: 29611
+mixed_precision: 'no'
+num_machines: 2
+num_processes: 4
+use_cpu: false
+EOF
+  cat >"$W/ds_slurm.sh" <<EOF
+#!/bin/bash
+#SBATCH --nodes=2
+exec "$ACCEL" launch --config_file "$W/ds_slurm.yaml" --num_machines 2 --no_python \
+  sh -c 'echo "slurm ds rank \$RANK of \$WORLD_SIZE deepspeed=\$ACCELERATE_USE_DEEPSPEED"'
+EOF
+  id=$(cd "$W" && ACCEL_NVML_LIBRARY=$BUILD/lib/libfake_nvml.so FAKE_NVML_GPUS=2 \
+         slurm_submit "$W/ds_slurm.out" --time=5 "$W/ds_slurm.sh") || { fail "sbatch of the DeepSpeed slurm job"; return 0; }
+  res=$(slurm_wait_job "$id" "$JOB_TIMEOUT") || true
+  say "DeepSpeed config, deepspeed_multinode_launcher slurm, job $id: $res"
+  indent <"$W/ds_slurm.out" || true
+  if [ "$res" = "COMPLETED 0:0" ]; then pass "DeepSpeed slurm launcher job completed"; else fail "DeepSpeed slurm job: $res"; fi
+  grep -q "one launcher per node through srun" "$W/ds_slurm.out" && pass "accel started the nodes' launchers with srun" ||
+    fail "no 'one launcher per node through srun' note"
+  for r in 0 1 2 3; do
+    if grep -q "^\[h$((r / 2)):rank $r\] slurm ds rank $r of 4 deepspeed=true" "$W/ds_slurm.out"; then
+      pass "DeepSpeed rank $r ran on h$((r / 2))"
+    else
+      fail "no line '[h$((r / 2)):rank $r] slurm ds rank $r of 4 deepspeed=true'"
+    fi
+  done
 }

@@ -27,4 +27,7 @@ open(f"{out}/ready.{rank}", "w").close()
 deadline = time.monotonic() + 110
 while not got and time.monotonic() < deadline:
     time.sleep(0.1)
+# The signal's second copy may still be on its way (SLURM's and the launcher's): at exit Python
+# gives SIGUSR1 back its default action, which would kill the worker, so it is ignored from here.
+signal.signal(signal.SIGUSR1, signal.SIG_IGN)
 sys.exit(0 if got else 3)

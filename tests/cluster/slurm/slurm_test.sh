@@ -223,6 +223,7 @@ t_c1=$(sl_now)
 T_REF=- T_TRAIN=- T_ACANCEL=- T_ACANCEL_JOB=-
 accel_check_train
 accel_check_cancel
+accel_check_deepspeed_slurm
 
 # --- 6., 7. SLURM's USR1 warning through accel launch (signal_checks.sh) -----
 signal_check_scancel

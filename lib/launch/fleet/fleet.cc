@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/fleet/fleet.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "lib/common/error.h"
+#include "lib/launch/fleet/member_process.h"
+#include "lib/launch/output_router.h"
+#include "lib/launch/signal_channel.h"
+
+namespace accel {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr double kOutputAfterExit = 2;  // seconds a launcher's pipes may stay open after its exit
+
+class Fleet {
+ public:
+  Fleet(const std::vector<FleetMember>& members, const FleetTimes& times) : times_(times) {
+    for (const auto& m : members) {
+      Child c;
+      c.m = &m;
+      children_.push_back(std::move(c));
+    }
+  }
+
+  int run() {
+    SignalChannel signals;
+    for (auto& c : children_) spawn(c);
+    while (busy()) {
+      pump(signals);
+      reap();
+      enforceDeadlines();
+    }
+    return exitCode();
+  }
+
+ private:
+  double now() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  bool busy() const {
+    for (const auto& c : children_) {
+      if (c.running || c.out.fd >= 0 || c.err.fd >= 0) return true;
+    }
+    return false;
+  }
+
+  void relay(Child& c, Stream& s, const std::string& line) {
+    if (&s == &c.out && !c.ready && line == kLauncherReady) {
+      c.ready = true;
+      return;
+    }
+    if (&s == &c.err) {
+      c.err_tail.push_back(line);
+      if (c.err_tail.size() > 5) c.err_tail.pop_front();
+    }
+    const std::string prefix = "accel: ";
+    writeFully(s.to, line.compare(0, prefix.size(), prefix) == 0
+                         ? prefix + "[" + c.m->host + "] " + line.substr(prefix.size()) + "\n"
+                         : line + "\n");
+  }
+
+  // The stream's end: its unfinished line, then its pipe closed.
+  void finish(Child& c, Stream& s) {
+    if (!s.partial.empty()) relay(c, s, s.partial);
+    s.partial.clear();
+    ::close(s.fd);
+    s.fd = -1;
+  }
+
+  void drain(Child& c, Stream& s) {
+    char buffer[65536];
+    const ssize_t n = ::read(s.fd, buffer, sizeof buffer);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) return finish(c, s);
+    s.partial.append(buffer, static_cast<size_t>(n));
+    size_t start = 0;
+    for (size_t nl; (nl = s.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+      relay(c, s, s.partial.substr(start, nl - start));
+    }
+    s.partial.erase(0, start);
+  }
+
+  void flushOrders(Child& c) {
+    const ssize_t n = ::write(c.in, c.pending.data(), c.pending.size());
+    if (n > 0) c.pending.erase(0, static_cast<size_t>(n));
+    if (n < 0 && errno != EAGAIN && errno != EINTR) closeLink(c);  // it is gone; reap() says how
+  }
+
+  void closeLink(Child& c) {
+    if (c.in >= 0) ::close(c.in);
+    c.in = -1;
+    c.pending.clear();
+  }
+
+  void pump(SignalChannel& signals) {
+    std::vector<pollfd> fds = {{signals.fd(), POLLIN, 0}};
+    std::vector<std::pair<Child*, Stream*>> readers;
+    std::vector<Child*> writers;
+    for (auto& c : children_) {
+      for (Stream* s : {&c.out, &c.err}) {
+        if (s->fd < 0) continue;
+        fds.push_back({s->fd, POLLIN, 0});
+        readers.emplace_back(&c, s);
+      }
+    }
+    for (auto& c : children_) {
+      if (c.in < 0 || c.pending.empty()) continue;
+      fds.push_back({c.in, POLLOUT, 0});
+      writers.push_back(&c);
+    }
+    if (::poll(fds.data(), fds.size(), 100) <= 0) return;
+    if (fds[0].revents & POLLIN) readSignals(fds[0].fd);
+    for (size_t i = 0; i < readers.size(); ++i) {
+      if (fds[1 + i].revents) drain(*readers[i].first, *readers[i].second);
+    }
+    for (size_t i = 0; i < writers.size(); ++i) {
+      if (fds[1 + readers.size() + i].revents) flushOrders(*writers[i]);
+    }
+  }
+
+  // SIGINT, SIGTERM, SIGHUP, SIGQUIT stop the job; SIGUSR1 and SIGUSR2 go to every launcher over
+  // its link, which passes them on to its workers (SLURM's warning before a time limit); Ctrl-Z
+  // cannot stop the other machines' workers, so the job goes on and says so.
+  void readSignals(int fd) {
+    signalfd_siginfo info;
+    while (::read(fd, &info, sizeof info) == sizeof info) {
+      const int sig = static_cast<int>(info.ssi_signo);
+      if (sig == SIGUSR1 || sig == SIGUSR2) {
+        for (auto& c : children_) {
+          if (c.in >= 0) c.pending += sig == SIGUSR1 ? kForwardUsr1 : kForwardUsr2;
+        }
+      } else if (sig == SIGTSTP) {
+        writeFully(2, "accel: Ctrl-Z cannot stop the other machines' workers: the job goes on (Ctrl-C stops it)\n");
+      } else if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
+        if (!signal_) signal_ = sig;
+        beginStop();
+      }
+    }
+  }
+
+  void reap() {
+    for (auto& c : children_) {
+      int status = 0;
+      if (!c.running || ::waitpid(c.pid, &status, WNOHANG) != c.pid) continue;
+      c.running = false;
+      c.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      c.exited_at = now();
+      closeLink(c);
+      for (int i = 0; i < 64 && c.out.fd >= 0 && !c.ready; ++i) drain(c, c.out);  // its ready line, if any
+      if (c.code != 0 && !first_failed_ && stop_at_ < 0) first_failed_ = &c;      // not one our stop caused
+      if (c.code != 0 && !c.ready) beginStop();  // it could not start: ssh, no accel, a usage error there
+      if ((c.code != 0 || c.m->machine_rank == 0) && settle_from_ < 0) settle_from_ = now();
+    }
+  }
+
+  void beginStop() {
+    if (stop_at_ < 0) stop_at_ = now();
+    for (auto& c : children_) closeLink(c);
+  }
+
+  void signalAll(int sig) {
+    for (auto& c : children_) {
+      if (c.running) ::kill(-c.pid, sig);
+    }
+  }
+
+  // A launcher's output ends with it, unless something it left holds its pipes (an ssh control
+  // master): then what came stays, the rest is not waited for.
+  void closeAbandoned() {
+    for (auto& c : children_) {
+      if (c.running || now() < c.exited_at + kOutputAfterExit) continue;
+      for (Stream* s : {&c.out, &c.err}) {
+        if (s->fd >= 0) finish(c, *s);
+      }
+    }
+  }
+
+  void enforceDeadlines() {
+    closeAbandoned();
+    if (stop_at_ < 0 && settle_from_ >= 0 &&
+        now() > settle_from_ + times_.heartbeat_timeout + times_.grace_period + 5) {
+      beginStop();
+    }
+    if (stop_at_ < 0) return;
+    const double since = now() - stop_at_;
+    if (since > times_.grace_period + 10 && !killed_) {
+      signalAll(SIGKILL);
+      killed_ = true;
+    } else if (since > times_.grace_period + 5 && !terminated_) {
+      signalAll(SIGTERM);
+      terminated_ = true;
+    }
+  }
+
+  int exitCode() const {
+    if (signal_) return 128 + signal_;
+    if (!first_failed_) return 0;
+    const Child& c = *first_failed_;
+    if (c.code == 255 && !c.m->local && !c.ready) {
+      std::cerr << fmt::format("accel: error: ssh to {} (machine {}) failed: {}\n", c.m->host, c.m->machine_rank,
+                               c.err_tail.empty() ? "exit code 255" : c.err_tail.back());
+      std::cerr << fmt::format(
+          "accel: hint: check that `{} {} true` works from this machine (its keys, known_hosts and port); the "
+          "other hosts were stopped\n",
+          fmt::join(c.m->argv.begin(), c.m->argv.end() - 2, " "), c.m->host);
+      return 1;
+    }
+    if (!c.ready && (c.code == 127 || c.code == 126)) return 2;
+    return c.code;
+  }
+
+  FleetTimes times_;
+  std::vector<Child> children_;
+  Clock::time_point start_ = Clock::now();
+  int signal_ = 0;
+  const Child* first_failed_ = nullptr;
+  double settle_from_ = -1, stop_at_ = -1;
+  bool terminated_ = false, killed_ = false;
+};
+
+}  // namespace
+
+int runFleet(const std::vector<FleetMember>& members, const FleetTimes& times, bool quiet) {
+  if (!quiet) {
+    std::vector<std::string> each;
+    for (const auto& m : members) {
+      each.push_back(fmt::format("{} ({} process{}{})", m.host, m.orders.procs, m.orders.procs == 1 ? "" : "es",
+                                 m.local ? ", here" : ""));
+    }
+    std::cerr << fmt::format("accel: starting {} machine(s): {}\n", members.size(), fmt::join(each, ", "));
+  }
+  Fleet fleet(members, times);
+  return fleet.run();
+}
+
+}  // namespace accel
