@@ -20,12 +20,32 @@ struct ConfigFileOption {
   std::string path;  // empty: Accelerate's default location
 };
 
+struct EstimateMemoryOptions {
+  std::string model;                // a .safetensors file, a shard index or a model directory
+  std::vector<std::string> dtypes;  // empty: all of Accelerate's
+  int num_processes = -1;           // -1: the visible GPUs (at least 1) on each machine
+  int num_machines = 1;
+  std::string mixed_precision = "bf16";  // no (fp32), bf16 or fp16
+  bool json = false;
+};
+
 int runConfigWizard(const ConfigFileOption& file);
 int runConfigDefault(const ConfigFileOption& file, const std::string& mixed_precision, bool force);
 int runConfigUpdate(const ConfigFileOption& file);
 int runConfigShow(const ConfigFileOption& file, bool as_json);
 int runConfigValidate(const std::vector<std::string>& files);
 int runEnv(const ConfigFileOption& file, bool as_json);
+// `accel estimate-memory`: the model's memory from its safetensors headers (lib/model/).
+int runEstimateMemory(const EstimateMemoryOptions& options);
+// `accel test`: the preflight, then Accelerate's test script, each through `accel launch` with
+// the config file and `launch_args` (launch flags).
+int runTest(const ConfigFileOption& file, const std::vector<std::string>& launch_args);
+// `accel to-fsdp2`: `config_file` converted to FSDP2, written to `output_file` (empty: the config
+// file itself, which only `overwrite` allows).
+int runToFsdp2(const std::string& config_file, const std::string& output_file, bool overwrite);
+// `accel merge-weights` and `accel tpu-config`: throw a UsageError saying what to use instead.
+int refuseMergeWeights();
+int refuseTpuConfig();
 // `args`: the launch's arguments as typed (a hostfile launch passes them to every host);
 // `orders`: set when a head started this launcher (`accel launch --from_head`).
 int runLaunch(const LaunchOptions& options, const std::vector<std::string>& args, const HeadOrders* orders = nullptr);

@@ -26,6 +26,10 @@ struct Options {
   bool json = false;
   std::vector<std::string> files;
   std::vector<std::string> help_topic;
+  std::vector<std::string> launch_args;  // accel test: the words it passes on to `accel launch`
+  EstimateMemoryOptions estimate;
+  std::string output_file;
+  bool overwrite = false;
 };
 
 void addConfigFile(CLI::App* cmd, Options& o) {
@@ -74,6 +78,41 @@ const Command kCommands[] = {
        c->add_flag("--json", o.json, "print one JSON object (stable keys, see lib/hardware/env_report.h)");
      },
      [](Options& o) { return runEnv(o.file, o.json); }},
+    {"to-fsdp2", "Convert an FSDP1 config file to FSDP2 (Accelerate's to-fsdp2)",
+     [](CLI::App* c, Options& o) {
+       c->add_option("--config_file,--config-file", o.file.path, "the config file to convert")->required();
+       c->add_flag("--overwrite", o.overwrite,
+                   "replace an existing output file (without --output_file: the config file)");
+       c->add_option("--output_file,--output-file", o.output_file, "where to write the FSDP2 config");
+     },
+     [](Options& o) { return runToFsdp2(o.file.path, o.output_file, o.overwrite); }},
+    {"merge-weights", "Not done by accel: merging FSDP checkpoints is `accelerate merge-weights`'s",
+     [](CLI::App* c, Options&) { c->prefix_command(); }, [](Options&) { return refuseMergeWeights(); }},
+    {"tpu-config", "Not done by accel: setting up TPU pods is `accelerate tpu-config`'s",
+     [](CLI::App* c, Options&) { c->prefix_command(); }, [](Options&) { return refuseTpuConfig(); }},
+    {"test",
+     "Check that the config's machines can train: every collective's results, bandwidth, Accelerate's test (more "
+     "words are `accel launch` flags: accel test --num_processes 4)",
+     [](CLI::App* c, Options& o) {
+       addConfigFile(c, o);
+       c->allow_extras();
+       c->callback([c, &o] { o.launch_args = c->remaining(); });
+     },
+     [](Options& o) { return runTest(o.file, o.launch_args); }},
+    {"estimate-memory", "Accelerate's memory table for a local safetensors model, and per process for DDP/ZeRO/FSDP",
+     [](CLI::App* c, Options& o) {
+       c->add_option("model", o.estimate.model, "a .safetensors file, a shard index or a model directory")->required();
+       c->add_option("--dtypes", o.estimate.dtypes, "float32, float16, int8 and/or int4 (default: all)")
+           ->expected(1, -1);
+       c->add_option("--num_processes,--num-processes", o.estimate.num_processes,
+                     "processes of the training, all machines (default: the visible GPUs per machine, else 1)");
+       c->add_option("--num_machines,--num-machines", o.estimate.num_machines, "machines (hybrid sharding's groups)")
+           ->capture_default_str();
+       c->add_option("--mixed_precision,--mixed-precision", o.estimate.mixed_precision, "no (fp32), bf16 or fp16")
+           ->capture_default_str();
+       c->add_flag("--json", o.estimate.json, "print one JSON object");
+     },
+     [](Options& o) { return runEstimateMemory(o.estimate); }},
     {"launch", "Start one worker per GPU (or CPU process) and supervise them (accel launch --help)", nullptr, nullptr},
     {"torchrun", "torchrun's command line, flags and defaults (also through a link named torchrun)", nullptr, nullptr},
     {"help", "Show help for a command: accel help config default",
@@ -138,6 +177,10 @@ struct Cli {
   void printHelpTopic(const std::vector<std::string>& topic) {
     if (topic.size() == 1 && (topic[0] == "launch" || topic[0] == "torchrun")) {
       std::cout << (topic[0] == "launch" ? launchHelp() : torchrunHelp());
+      return;
+    }
+    if (topic.empty()) {  // app.help() would show the selected `help` command's own
+      std::cout << app.get_formatter()->make_help(&app, "accel", CLI::AppFormatMode::Normal);
       return;
     }
     CLI::App* level = &app;

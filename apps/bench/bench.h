@@ -30,6 +30,11 @@ struct Args {
 int runCollectives(const Args& args, Accelerator& acc, Backend& backend);
 int runStore(const Args& args);
 int runAmp(const Args& args);
+// `accel test`'s checks on every rank (preflight.cc); 1 when one failed.
+int runPreflight(Accelerator& acc);
+// This machine's CUDA peer-to-peer access, one line per device ("GPU0 -> GPU1 yes, GPU2 no"), or
+// one line "skipped: WHY" without CUDA devices.
+std::string peerAccessMatrix();
 
 // One amp benchmark row: `bytes` read + written by one call of `run`.
 struct AmpRow {

@@ -11,8 +11,7 @@
 #include <fmt/format.h>
 
 #include "apps/bench/bench.h"
-#include "apps/bench/bench_memory.h"
-#include "runtime/comm/half.h"
+#include "apps/bench/bench_verify.h"
 #include "runtime/state/accelerator.h"
 
 namespace accel::bench {
@@ -31,101 +30,6 @@ double busFactor(const std::string& op, int n) {
   if (op == "all_reduce") return 2.0 * (n - 1) / n;
   if (op == "all_gather" || op == "reduce_scatter") return static_cast<double>(n - 1) / n;
   return 1.0;
-}
-
-void setAll(std::vector<uint8_t>& buf, DataType t, double value) {
-  const size_t n = buf.size() / dtypeSize(t);
-  for (size_t i = 0; i < n; ++i) {
-    void* p = buf.data() + i * dtypeSize(t);
-    switch (t) {
-      case DataType::F32: {
-        float f = static_cast<float>(value);
-        std::memcpy(p, &f, 4);
-        break;
-      }
-      case DataType::F64: std::memcpy(p, &value, 8); break;
-      case DataType::F16: {
-        uint16_t h = floatToHalf(static_cast<float>(value));
-        std::memcpy(p, &h, 2);
-        break;
-      }
-      case DataType::BF16: {
-        uint16_t h = floatToBf16(static_cast<float>(value));
-        std::memcpy(p, &h, 2);
-        break;
-      }
-      case DataType::I32: {
-        int32_t x = static_cast<int32_t>(value);
-        std::memcpy(p, &x, 4);
-        break;
-      }
-      case DataType::I64: {
-        int64_t x = static_cast<int64_t>(value);
-        std::memcpy(p, &x, 8);
-        break;
-      }
-      case DataType::U8: {
-        uint8_t x = static_cast<uint8_t>(value);
-        std::memcpy(p, &x, 1);
-        break;
-      }
-    }
-  }
-}
-
-size_t countWrong(const std::vector<uint8_t>& buf, DataType t, double expected) {
-  std::vector<uint8_t> want(buf.size());
-  setAll(want, t, expected);
-  size_t wrong = 0, width = dtypeSize(t);
-  for (size_t i = 0; i < buf.size(); i += width) wrong += std::memcmp(&buf[i], &want[i], width) != 0;
-  return wrong;
-}
-
-struct Buffers {
-  Buffers(size_t in_bytes, size_t out_bytes, bool device)
-      : in(in_bytes, device), out(out_bytes, device), device_(device) {}
-  BenchBuffer in, out;
-  bool device_;
-  Tensor tensor(BenchBuffer& b, DataType t) const {
-    return {b.data(), b.bytes() / dtypeSize(t), t, device_ ? DeviceType::CUDA : DeviceType::CPU};
-  }
-};
-
-// One operation of `op` on `count` elements per rank; returns its Work.
-WorkPtr runOp(Backend& b, const std::string& op, Buffers& buf, DataType t, size_t count) {
-  Tensor in = buf.tensor(buf.in, t), out = buf.tensor(buf.out, t);
-  if (op == "all_reduce") return b.allReduce(in, ReduceOp::Sum);
-  if (op == "broadcast") return b.broadcast(in, 0);
-  if (op == "all_gather") return b.allGather(in.slice(0, count), out);
-  return b.reduceScatter(in, out.slice(0, count), ReduceOp::Sum);
-}
-
-// Verification: every rank contributes rank+1.
-size_t verify(Backend& b, const std::string& op, Buffers& buf, DataType t, size_t count) {
-  const int n = b.size(), r = b.rank();
-  std::vector<uint8_t> host(buf.in.bytes());
-  setAll(host, t, r + 1);
-  buf.in.upload(host);
-  runOp(b, op, buf, t, count)->wait();
-  if (op == "all_reduce") return countWrong(buf.in.download(), t, n * (n + 1) / 2.0);
-  if (op == "broadcast") return countWrong(buf.in.download(), t, 1);
-  std::vector<uint8_t> out = buf.out.download();
-  if (op == "reduce_scatter") {
-    out.resize(count * dtypeSize(t));
-    return countWrong(out, t, n * (n + 1) / 2.0);
-  }
-  size_t wrong = 0, chunk = count * dtypeSize(t);
-  for (int k = 0; k < n; ++k) {
-    std::vector<uint8_t> part(out.begin() + static_cast<long>(k * chunk),
-                              out.begin() + static_cast<long>((k + 1) * chunk));
-    wrong += countWrong(part, t, k + 1);
-  }
-  return wrong;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 // Barrier latency: each one timed alone (the time from entering to leaving it), the maximum

@@ -5,6 +5,7 @@
 //   --iters N  --json
 //   store [--ranks N] [--ops M] [--processes]   TCPStore ops/s and barrier time for N clients
 //   amp [--sizes BYTES]                          casts and unscale+check in GB/s beside memcpy
+//   preflight                                    `accel test`'s checks (preflight.cc)
 #include <stdlib.h>
 
 #include <cstdio>
@@ -92,7 +93,10 @@ Args parse(int argc, char** argv) {
   auto* amp =
       app.add_subcommand("amp", "casts and unscale+check in GB/s beside a plain copy (and on a GPU when present)");
   amp->add_option("--sizes", sizes, "buffer bytes (the largest of MIN:MAX or a,b,c)");
+  auto* preflight = app.add_subcommand(
+      "preflight", "accel test's checks: rendezvous, store, barrier, every collective's results and bandwidth");
   parseCommandLine(app, argc, argv);
+  if (preflight->parsed()) a.mode = "preflight";
   if (store->parsed()) a.mode = "store";
   if (amp->parsed()) a.mode = "amp";
   if (a.store_ranks > 1024) exitWithUsageError(app, "--ranks must be from 1 to 1024");
@@ -113,6 +117,7 @@ int main(int argc, char** argv) {
     if (args.mode == "amp") return runAmp(args);
     if (args.backend == "gloo") ::setenv(launch_env::kAccelShm, "0", 1);  // before the group is made
     Accelerator acc;
+    if (args.mode == "preflight") return runPreflight(acc);
     Backend& cpu = acc.processGroup().backend();
     if (args.backend == "shm" && std::string(cpu.name()).rfind("shm", 0) != 0) {
       std::cerr

@@ -19,6 +19,8 @@ class BenchBuffer {
   size_t bytes() const { return bytes_; }
   void upload(const std::vector<uint8_t>& host);
   std::vector<uint8_t> download() const;
+  // This buffer's bytes from `src` (the same size, the same memory), finished on return.
+  void copyFrom(const BenchBuffer& src);
 
  private:
   void* data_ = nullptr;

@@ -51,4 +51,13 @@ std::vector<uint8_t> BenchBuffer::download() const {
   return host;
 }
 
+void BenchBuffer::copyFrom(const BenchBuffer& src) {
+  if (!on_device_) {
+    std::memcpy(data_, src.data_, bytes_);
+    return;
+  }
+  check(cudaMemcpy(data_, src.data_, bytes_, cudaMemcpyDeviceToDevice), "cudaMemcpy");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
 }  // namespace accel::bench

@@ -19,4 +19,6 @@ std::vector<uint8_t> BenchBuffer::download() const {
   return {p, p + bytes_};
 }
 
+void BenchBuffer::copyFrom(const BenchBuffer& src) { std::memcpy(data_, src.data_, bytes_); }
+
 }  // namespace accel::bench

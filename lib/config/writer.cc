@@ -93,6 +93,12 @@ std::string toYaml(const json& values) {
   return out.empty() ? "{}\n" : out;
 }
 
+std::string dumpYaml(const json& values) {
+  std::string out;
+  emitMap(out, values, 0, false);
+  return out.empty() ? "{}\n" : out;
+}
+
 namespace {
 
 // nlohmann writes a non-finite float as null; Python's json.dumps as a word. Marked here as a

@@ -11,6 +11,9 @@
 namespace accel {
 
 std::string toYaml(const nlohmann::json& values);
+// PyYAML's yaml.dump(values) with its defaults, as Accelerate's `to-fsdp2` writes: toYaml's
+// format, but every key kept, nulls and empty maps too.
+std::string dumpYaml(const nlohmann::json& values);
 std::string toJson(const nlohmann::json& values);
 
 // YAML or JSON by the path's extension.

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/config/yaml_quoting.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "lib/common/strings.h"
 #include "lib/config/yaml_scalar.h"
@@ -86,50 +89,83 @@ unsigned decodeUtf8(std::string_view s, size_t& i) {
   return cp;
 }
 
-std::string doubleQuoted(std::string_view s) {
+std::string escaped(unsigned cp) {
+  const char* named = nullptr;
+  switch (cp) {
+    case 0x00: named = "0"; break;
+    case 0x07: named = "a"; break;
+    case 0x08: named = "b"; break;
+    case 0x09: named = "t"; break;
+    case 0x0A: named = "n"; break;
+    case 0x0B: named = "v"; break;
+    case 0x0C: named = "f"; break;
+    case 0x0D: named = "r"; break;
+    case 0x1B: named = "e"; break;
+    case '"': named = "\""; break;
+    case '\\': named = "\\"; break;
+    case 0x85: named = "N"; break;
+    case 0xA0: named = "_"; break;
+    case 0x2028: named = "L"; break;
+    case 0x2029: named = "P"; break;
+    default: break;
+  }
+  if (named) return std::string("\\") + named;
+  char buffer[16];
+  if (cp <= 0xFF) {
+    std::snprintf(buffer, sizeof buffer, "\\x%02X", cp);
+  } else if (cp <= 0xFFFF) {
+    std::snprintf(buffer, sizeof buffer, "\\u%04X", cp);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "\\U%08X", cp);
+  }
+  return buffer;
+}
+
+bool writtenAsIs(unsigned cp) { return cp >= 0x20 && cp <= 0x7E && cp != '"' && cp != '\\'; }
+
+constexpr int kBestWidth = 80;  // PyYAML's default line width
+
+// PyYAML's write_double_quoted: escapes for all but printable ASCII, and past the width a break
+// at a space or an escape, written as `\` + line break + indentation (a space that would start
+// the next line escaped too). Positions count characters, as Python's do.
+std::string doubleQuoted(std::string_view s, int column, int indent) {
+  std::vector<unsigned> text;
+  for (size_t i = 0; i < s.size();) text.push_back(decodeUtf8(s, i));
+  auto ascii = [&](size_t from, size_t to) {
+    std::string out;
+    for (size_t k = from; k < to; ++k) out += static_cast<char>(text[k]);
+    return out;
+  };
   std::string out = "\"";
-  for (size_t i = 0; i < s.size();) {
-    unsigned cp = decodeUtf8(s, i);
-    const char* named = nullptr;
-    switch (cp) {
-      case 0x00: named = "0"; break;
-      case 0x07: named = "a"; break;
-      case 0x08: named = "b"; break;
-      case 0x09: named = "t"; break;
-      case 0x0A: named = "n"; break;
-      case 0x0B: named = "v"; break;
-      case 0x0C: named = "f"; break;
-      case 0x0D: named = "r"; break;
-      case 0x1B: named = "e"; break;
-      case '"': named = "\""; break;
-      case '\\': named = "\\"; break;
-      case 0x85: named = "N"; break;
-      case 0xA0: named = "_"; break;
-      case 0x2028: named = "L"; break;
-      case 0x2029: named = "P"; break;
-      default: break;
+  int col = column + 1;
+  size_t start = 0;
+  for (size_t end = 0; end <= text.size(); ++end) {
+    const bool at_end = end == text.size();
+    if (at_end || !writtenAsIs(text[end])) {
+      if (start < end) out += ascii(start, end);
+      col += static_cast<int>(end > start ? end - start : 0);
+      start = std::max(start, end);
+      if (!at_end) {
+        const std::string escape = escaped(text[end]);
+        out += escape;
+        col += static_cast<int>(escape.size());
+        start = end + 1;
+      }
     }
-    char buffer[16];
-    if (named) {
-      out += '\\';
-      out += named;
-    } else if (cp >= 0x20 && cp <= 0x7E) {
-      out += static_cast<char>(cp);
-    } else if (cp <= 0xFF) {
-      std::snprintf(buffer, sizeof buffer, "\\x%02X", cp);
-      out += buffer;
-    } else if (cp <= 0xFFFF) {
-      std::snprintf(buffer, sizeof buffer, "\\u%04X", cp);
-      out += buffer;
-    } else {
-      std::snprintf(buffer, sizeof buffer, "\\U%08X", cp);
-      out += buffer;
+    const bool space = !at_end && text[end] == ' ';
+    const int pending = static_cast<int>(end) - static_cast<int>(start);  // -1 right after an escape, as in PyYAML
+    if (column >= 0 && end > 0 && end + 1 < text.size() && (space || start >= end) && col + pending > kBestWidth) {
+      out += ascii(start, end) + "\\\n" + std::string(static_cast<size_t>(indent), ' ');
+      start = std::max(start, end);
+      col = indent;
+      if (text[start] == ' ') {
+        out += "\\";
+        ++col;
+      }
     }
   }
   return out + "\"";
 }
-
-constexpr int kBestWidth = 80;  // PyYAML's default line width
 
 // PyYAML's write_plain / write_single_quoted folding: a single space after a word that ends
 // past the width becomes a line break plus indentation. `quoted` adds the single-quote rules.
@@ -180,7 +216,7 @@ std::string formatYamlString(std::string_view text, int column, int indent) {
   if (a.allow_single_quoted) {
     return "'" + fold(text, column < 0 ? column : column + 1, indent, true) + "'";
   }
-  return doubleQuoted(text);
+  return doubleQuoted(text, column, indent);
 }
 
 std::string formatYamlFloat(double value) {

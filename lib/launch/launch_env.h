@@ -108,6 +108,9 @@ inline constexpr const char* kAccelDebug = "ACCEL_DEBUG";
 inline constexpr const char* kAccelShm = "ACCEL_SHM";  // "0": no shared memory, Gloo for every CPU group
 // Replaces the machine identity that decides which ranks share memory (comm/host_identity.h).
 inline constexpr const char* kAccelHostId = "ACCEL_HOST_ID";
+// `accel test`'s preflight (apps/bench/preflight.cc) alters this rank's result of its first
+// all_reduce: the proof, for its tests and for a user who doubts it, that a wrong result is caught.
+inline constexpr const char* kPreflightCorrupt = "ACCEL_PREFLIGHT_CORRUPT";
 inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";  // Gloo's interface (torch's name)
 // NCCL's bootstrap interface; the launcher sets both to the one that reaches main_process_ip.
 inline constexpr const char* kNcclSocketIfname = "NCCL_SOCKET_IFNAME";

@@ -9,10 +9,12 @@
 #   ddp_2x2               tests/python/ddp_gloo.py (PyTorch DDP, Gloo) on 2 hosts x 2 processes
 #   the rest              the launchers' job channel: failure_propagation, vanished_machine,
 #                         unreachable_main, restart, dry_run (tests/cluster/cluster_cases.sh);
-#                         Kubernetes pods and uneven layouts (tests/cluster/pod_cases.sh)
+#                         Kubernetes pods and uneven layouts (tests/cluster/pod_cases.sh);
+#                         hostfiles over ssh (tests/cluster/ssh_cases.sh); `accel test` across
+#                         hosts (tests/cluster/diagnosis_cases.sh)
 # After every case no process may be left in any host.
 #
-# Usage: cluster_test.sh BUILD_DIR     (its bin/accel, bin/accel-train)
+# Usage: cluster_test.sh BUILD_DIR     (its bin/accel, bin/accel-train, bin/accel-bench)
 # Exit: 0 all cases passed or skipped (at least one passed), 1 a case failed, 77 skipped (no
 # root or no netns; under CI=true that is a failure instead, as is a run where nothing passed).
 # Environment: ACCEL_CLUSTER_NO_IFNAME=1  do not set GLOO_SOCKET_IFNAME for ddp_2x2 (the launcher
@@ -263,6 +265,8 @@ source "$here/pod_cases.sh"       # trainer_v2, pytorchjob, pytorchjob_elastic, 
 source "$here/ssh_hosts.sh"
 # shellcheck source=SCRIPTDIR/ssh_cases.sh
 source "$here/ssh_cases.sh"       # ssh_hostfile, ssh_filters, ssh_interrupt, ssh_link_down, ssh_unreachable, ssh_deepspeed
+# shellcheck source=SCRIPTDIR/diagnosis_cases.sh
+source "$here/diagnosis_cases.sh" # accel_test
 
 # ---- runner ------------------------------------------------------------------------------------
 
@@ -326,6 +330,7 @@ main() {
   run_case ssh_link_down ssh_case case_ssh_link_down
   run_case ssh_unreachable ssh_case case_ssh_unreachable
   run_case ssh_deepspeed ssh_case case_ssh_deepspeed
+  run_case accel_test case_accel_test
   echo "summary: $passed passed, $failed failed, $skipped skipped in" \
        "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
   printf '%s\n' "${summary[@]}"

@@ -23,6 +23,10 @@ EXTERNAL = {
     "test_script.py", "test_sync.py", "test_ops.py", "test_distributed_data_loop.py", "test_ddp_comm_hook.py",
     "argparse_util.py", "runner.py", "authorized_keys", "known_hosts", "ssh_config", "ssh_config_bad",
     "error.json",  # torchelastic's error file, written by a worker into the launch's log folder
+    "to_fsdp2.py",  # Accelerate's `accelerate to-fsdp2`
+    # Accelerate's estimate-memory sources, and the shard index of a Hugging Face model directory
+    # (model.safetensors.index.json, which the name pattern sees as index.json).
+    "estimate.py", "modeling.py", "index.json",
 }
 # A word in capitals is a placeholder (OUT/env-RANK.json, config-templates/X.yaml).
 OURS_IN_CAPITALS = {"README", "CMakeLists", "LICENSE"}

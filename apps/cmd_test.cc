@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// `accel test`: Accelerate's first check of a machine or a cluster. It launches, with the config's
+// layout exactly as `accel launch --config_file FILE [LAUNCH FLAGS]` would, accel-bench's preflight (every
+// transport's results and bandwidth, apps/bench/preflight.cc), then, where the interpreter that
+// `accel launch` gives .py programs has Accelerate, Accelerate's own test script as `accelerate
+// test` does. Exit status: 0 when both passed, 1 when either failed, 2 when the config or the
+// command line was refused (the launcher says why), 128+N when a signal ended it.
+#include <unistd.h>
+
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "apps/commands.h"
+#include "lib/common/child_process.h"
+#include "lib/common/environment.h"
+#include "lib/common/strings.h"
+#include "lib/launch/launch_env.h"
+#include "lib/launch/program.h"
+
+namespace accel {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string directoryOf(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+// Where Accelerate's test script is for `python`, or "" when that interpreter has no Accelerate.
+std::string accelerateTestScript(const std::string& python) {
+  if (python.empty()) return "";
+  auto out = captureOutput({python, "-c",
+                            "import os, accelerate; print(os.path.join(os.path.dirname(accelerate.__file__), "
+                            "'test_utils', 'scripts', 'test_script.py'))"},
+                           60s);
+  const std::string script = out ? trim(*out) : "";
+  return !script.empty() && ::access(script.c_str(), R_OK) == 0 ? script : "";
+}
+
+struct Step {
+  std::string name;
+  int status = 0;
+};
+
+int runStep(const std::vector<std::string>& launch, const std::string& program, std::vector<Step>& done,
+            const std::string& name) {
+  std::vector<std::string> argv = launch;
+  argv.push_back(program);
+  if (name == "preflight") argv.push_back("preflight");
+  std::string shown;
+  for (size_t i = 0; i < argv.size(); ++i) shown += (i ? " " : "") + shellQuote(i ? argv[i] : "accel");
+  std::cout << "accel test: " << name << ": " << shown << std::endl;
+  done.push_back({name, runForeground(argv)});
+  return done.back().status;
+}
+
+int summarize(const std::vector<Step>& steps) {
+  std::string failed;
+  for (const Step& s : steps) {
+    if (s.status != 0) failed += fmt::format("{}{} (exit {})", failed.empty() ? "" : ", ", s.name, s.status);
+  }
+  if (failed.empty()) {
+    std::cout << "accel test: every check passed: you are ready for distributed training" << std::endl;
+    return 0;
+  }
+  std::cout << "accel test: FAILED: " << failed << std::endl;
+  return 1;
+}
+
+}  // namespace
+
+int runTest(const ConfigFileOption& file, const std::vector<std::string>& launch_args) {
+  const std::string self = selfExecutable();
+  const std::string bench = directoryOf(self) + "/accel-bench";
+  if (self.empty() || ::access(bench.c_str(), X_OK) != 0) {
+    throw Error("accel test runs accel-bench, which is not beside accel (" + bench + ")",
+                "build it (cmake --build build --target accel-bench) or reinstall accel");
+  }
+  std::vector<std::string> launch{self, "launch"};
+  if (!file.path.empty()) launch.insert(launch.end(), {"--config_file", file.path});
+  launch.insert(launch.end(), launch_args.begin(), launch_args.end());
+  std::vector<Step> steps;
+  const int preflight = runStep(launch, bench, steps, "preflight");
+  if (preflight == static_cast<int>(ExitStatus::Usage) || preflight >= 128) return preflight;
+
+  auto env = processEnvironment();
+  const std::string wanted = env[launch_env::kPython].empty() ? "python3" : env[launch_env::kPython];
+  const std::string python = findExecutable(wanted, env["PATH"]);
+  const std::string script = accelerateTestScript(python);
+  if (script.empty()) {
+    std::cout << "accel test: accelerate's test script: skipped: "
+              << (python.empty() ? "no Python interpreter '" + wanted + "'" : python + " has no Accelerate")
+              << " (pip install accelerate, or set ACCEL_PYTHON to the interpreter that has it)" << std::endl;
+  } else {
+    const int status = runStep(launch, script, steps, "accelerate's test script");
+    if (status >= 128) return status;
+  }
+  return summarize(steps);
+}
+
+}  // namespace accel

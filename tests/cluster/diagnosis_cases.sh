@@ -1,0 +1,47 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
+# diagnosis_cases.sh - the cases of cluster_test.sh for what tells a user whether and where a job
+# across machines works (README, "Know before: accel test"). Sourced by cluster_test.sh: uses its
+# take_port, wait_hosts, HOST_OF, EXIT_RC/EXIT_AT and cluster_cases.sh's expect_in, expect_exit.
+#   accel_test   2 hosts x 2: `accel test` on each passes every check over shared memory and Gloo
+#                and prints its figures; then host 1's link is down and join_timeout=5: both
+#                fail within 15 s, machine 0 naming machine 1
+# The cases are called through run_case, which shellcheck cannot follow; $work is cluster_test.sh's.
+# shellcheck disable=SC2317,SC2154
+
+# start_accel_test TAG K PORT ARGS...: host K's `accel test` (machine K of 2, 4 processes) in the
+# background. Debian's python3 has no Accelerate, so its test script is skipped, as everywhere.
+start_accel_test() {
+  local tag=$1 k=$2 p=$3
+  shift 3
+  on_host_bg "$k" env ACCEL_PYTHON=/usr/bin/python3 timeout -k 5 60 "$build/bin/accel" test --cpu \
+    --num_machines 2 --machine_rank "$k" --num_processes 4 --main_process_ip "$(host_addr 0)" \
+    --main_process_port "$p" "$@" >"$work/$tag.h$k.log" 2>&1
+  HOST_OF[$CLUSTER_LAST_PID]=$k
+}
+
+case_accel_test() {
+  local bad=0 k t0 port
+  take_port
+  for k in 0 1; do start_accel_test test "$k" "$port"; done
+  wait_hosts || bad=1
+  for k in 0 1; do expect_in "$work/test.h$k.log" "accel test: every check passed"; done
+  expect_in "$work/test.h0.log" "4 ranks on 2 machines" "all_reduce [shm+gloo]    pass" \
+    "all_gather [shm+gloo]    pass" "broadcast [shm+gloo]     pass" "bandwidth [shm+gloo]     figure"
+  grep -E '] (barrier|bandwidth) ' "$work/test.h0.log" || true   # the figures, into the case's report
+
+  cluster_link_down 1
+  take_port
+  t0=$EPOCHREALTIME
+  for k in 0 1; do start_accel_test down "$k" "$port" --rdzv_conf join_timeout=5; done
+  wait_hosts || true
+  cluster_link_up 1
+  echo "host 1's link down, join_timeout=5:"
+  for k in 0 1; do
+    expect_exit "$k" 1 15 "$t0"
+    expect_in "$work/down.h$k.log" "accel test: FAILED: preflight (exit 1)"
+  done
+  expect_in "$work/down.h0.log" "machine 1 of 2 did not join within 5 s"
+  expect_in "$work/down.h1.log" "could not reach machine 0's launcher"
+  ((bad == 0)) || { show_logs test; show_logs down; return 1; }
+}
