@@ -31,6 +31,25 @@ accel_install_deps() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+# Free space where the builds go, in whole GiB.
+accel_free_gib() { df -Pk "$ACCEL_ROOT" | awk 'NR == 2 { printf "%d", $4 / 1048576 }'; }
+
+# accel_prune_build DIR...: when fewer than ACCEL_PRUNE_BELOW_GIB (default 30) GiB are free,
+# deletes the object files and precompiled headers of each DIR, whose tests have run (binaries,
+# libraries and logs stay; a later build compiles again): on a machine with room, incremental
+# builds keep their objects; on one without, the next build fits.
+accel_prune_build() {
+  local free dir freed
+  free=$(accel_free_gib)
+  ((free < ${ACCEL_PRUNE_BELOW_GIB:-30})) || return 0
+  for dir; do
+    [[ -d $dir ]] || continue
+    freed=$(find "$dir" -type f \( -name '*.o' -o -name '*.gch' \) -printf '%s\n' | awk '{ s += $1 } END { printf "%.1f", s / 2^30 }')
+    find "$dir" -type f \( -name '*.o' -o -name '*.gch' \) -delete
+    echo "scripts: $free GiB free: deleted the object files of $dir ($freed GiB)"
+  done
+}
+
 # Configures (if needed) and builds one build directory: accel_build DIR [cmake args...]
 # ACCEL_BUILD_TARGETS="t1 t2" builds only those targets (and what they need).
 accel_build() {
