@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -208,11 +209,22 @@ class Fleet {
     }
   }
 
+  // A launcher that failed before it was ready could not start (ssh, no accel, a usage error
+  // there): its own outcome. Once all had started, the job's verdict is machine 0's launcher's,
+  // which the job channel gave it (a worker's own code; 1 for a machine lost), whichever
+  // launcher's end the head saw first; a remote link that dropped (ssh's 255) is such a loss.
   int exitCode() const {
     if (signal_) return 128 + signal_;
     if (!first_failed_) return 0;
-    const Child& c = *first_failed_;
-    if (c.code == 255 && !c.m->local && !c.ready) {
+    if (!first_failed_->ready) return startFailure(*first_failed_);
+    const Child& main = *std::find_if(children_.begin(), children_.end(),
+                                      [](const Child& c) { return c.m->machine_rank == 0; });
+    const Child& judged = main.code != 0 ? main : *first_failed_;
+    return judged.code == 255 && !judged.m->local ? 1 : judged.code;
+  }
+
+  int startFailure(const Child& c) const {
+    if (c.code == 255 && !c.m->local) {
       std::cerr << fmt::format("accel: error: ssh to {} (machine {}) failed: {}\n", c.m->host, c.m->machine_rank,
                                c.err_tail.empty() ? "exit code 255" : c.err_tail.back());
       std::cerr << fmt::format(
@@ -221,7 +233,7 @@ class Fleet {
           fmt::join(c.m->argv.begin(), c.m->argv.end() - 2, " "), c.m->host);
       return 1;
     }
-    if (!c.ready && (c.code == 127 || c.code == 126)) return 2;
+    if (c.code == 127 || c.code == 126) return 2;
     return c.code;
   }
 
