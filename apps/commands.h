@@ -40,6 +40,9 @@ int runEstimateMemory(const EstimateMemoryOptions& options);
 // `accel test`: the preflight, then Accelerate's test script, each through `accel launch` with
 // the config file and `launch_args` (launch flags).
 int runTest(const ConfigFileOption& file, const std::vector<std::string>& launch_args);
+// `accel stacks`: every rank's stack on this machine for the job named (a launcher pid or run id,
+// or "": the only one), each tool within `timeout_seconds`.
+int runStacks(const std::string& job_selector, double timeout_seconds);
 // `accel to-fsdp2`: `config_file` converted to FSDP2, written to `output_file` (empty: the config
 // file itself, which only `overwrite` allows).
 int runToFsdp2(const std::string& config_file, const std::string& output_file, bool overwrite);

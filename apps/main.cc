@@ -27,6 +27,8 @@ struct Options {
   std::vector<std::string> files;
   std::vector<std::string> help_topic;
   std::vector<std::string> launch_args;  // accel test: the words it passes on to `accel launch`
+  std::string job;                       // accel stacks: a launcher pid or a run id
+  double timeout = 5;                    // accel stacks: seconds per tool
   EstimateMemoryOptions estimate;
   std::string output_file;
   bool overwrite = false;
@@ -113,6 +115,12 @@ const Command kCommands[] = {
        c->add_flag("--json", o.estimate.json, "print one JSON object");
      },
      [](Options& o) { return runEstimateMemory(o.estimate); }},
+    {"stacks", "Print every rank's current stack on this machine (py-spy, gdb or eu-stack): accel stacks [PID|RUN_ID]",
+     [](CLI::App* c, Options& o) {
+       c->add_option("job", o.job, "the job's launcher pid or run id (default: the only job running)");
+       c->add_option("--timeout", o.timeout, "seconds each tool may take")->capture_default_str();
+     },
+     [](Options& o) { return runStacks(o.job, o.timeout); }},
     {"launch", "Start one worker per GPU (or CPU process) and supervise them (accel launch --help)", nullptr, nullptr},
     {"torchrun", "torchrun's command line, flags and defaults (also through a link named torchrun)", nullptr, nullptr},
     {"help", "Show help for a command: accel help config default",

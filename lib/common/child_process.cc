@@ -74,44 +74,99 @@ int runForeground(const std::vector<std::string>& argv) {
   return statusOf(raw);
 }
 
-std::optional<std::string> captureOutput(const std::vector<std::string>& argv, std::chrono::milliseconds limit) {
+namespace {
+
+struct Running {
+  pid_t pid = -1;
+  int fd = -1;
+};
+
+Running startCaptured(const std::vector<std::string>& argv, bool with_stderr) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+  if (::pipe2(fds, O_CLOEXEC) != 0) return {};
   const pid_t pid = ::fork();
   if (pid == 0) {
     const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     ::dup2(null, 0);
-    ::dup2(null, 2);
+    ::dup2(with_stderr ? fds[1] : null, 2);
     ::dup2(fds[1], 1);
     execChild(argv);
   }
   ::close(fds[1]);
   if (pid < 0) {
     ::close(fds[0]);
-    return std::nullopt;
+    return {};
   }
-  std::string out;
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  bool timed_out = false;
+  return {pid, fds[0]};
+}
+
+// Reads every open pipe until each reaches its end or the deadline passes; closes them.
+void readUntil(std::vector<Running>& running, std::vector<Captured>& out,
+               std::chrono::steady_clock::time_point deadline) {
   for (char buf[4096];;) {
+    std::vector<pollfd> fds;
+    std::vector<size_t> which;
+    for (size_t i = 0; i < running.size(); ++i) {
+      if (running[i].fd >= 0) fds.push_back({running[i].fd, POLLIN, 0}), which.push_back(i);
+    }
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    pollfd p{fds[0], POLLIN, 0};
-    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) == 0) {
-      timed_out = true;
-      ::kill(pid, SIGKILL);
-      break;
+    if (fds.empty() || left.count() <= 0) break;
+    if (::poll(fds.data(), fds.size(), static_cast<int>(left.count())) <= 0) continue;
+    for (size_t k = 0; k < fds.size(); ++k) {
+      if (!fds[k].revents) continue;
+      Running& r = running[which[k]];
+      const ssize_t n = ::read(r.fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n > 0) {
+        out[which[k]].output.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      ::close(r.fd);
+      r.fd = -1;
     }
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
   }
-  ::close(fds[0]);
-  int raw = 0;
-  waitFor(pid, raw);
-  if (timed_out || statusOf(raw) != 0) return std::nullopt;
+}
+
+// True when `pid` exited by `deadline` (its status in `raw`): a program closes its output a
+// moment before it exits.
+bool exitsBy(pid_t pid, int& raw, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    const pid_t got = ::waitpid(pid, &raw, WNOHANG);
+    if (got == pid || (got < 0 && errno != EINTR)) return got == pid;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    ::usleep(2000);
+  }
+}
+
+}  // namespace
+
+std::vector<Captured> captureOutputs(const std::vector<std::vector<std::string>>& argvs,
+                                     std::chrono::milliseconds limit, bool with_stderr) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::vector<Running> running;
+  std::vector<Captured> out(argvs.size());
+  for (const auto& argv : argvs) running.push_back(startCaptured(argv, with_stderr));
+  readUntil(running, out, deadline);
+  for (size_t i = 0; i < running.size(); ++i) {
+    Running& r = running[i];
+    if (r.pid < 0) continue;
+    int raw = 0;
+    if (r.fd >= 0 || !exitsBy(r.pid, raw, deadline)) {
+      out[i].timed_out = true;
+      ::kill(r.pid, SIGKILL);
+      waitFor(r.pid, raw);
+    }
+    if (r.fd >= 0) ::close(r.fd);
+    out[i].status = statusOf(raw);
+  }
   return out;
+}
+
+std::optional<std::string> captureOutput(const std::vector<std::string>& argv, std::chrono::milliseconds limit) {
+  Captured c = captureOutputs({argv}, limit, false).front();
+  if (c.timed_out || c.status != 0) return std::nullopt;
+  return c.output;
 }
 
 }  // namespace accel

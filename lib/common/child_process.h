@@ -22,4 +22,17 @@ int runForeground(const std::vector<std::string>& argv);
 // killed).
 std::optional<std::string> captureOutput(const std::vector<std::string>& argv, std::chrono::milliseconds limit);
 
+// What one program of captureOutputs() did.
+struct Captured {
+  std::string output;      // its stdout, and its stderr after it when `with_stderr`
+  int status = -1;         // exit status, 128 + signal, -1 when it could not start
+  bool timed_out = false;  // still running at the limit: killed
+};
+
+// Runs every argv at once (stdin from /dev/null) and collects their output until each has ended
+// or `limit` has passed, then kills what still runs: returns within `limit` plus the time to
+// reap them, whatever the programs do. `with_stderr`: stderr goes to the same pipe as stdout.
+std::vector<Captured> captureOutputs(const std::vector<std::vector<std::string>>& argvs,
+                                     std::chrono::milliseconds limit, bool with_stderr);
+
 }  // namespace accel

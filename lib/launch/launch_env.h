@@ -62,10 +62,11 @@ inline constexpr const char* kMachineName = "ACCEL_MACHINE";  // host label used
 inline constexpr const char* kLauncherSocket = "ACCEL_LAUNCHER_SOCKET";
 
 // ---- what the launcher reads (not passed on by it) ----
-inline constexpr const char* kPython = "ACCEL_PYTHON";                       // interpreter for .py programs
-inline constexpr const char* kNvmlLibrary = "ACCEL_NVML_LIBRARY";            // NVML to dlopen (tests: a fake)
-inline constexpr const char* kCudaLibrary = "ACCEL_CUDA_LIBRARY";            // libcuda to dlopen (tests: a fake)
-inline constexpr const char* kJobPort = "ACCEL_JOB_PORT";                    // --job_port
+inline constexpr const char* kPython = "ACCEL_PYTHON";             // interpreter for .py programs
+inline constexpr const char* kPySpy = "ACCEL_PY_SPY";              // py-spy, where PATH and the workers' venv lack it
+inline constexpr const char* kNvmlLibrary = "ACCEL_NVML_LIBRARY";  // NVML to dlopen (tests: a fake)
+inline constexpr const char* kCudaLibrary = "ACCEL_CUDA_LIBRARY";  // libcuda to dlopen (tests: a fake)
+inline constexpr const char* kJobPort = "ACCEL_JOB_PORT";          // --job_port
 inline constexpr const char* kHeartbeatTimeout = "ACCEL_HEARTBEAT_TIMEOUT";  // --heartbeat_timeout
 // Seconds a collective waits for its peers (--collective_timeout; read by the runtime).
 inline constexpr const char* kCollectiveTimeout = "ACCEL_COLLECTIVE_TIMEOUT";

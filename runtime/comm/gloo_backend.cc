@@ -119,6 +119,8 @@ GlooBackend::GlooBackend(Store& store, int rank, int size, GlooOptions options)
         abortRunning();  // its time is up: end it here, and at the peers, who hear at once
       },
       options_.timeout);
+  queue_->setLabel(
+      fmt::format("gloo rank {} of {}{}", name, size_, options_.part.empty() ? "" : " (" + options_.part + ")"));
 }
 
 GlooBackend::~GlooBackend() {

@@ -30,6 +30,7 @@ HierarchicalBackend::HierarchicalBackend(int rank, HostLayout layout, std::uniqu
                                                           std::chrono::steady_clock::duration) {
                          return Findings{watch->verdict(), {}};
                        }));
+  queue_->setLabel(fmt::format("shm+gloo rank {} of {}", rank_, size()));
 }
 
 HierarchicalBackend::~HierarchicalBackend() = default;

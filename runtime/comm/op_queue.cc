@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/comm/collective_now.h"
+
 namespace accel {
 
 namespace {
@@ -90,6 +92,8 @@ void OpQueue::execute(Task& task) {
     return;
   }
   const auto start = Clock::now();
+  const std::string numbered = task.call.numbered();
+  noteCollective(true, numbered, label_);
   try {
     task.run(task.call);
     task.work->complete();
@@ -97,6 +101,7 @@ void OpQueue::execute(Task& task) {
     broken_ = failure_text_(task.work->description(), task.call, e, Clock::now() - start);
     task.work->complete(broken_);
   }
+  noteCollective(false, numbered, label_);
 }
 
 void OpQueue::watchLoop() {

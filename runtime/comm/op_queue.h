@@ -59,6 +59,9 @@ class OpQueue {
 
   WorkPtr submit(CollectiveCall call, Run run, bool small = false);
 
+  // How collective_now.h names this queue's group ("shm rank 1 of 4"); set before the first submit.
+  void setLabel(std::string label) { label_ = std::move(label); }
+
  private:
   struct Task {
     WorkPtr work;
@@ -72,6 +75,7 @@ class OpQueue {
   void timerLoop();
 
   FailureText failure_text_;
+  std::string label_;
   Stalled stalled_;
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -77,6 +77,8 @@ ShmBackend::ShmBackend(std::unique_ptr<ShmSegment> segment, std::unique_ptr<Call
         return f;
       },
       options_.part));
+  queue_->setLabel(fmt::format("shm rank {} of {}{}", options_.names[static_cast<size_t>(rank)], size,
+                               options_.part.empty() ? "" : " (" + options_.part + ")"));
 }
 
 ShmBackend::~ShmBackend() = default;

@@ -22,6 +22,7 @@ EXTERNAL = {
     "my.yaml", "old.yaml", "out.yaml", "cfg.yaml", "my_config.yaml", "single_accelerator.yaml",
     "test_script.py", "test_sync.py", "test_ops.py", "test_distributed_data_loop.py", "test_ddp_comm_hook.py",
     "argparse_util.py", "runner.py", "authorized_keys", "known_hosts", "ssh_config", "ssh_config_bad",
+    "torch/distributed/distributed_c10d.py",  # torch's, as py-spy names its frames
     "error.json",  # torchelastic's error file, written by a worker into the launch's log folder
     "to_fsdp2.py",  # Accelerate's `accelerate to-fsdp2`
     # Accelerate's estimate-memory sources, and the shard index of a Hugging Face model directory

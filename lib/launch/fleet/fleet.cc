@@ -217,8 +217,8 @@ class Fleet {
     if (signal_) return 128 + signal_;
     if (!first_failed_) return 0;
     if (!first_failed_->ready) return startFailure(*first_failed_);
-    const Child& main = *std::find_if(children_.begin(), children_.end(),
-                                      [](const Child& c) { return c.m->machine_rank == 0; });
+    const Child& main =
+        *std::find_if(children_.begin(), children_.end(), [](const Child& c) { return c.m->machine_rank == 0; });
     const Child& judged = main.code != 0 ? main : *first_failed_;
     return judged.code == 255 && !judged.m->local ? 1 : judged.code;
   }
