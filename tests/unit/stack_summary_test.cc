@@ -48,6 +48,16 @@ TEST_CASE("stack summary: gdb's thread 1, its innermost frame outside the C libr
       "accel collective: in #6 all_reduce (f32 x 1000) sum, shm rank 1 of 4\n";
   CHECK(summarizeNativeStack(bt) ==
         "futexWait (/src/runtime/comm/shm_steps.cc:40); in #6 all_reduce (f32 x 1000) sum, shm rank 1 of 4");
+  // An unoptimized build: a function of an anonymous namespace, not inlined, and templates.
+  CHECK(summarizeNativeStack(
+            "Thread 1 (Thread 0x7f6c (LWP 24917) \"runtime_worker\"):\n"
+            "#0  0x00007f6cb84a in __GI___clock_nanosleep (clock_id=0) at ../sysdeps/clock_nanosleep.c:78\n"
+            "#5  0x00007f6cb96c8da0 in std::condition_variable::wait<accel::OpQueue::loop()::<lambda()> > "
+            "(this=0x616) at /usr/include/c++/12/condition_variable:102\n"
+            "#23 0x00005589d10fc8c6 in (anonymous namespace)::freeze (acc=..., frozen=0) at "
+            "/src/tests/workers/runtime_worker.cc:150\n"
+            "#24 0x00005589d10fd0b1 in main (argc=3, argv=0x7ffd) at /src/tests/workers/runtime_worker.cc:276\n") ==
+        "freeze (/src/tests/workers/runtime_worker.cc:150)");
   // A program without libaccel_runtime, and one without line tables.
   CHECK(summarizeNativeStack("#0  0x00007f in __GI___nanosleep (req=0x7ff) at ../sysdeps/nanosleep.c:25\n"
                              "#1  0x000055 in ?? ()\n") == "__GI___nanosleep");

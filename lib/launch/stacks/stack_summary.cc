@@ -35,14 +35,19 @@ std::vector<Frame> pythonMainFrames(const std::string& dump) {
   return main.empty() ? first : main;
 }
 
+const std::string kAnonymous = "(anonymous namespace)::";
+
 // A gdb frame line: "#0  0x... in f (...) at file:line", "#1  f (...) at file:line", or without
 // a source: "#2  0x... in f () from /lib/...". eu-stack: "#0  0x... f".
 bool nativeFrame(const std::string& line, Frame& f) {
-  static const std::regex gdb(R"(^#\d+\s+(?:0x[0-9a-f]+ in )?(\S+) \(.*\)(?: at (\S+):(\d+))?.*$)");
+  static const std::regex gdb(R"(^#\d+\s+(?:0x[0-9a-f]+ in )?(.+?) \(.*\)(?: at (\S+):(\d+))?.*$)");
   static const std::regex eu(R"(^#\d+\s+0x[0-9a-f]+\s+(\S+).*$)");
   std::smatch m;
   if (std::regex_match(line, m, gdb)) {
     f = {m[1], m[2], m[3]};
+    // Unoptimized builds name a function of an anonymous namespace with it; optimized ones, which
+    // inline it, do not: the same function reads the same.
+    for (size_t at; (at = f.function.find(kAnonymous)) != std::string::npos;) f.function.erase(at, kAnonymous.size());
     return true;
   }
   if (std::regex_match(line, m, eu)) {
