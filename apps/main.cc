@@ -115,7 +115,7 @@ const Command kCommands[] = {
        c->add_flag("--json", o.estimate.json, "print one JSON object");
      },
      [](Options& o) { return runEstimateMemory(o.estimate); }},
-    {"stacks", "Print every rank's current stack on this machine (py-spy, gdb or eu-stack): accel stacks [PID|RUN_ID]",
+    {"stacks", "Print every rank's current stack, on every machine of the job (py-spy, gdb): accel stacks [PID|RUN_ID]",
      [](CLI::App* c, Options& o) {
        c->add_option("job", o.job, "the job's launcher pid or run id (default: the only job running)");
        c->add_option("--timeout", o.timeout, "seconds each tool may take")->capture_default_str();

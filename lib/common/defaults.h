@@ -37,6 +37,13 @@ inline constexpr double kOrdersTimeoutSeconds = 60;
 // Seconds between SIGTERM and SIGKILL when the launcher stops workers (--grace_period).
 inline constexpr double kGracePeriodSeconds = 10;
 
+// Every rank's stack (`accel stacks`, and before a collective timeout, a lost machine or
+// --hang_timeout stops a job): how long the tools (py-spy, gdb) may take on one machine
+// (ACCEL_STACKS_TIMEOUT; 0 turns the automatic stacks off), and how much longer machine 0 waits
+// for the other machines' stacks to arrive.
+inline constexpr double kStacksTimeoutSeconds = 4;
+inline constexpr double kStacksSlackSeconds = 1.5;
+
 // A duration as the seconds flags and ACCEL_* variables speak.
 inline double seconds(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000; }
 

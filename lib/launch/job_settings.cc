@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/job_settings.h"
 
+#include <cmath>
 #include <optional>
 
 #include <fmt/format.h>
@@ -20,6 +21,27 @@ double seconds(const std::string& text, const std::string& where) {
   const auto v = parsePositiveSeconds(text);
   if (!v) throw UsageError(fmt::format("{}: '{}' is not a number of seconds above 0", where, text), "e.g. 30 or 2.5");
   return *v;
+}
+
+// Seconds, 0 meaning off, or UsageError naming where it came from.
+double secondsOrOff(const std::string& text, const std::string& where) {
+  const auto v = parseDouble(text);
+  if (!v || !std::isfinite(*v) || *v < 0) {
+    throw UsageError(fmt::format("{}: '{}' is not a number of seconds (0 for off)", where, text), "e.g. 300 or 0");
+  }
+  return *v;
+}
+
+// A setting in seconds from its flag, else its ACCEL_* variable, else `fallback`; 0 is off.
+void setSecondsOrOff(LaunchSettings& s, const char* key, std::optional<double> flag, const std::string& env_value,
+                     const char* env_name, double fallback) {
+  if (flag) {
+    s.set(key, secondsOrOff(fmt::format("{}", *flag), std::string("--") + key), "command line");
+  } else if (!env_value.empty()) {
+    s.set(key, secondsOrOff(env_value, env_name), "environment");
+  } else {
+    s.set(key, fallback, "default");
+  }
 }
 
 // A TCP port, or UsageError saying what was given ("--job_port 0", "ACCEL_JOB_PORT='x'").
@@ -82,6 +104,9 @@ void resolveJobChannel(LaunchSettings& s, const LaunchOptions& o, const LaunchFa
   } else {
     s.set("collective_timeout", defaults::seconds(defaults::kCollectiveTimeout), "default");
   }
+  setSecondsOrOff(s, "hang_timeout", o.hang_timeout, env(launch_env::kHangTimeout), launch_env::kHangTimeout, 0);
+  setSecondsOrOff(s, "stacks_timeout", std::nullopt, env(launch_env::kStacksTimeout), launch_env::kStacksTimeout,
+                  defaults::kStacksTimeoutSeconds);
 }
 
 }  // namespace accel

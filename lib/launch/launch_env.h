@@ -60,6 +60,12 @@ inline constexpr const char* kMachineName = "ACCEL_MACHINE";  // host label used
 // Where this machine's launcher answers a worker's "rank R" with what became of that rank
 // (lib/launch/rank_questions.h): an abstract Unix socket, '@' standing for its leading NUL.
 inline constexpr const char* kLauncherSocket = "ACCEL_LAUNCHER_SOCKET";
+// The launcher's progress board (lib/launch/progress_board.h), set with --hang_timeout: an
+// inherited descriptor of shared memory where libaccel_runtime counts the collectives it
+// finished, so that a silent rank that still trains is not taken for a hung one. The count of
+// LOCAL_RANK r is the unsigned 64-bit word at byte kProgressSlotBytes * r, changed atomically.
+inline constexpr const char* kProgressFd = "ACCEL_PROGRESS_FD";
+inline constexpr unsigned kProgressSlotBytes = 64;  // a cache line: ranks never share one
 
 // ---- what the launcher reads (not passed on by it) ----
 inline constexpr const char* kPython = "ACCEL_PYTHON";             // interpreter for .py programs
@@ -68,6 +74,8 @@ inline constexpr const char* kNvmlLibrary = "ACCEL_NVML_LIBRARY";  // NVML to dl
 inline constexpr const char* kCudaLibrary = "ACCEL_CUDA_LIBRARY";  // libcuda to dlopen (tests: a fake)
 inline constexpr const char* kJobPort = "ACCEL_JOB_PORT";          // --job_port
 inline constexpr const char* kHeartbeatTimeout = "ACCEL_HEARTBEAT_TIMEOUT";  // --heartbeat_timeout
+inline constexpr const char* kHangTimeout = "ACCEL_HANG_TIMEOUT";            // --hang_timeout
+inline constexpr const char* kStacksTimeout = "ACCEL_STACKS_TIMEOUT";        // defaults::kStacksTimeoutSeconds
 // Seconds a collective waits for its peers (--collective_timeout; read by the runtime).
 inline constexpr const char* kCollectiveTimeout = "ACCEL_COLLECTIVE_TIMEOUT";
 // The terminal (lib/launch/terminal_settings.h): pseudo-terminals for workers (--pty), the rank

@@ -72,6 +72,7 @@ struct LaunchOptions {
   std::optional<long long> job_port;         // the launchers' job channel on machine 0
   std::optional<double> heartbeat_timeout;   // seconds of silence before a machine is lost
   std::optional<double> collective_timeout;  // seconds a worker's collective may wait for its peers
+  std::optional<double> hang_timeout;        // seconds without progress anywhere before the job stops
   std::vector<std::string> env;              // --env KEY=VALUE, repeatable: set in every worker's environment
   std::optional<std::string> pty;            // auto, on, off: pseudo-terminals for the workers' streams
   // Several machines from one command (lib/launch/fleet): DeepSpeed's hostfile (the config key

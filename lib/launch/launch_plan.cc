@@ -225,6 +225,8 @@ LaunchPlan makeLaunchPlan(LaunchSettings s, const std::vector<std::string>& argv
   p.job_port = static_cast<int>(s.integer("job_port"));
   p.heartbeat_timeout = s.value("heartbeat_timeout").get<double>();
   p.join_timeout = s.value("join_timeout").get<double>();
+  p.hang_timeout = s.value("hang_timeout").get<double>();
+  p.stacks_timeout = s.value("stacks_timeout").get<double>();
   setConsoleStreams(p, s);
   setTerminal(p, s, f);
   checkOutputKept(p, s, f);

@@ -54,6 +54,10 @@ struct LaunchPlan {
   int job_port = 0;
   double heartbeat_timeout = defaults::kHeartbeatTimeoutSeconds;
   double join_timeout = defaults::kJoinTimeoutSeconds;
+  // Every rank's stack (lib/launch/stacks/): --hang_timeout (0: off), and how long the tools may
+  // take before a stop (0: no stacks before a stop).
+  double hang_timeout = 0;
+  double stacks_timeout = defaults::kStacksTimeoutSeconds;
   std::string token;                           // the job's store token: a launcher of another job is refused
   std::string run_id;                          // TORCHELASTIC_RUN_ID; names the launch's folder in log_dir
   std::string log_dir;                         // "" for none

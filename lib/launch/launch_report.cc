@@ -48,6 +48,11 @@ void LaunchReport::failure(const std::optional<WorkerFailure>& failure, const st
     for (const auto& line : f.stderr_tail) write("accel:   | " + line);
   }
   say(stopped.empty() ? "no other rank was running" : "stopped ranks " + join(stopped, ", "));
+  showStacks();
+}
+
+void LaunchReport::showStacks() const {
+  for (const std::string& line : std::exchange(stacks_, {})) say(line);
 }
 
 int LaunchReport::end(const JobEvent& e, const std::string& consequence,
@@ -68,6 +73,7 @@ int LaunchReport::end(const JobEvent& e, const std::string& consequence,
   } else if (round_ > 0) {  // a job that needed restarts says that it recovered
     say(fmt::format("every worker finished, after {} restart(s)", round_));
   }
+  showStacks();  // where failure() has not shown them
   return e.exit_code;
 }
 

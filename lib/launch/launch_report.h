@@ -34,6 +34,8 @@ class LaunchReport {
         rounds_(plan.max_restarts > 0 || plan.num_machines > 1) {}
   void setRound(int round) { round_ = round; }
   void setMachine(int machine) { machine_ = machine; }  // given out at the join
+  // Lines about every rank's stack, shown at the end of this round's failure summary.
+  void setStacks(std::vector<std::string> lines) { stacks_ = std::move(lines); }
   void say(const std::string& line) const;
 
   // `consequence`: a line about the worker seen failing just before (this machine's failure
@@ -45,10 +47,12 @@ class LaunchReport {
 
  private:
   void write(std::string line) const;  // one line of ours on stderr
+  void showStacks() const;
   Console* console_;
   int machine_;
   bool several_machines_, rounds_;
   int round_ = 0;
+  mutable std::vector<std::string> stacks_;  // shown once
 };
 
 }  // namespace accel

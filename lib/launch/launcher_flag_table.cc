@@ -101,6 +101,9 @@ std::vector<LauncherFlag> build() {
       {"heartbeat_timeout", "", &O::heartbeat_timeout, kLauncher,
        "several machines: seconds without word from a machine's launcher before it counts as lost and the job stops "
        "(default: $ACCEL_HEARTBEAT_TIMEOUT, else 30)"},
+      {"hang_timeout", "", &O::hang_timeout, kLauncher,
+       "stop the job when no rank made progress for SECONDS (printed output, or a collective finished in "
+       "libaccel_runtime), after collecting every rank's stack (default: $ACCEL_HANG_TIMEOUT, else 0: off)"},
       {"collective_timeout", "", &O::collective_timeout, kLauncher,
        "seconds a worker's collective waits for its peers before it fails naming them (default: "
        "$ACCEL_COLLECTIVE_TIMEOUT, else 600; the counterpart of InitProcessGroupKwargs(timeout=...))"},

@@ -5,6 +5,7 @@
 
 #include "lib/common/error.h"
 #include "lib/launch/launch_env.h"
+#include "lib/launch/stacks/stack_collector.h"
 
 namespace accel {
 
@@ -29,7 +30,9 @@ void RankAnswers::addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const {
 void RankAnswers::service(const std::vector<pollfd>& fds) {
   if (!questions_) return;
   for (const auto& q : questions_->service(fds)) {
-    if (worker(q.rank)) {
+    if (q.rank < 0) {
+      link_.wantStacks(q.id, q.seconds);  // "stacks": a Stacks event answers
+    } else if (worker(q.rank)) {
       questions_->answer(q.id, describe(q.rank));
     } else {
       link_.ask(q.id, q.rank);
@@ -44,6 +47,10 @@ bool RankAnswers::follow(const JobEvent& event) {
   }
   if (event.kind == JobEvent::Kind::Answer) {
     if (questions_) questions_->answer(event.id, event.message);
+    return true;
+  }
+  if (event.kind == JobEvent::Kind::Stacks && event.id != 0) {
+    if (questions_) questions_->answer(event.id, encodeStacks(*event.stacks));
     return true;
   }
   return false;

@@ -25,7 +25,8 @@ class RankAnswers {
   // Beside the supervisor's descriptors; lowers `timeout_ms` to when a question expires.
   void addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const;
   void service(const std::vector<pollfd>& fds);
-  // An Ask or Answer event of the link, handled: true; any other event: false.
+  // An Ask or Answer event of the link, or the Stacks that answer an `accel stacks`, handled:
+  // true; any other event: false.
   bool follow(const JobEvent& event);
 
  private:

@@ -2,7 +2,10 @@
 // Workers ask their launcher what became of a rank (runtime/state/rank_inquiry.h): after a
 // collective failed, a rank asks about the ranks it waited for, and the launcher answers from
 // what it sees (the worker's process state, or its exit) or, for another machine's rank, asks
-// that machine's launcher over the job channel (job_link.h: ask, tell).
+// that machine's launcher over the job channel (job_link.h: ask, tell). `accel stacks` asks
+// "stacks SECONDS" there (the tools' limit, at most 600) and gets every rank's stack in the job
+// (stack_collector.h's encoding, one line of any length), when it runs as the launcher's user or
+// as root; it waits SECONDS plus a minute at most.
 //
 // The launcher listens on an abstract Unix socket (no file is left behind; only processes in
 // its network namespace reach it), named in the workers' ACCEL_LAUNCHER_SOCKET. A question is
@@ -18,6 +21,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +33,8 @@ class RankQuestions {
  public:
   struct Question {
     long long id;
-    int rank;
+    int rank;            // -1 for "stacks"
+    double seconds = 0;  // "stacks": the tools' limit
   };
 
   // Listens on "@accel-<tag>-<pid>"; throws Error when it cannot.
@@ -51,8 +56,13 @@ class RankQuestions {
   struct Asker {
     std::unique_ptr<LineConnection> conn;
     long long id = 0;  // 0 until it asked
+    std::chrono::seconds patience{0};
+    bool stacks = false;
+    bool closing = false;  // answered: closed once the answer is written
   };
   void accept();
+  std::optional<Question> read(Asker& a, const std::string& line);
+  void expire();
 
   std::string name_;
   int listen_fd_ = -1;

@@ -26,10 +26,13 @@
 #include "lib/launch/job_control.h"
 #include "lib/launch/launch_report.h"
 #include "lib/launch/log_layout.h"
+#include "lib/launch/progress_board.h"
 #include "lib/launch/rank_answers.h"
+#include "lib/launch/rank_stacks.h"
 #include "lib/launch/signal_channel.h"
 #include "lib/launch/worker_output.h"
 #include "lib/launch/worker_process.h"
+#include "lib/launch/worker_start.h"
 
 namespace accel {
 
@@ -50,6 +53,8 @@ class Supervisor {
     link_ = makeJobLink(plan_);
     answers_ = std::make_unique<RankAnswers>(workers_, *link_);
     if (std::string warning = answers_->listen(plan_); !warning.empty()) say(warning);
+    if (std::string warning = board_.open(plan_); !warning.empty()) say(warning);
+    stacks_ = std::make_unique<RankStacks>(workers_, *link_, plan_);
     adoptOrphanedDescendants();  // best effort: without it, leftovers are only what's in the groups
     if (int code = link_->rendezvous(signals.fd())) return code;
     if (int port = link_->firstPort(); port && port != plan_.master_port) setMasterPort(plan_, port);
@@ -79,6 +84,8 @@ class Supervisor {
   LaunchReport report_;
   std::unique_ptr<JobLink> link_;
   std::unique_ptr<RankAnswers> answers_;
+  std::unique_ptr<RankStacks> stacks_;
+  ProgressBoard board_;
   int round_ = 0;
   std::vector<WorkerProcess> workers_;
   ErrorFiles error_files_;
@@ -94,33 +101,15 @@ class Supervisor {
 
   void say(const std::string& line) const { report_.say(line); }
 
-  // All or none: when one worker cannot be started, those already running are killed (their
-  // whole process groups) and reaped before the error goes up.
+  // All or none (worker_start.h).
   void startAll(int attempt) {
     started_ = Clock::now();
     stopping_ = false;
     kill_at_.reset();
-    try {
-      for (size_t i = 0; i < workers_.size(); ++i) {
-        WorkerProcess& w = workers_[i];
-        w.spec = &plan_.workers[i];
-        const WorkerIo io = openWorkerStreams(w, plan_, attempt, console_, input_.foreground());
-        // mpirun runs every rank as one process here: no single file to give it.
-        w.error_file = w.spec->label.empty() ? error_files_.pathFor(attempt, w.spec->local_rank) : "";
-        spawnWorker(w, attempt, io);
-      }
-      if (std::string problem = error_files_.takeProblem(); !problem.empty()) {
-        say("warning: " + problem + "; a failure summary cannot show a worker's @record exception");
-      }
-    } catch (...) {
-      for (auto& w : workers_) {
-        if (!w.running) continue;
-        signalGroup(w, SIGKILL);
-        ::waitpid(w.pid, nullptr, 0);
-        w.running = false;
-      }
-      throw;
-    }
+    stacks_->released();
+    const std::string warning =
+        startWorkers(workers_, plan_, attempt, console_, input_.foreground(), error_files_, board_.fd());
+    if (!warning.empty()) say(warning);
   }
 
   bool anyRunning() const {
@@ -156,21 +145,24 @@ class Supervisor {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*kill_at_ - Clock::now()).count();
         timeout = soonest(timeout, static_cast<int>(std::max<long long>(0, left)));
       }
-      timeout = soonest(timeout, outputTimeoutMs(workers_, console_));
+      timeout = soonest(soonest(timeout, outputTimeoutMs(workers_, console_)), board_.pollMs());
       std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
       addOutputFds(workers_, input_, fds);
       link_->addPollFds(fds);
       answers_->addPollFds(fds, timeout);
+      stacks_->addPollFds(fds, timeout);
       int n = ::poll(fds.data(), fds.size(), timeout);
       if (n < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
       if (n < 0) continue;
       if (fds[0].revents & POLLIN) readSignals(signal_fd);
-      serviceOutput(workers_, fds, input_, console_);
+      if (serviceOutput(workers_, fds, input_, console_) | board_.advanced()) link_->progressed();
       answers_->service(fds);
+      stacks_->service(fds);
       for (auto& event : link_->service(fds)) follow(event, decision);
       if (kill_at_ && anyRunning() && Clock::now() >= *kill_at_) {
         killSurvivors(fmt::format("still running after {:g} s", plan_.grace_period));
       }
+      if (stacks_->stopDue()) stopOthers(SIGTERM);
     }
   }
 
@@ -178,6 +170,7 @@ class Supervisor {
   // questions about ranks that travel with it.
   void follow(JobEvent& event, std::optional<JobEvent>& decision) {
     if (answers_->follow(event)) return;
+    if (stacks_->follow(event, round_)) return report_.setStacks(stacks_->takeSummary());
     if (event.kind == JobEvent::Kind::Hold) {  // Ctrl-Z, or fg, on another machine
       say(event.stopped ? "the job was stopped on another machine: stopping this machine's workers"
                         : "the job continues: continuing this machine's workers");
@@ -203,6 +196,7 @@ class Supervisor {
   std::vector<pid_t> workerPids() const {
     std::vector<pid_t> pids;
     for (const auto& w : workers_) pids.push_back(w.pid);
+    if (stacks_->collectorPid() > 0) pids.push_back(stacks_->collectorPid());  // not a leftover
     return pids;
   }
 
@@ -254,8 +248,10 @@ class Supervisor {
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
         if (!failed_ && !interrupt_ && !w.stopped_by_us) {
           failed_ = &w;
-          stopOthers(SIGTERM);
-          link_->workerFailed(failureOf(w, plan_), false);
+          readWhatIsThere(w);  // its last words tell a collective's timeout
+          const WorkerFailure failure = failureOf(w, plan_);
+          if (!stacks_->holdStop(failure)) stopOthers(SIGTERM);  // else the job's Stop comes after the stacks
+          link_->workerFailed(failure, false);
         } else if (failed_ && !consequence_ && w.killedFromOutside() && WIFEXITED(failed_->status) &&
                    w.exited_at - failed_->exited_at < kKilledFirstWindow) {
           consequence_ = failed_;
@@ -266,6 +262,7 @@ class Supervisor {
   }
 
   void stopOthers(int signal) {
+    stacks_->released();
     for (auto& w : workers_) {
       if (!w.running) continue;
       w.stopped_by_us = true;

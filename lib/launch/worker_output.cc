@@ -122,17 +122,31 @@ static void closePipe(WorkerProcess& w, int& fd) {
   fd = -1;
 }
 
-static void drainPipe(std::vector<WorkerProcess>& workers, int fd) {
+// One read of `fd` (one of `w`'s): true when it gave bytes.
+static bool readOnce(WorkerProcess& w, int& fd) {
+  char buffer[65536];
+  const ssize_t n = ::read(fd, buffer, sizeof buffer);
+  if (n > 0) {
+    (&fd == &w.out_fd ? *w.out : *w.err).feed(buffer, static_cast<size_t>(n), std::chrono::steady_clock::now());
+    return true;
+  }
+  if (n == 0 || (errno != EAGAIN && errno != EINTR)) closePipe(w, fd);
+  return false;
+}
+
+static bool drainPipe(std::vector<WorkerProcess>& workers, int fd) {
   for (auto& w : workers) {
-    if (fd != w.out_fd && fd != w.err_fd) continue;
-    char buffer[65536];
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n > 0) {
-      (fd == w.out_fd ? *w.out : *w.err).feed(buffer, static_cast<size_t>(n), std::chrono::steady_clock::now());
-    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-      closePipe(w, fd == w.out_fd ? w.out_fd : w.err_fd);
+    if (fd == w.out_fd) return readOnce(w, w.out_fd);
+    if (fd == w.err_fd) return readOnce(w, w.err_fd);
+  }
+  return false;
+}
+
+void readWhatIsThere(WorkerProcess& w) {
+  constexpr int kMaxReads = 64;  // 4 MiB a stream: its last lines are what matters
+  for (int* fd : {&w.out_fd, &w.err_fd}) {
+    for (int i = 0; i < kMaxReads && *fd >= 0 && readOnce(w, *fd); ++i) {
     }
-    return;
   }
 }
 
@@ -194,20 +208,22 @@ void addOutputFds(const std::vector<WorkerProcess>& workers, TerminalInput& inpu
   addPipeFds(workers, fds);
 }
 
-void serviceOutput(std::vector<WorkerProcess>& workers, const std::vector<pollfd>& fds, TerminalInput& input,
+bool serviceOutput(std::vector<WorkerProcess>& workers, const std::vector<pollfd>& fds, TerminalInput& input,
                    Console& console) {
   const int target = inputFd(workers);
+  bool wrote = false;
   for (const auto& p : fds) {
     if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
     if (target >= 0 && p.fd == input.fd()) {
       input.forward(target);
     } else {
-      drainPipe(workers, p.fd);
+      wrote = drainPipe(workers, p.fd) || wrote;
     }
   }
   const auto now = std::chrono::steady_clock::now();
   tickStreams(workers, now);
   console.flush(now);
+  return wrote;
 }
 
 int outputTimeoutMs(const std::vector<WorkerProcess>& workers, const Console& console) {

@@ -34,8 +34,12 @@ bool anyPipeOpen(const std::vector<WorkerProcess>& workers);
 void addOutputFds(const std::vector<WorkerProcess>& workers, TerminalInput& input, std::vector<pollfd>& fds);
 // After poll (`fds` the whole array): reads what the pipes hold, passes the user's typing on,
 // then writes what is due (open lines, thinned frames, live lines) and flushes the console.
-void serviceOutput(std::vector<WorkerProcess>& workers, const std::vector<pollfd>& fds, TerminalInput& input,
+// Returns whether a worker wrote something (progress, for --hang_timeout).
+bool serviceOutput(std::vector<WorkerProcess>& workers, const std::vector<pollfd>& fds, TerminalInput& input,
                    Console& console);
+// Reads what `w`'s pipes hold now (at most a few MiB), without waiting: a worker that just exited
+// has its last words read before its failure is reported.
+void readWhatIsThere(WorkerProcess& w);
 // Milliseconds until the console or a stream has something due without new bytes; -1: nothing.
 int outputTimeoutMs(const std::vector<WorkerProcess>& workers, const Console& console);
 

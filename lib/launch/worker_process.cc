@@ -61,15 +61,20 @@ void writeStderr(const char* s) { (void)!::write(2, s, ::strlen(s)); }
 
 // `interpreter_note` is said after exec's reason when the program exists but exec found no
 // file: then what is missing is the interpreter its #! line names.
-[[noreturn]] void execChild(pid_t launcher, int in, int out_w, int err_w, const cpu_set_t* cpus, char* const* argv,
-                            char* const* envp, const char* interpreter_note) {
+// `inherit`: a descriptor of the launcher's the worker keeps across exec (-1: none).
+[[noreturn]] void execChild(pid_t launcher, int in, int out_w, int err_w, int inherit, const cpu_set_t* cpus,
+                            char* const* argv, char* const* envp, const char* interpreter_note) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != launcher) _exit(1);  // the launcher died before prctl took effect
+  // Where Yama's ptrace_scope is 1, only the launcher and its descendants (the stack tools it
+  // runs: lib/launch/stacks/) may attach to read this worker's stack; elsewhere this does nothing.
+  ::prctl(PR_SET_PTRACER, launcher, 0, 0, 0);
   if (in < 0) in = ::open("/dev/null", O_RDONLY);
   if (in >= 0) ::dup2(in, 0);
   ::dup2(out_w, 1);
   ::dup2(err_w, 2);
+  if (inherit >= 0) ::fcntl(inherit, F_SETFD, 0);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -170,8 +175,8 @@ void spawnWorker(WorkerProcess& w, int restart_count, const WorkerIo& io) {
     throw e;
   }
   if (pid == 0)
-    execChild(launcher, io.input && io.out_pty ? out[1] : -1, out[1], err[1], w.spec->cpus.empty() ? nullptr : &cpus,
-              argv.data(), envp.data(), interpreter_note.c_str());
+    execChild(launcher, io.input && io.out_pty ? out[1] : -1, out[1], err[1], io.inherit,
+              w.spec->cpus.empty() ? nullptr : &cpus, argv.data(), envp.data(), interpreter_note.c_str());
   ::setpgid(pid, pid);  // also here, so the group exists before any signal is sent to it
   ::close(out[1]);
   ::close(err[1]);

@@ -52,6 +52,7 @@ std::string workerName(const WorkerSpec& spec);
 struct WorkerIo {
   bool out_pty = false, err_pty = false, input = false;
   int columns = 80, rows = 24;
+  int inherit = -1;  // a descriptor the worker keeps (the progress board: progress_board.h)
 };
 
 // Forks and execs `spec` with `restart_count` in TORCHELASTIC_RESTART_COUNT and `w.error_file`

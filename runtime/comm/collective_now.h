@@ -5,7 +5,8 @@
 // (f32 x 1000) sum, shm rank 1 of 4") and ends ("after #17 …"), so with several groups it names
 // the step that started or ended last, the one a stuck rank waits in. Writers take a lock; a
 // debugger that stops the process mid-write reads a torn text at worst. NCCL's collectives, which
-// run on CUDA streams, are not noted.
+// run on CUDA streams, are not noted. Each operation that ends also counts on the launcher's
+// progress board where there is one (launch_env.h kProgressFd: --hang_timeout).
 #pragma once
 
 #include <string>

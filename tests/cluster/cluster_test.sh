@@ -11,7 +11,7 @@
 #                         unreachable_main, restart, dry_run (tests/cluster/cluster_cases.sh);
 #                         Kubernetes pods and uneven layouts (tests/cluster/pod_cases.sh);
 #                         hostfiles over ssh (tests/cluster/ssh_cases.sh); `accel test` across
-#                         hosts (tests/cluster/diagnosis_cases.sh)
+#                         hosts and every rank's stack (tests/cluster/diagnosis_cases.sh)
 # After every case no process may be left in any host.
 #
 # Usage: cluster_test.sh BUILD_DIR     (its bin/accel, bin/accel-train, bin/accel-bench)
@@ -75,6 +75,8 @@ clean_env() {
   local v
   for v in $(compgen -e | grep '^ACCELERATE_' || true); do unset "$v"; done
   export HF_HOME=$work/hf       # no user config; --cpu skips it anyway
+  mkdir -p "$work/tmp"
+  export TMPDIR=$work/tmp       # what a launch keeps there (stacks before a stop) goes with the workspace
 }
 
 # ---- running the launchers -------------------------------------------------------------------
@@ -266,7 +268,7 @@ source "$here/ssh_hosts.sh"
 # shellcheck source=SCRIPTDIR/ssh_cases.sh
 source "$here/ssh_cases.sh"       # ssh_hostfile, ssh_filters, ssh_interrupt, ssh_link_down, ssh_unreachable, ssh_deepspeed
 # shellcheck source=SCRIPTDIR/diagnosis_cases.sh
-source "$here/diagnosis_cases.sh" # accel_test
+source "$here/diagnosis_cases.sh" # accel_test, stacks_2x2
 
 # ---- runner ------------------------------------------------------------------------------------
 
@@ -304,7 +306,7 @@ run_case() {
 
 main() {
   cluster_require
-  for b in accel accel-train; do [[ -x $build/bin/$b ]] || fail_now "$build/bin/$b is missing"; done
+  for b in accel accel-train runtime_worker; do [[ -x $build/bin/$b ]] || fail_now "$build/bin/$b is missing"; done
   new_workspace
   clean_env
   local t0=$EPOCHREALTIME
@@ -331,6 +333,7 @@ main() {
   run_case ssh_unreachable ssh_case case_ssh_unreachable
   run_case ssh_deepspeed ssh_case case_ssh_deepspeed
   run_case accel_test case_accel_test
+  run_case stacks_2x2 case_stacks_2x2
   echo "summary: $passed passed, $failed failed, $skipped skipped in" \
        "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
   printf '%s\n' "${summary[@]}"

@@ -6,6 +6,11 @@
 #   accel_test   2 hosts x 2: `accel test` on each passes every check over shared memory and Gloo
 #                and prints its figures; then host 1's link is down and join_timeout=5: both
 #                fail within 15 s, machine 0 naming machine 1
+#   stacks_2x2   2 hosts x 2 runtime_worker ranks, rank 3 (host 1) spinning outside any collective,
+#                the others waiting in #6 all_reduce: `accel stacks` on host 0 and on host 1 prints
+#                all 4 ranks (gathered over the job channel); then the same job under
+#                --hang_timeout 3: host 0's failure summary names every rank of both hosts, and
+#                both launchers exit 1
 # The cases are called through run_case, which shellcheck cannot follow; $work is cluster_test.sh's.
 # shellcheck disable=SC2317,SC2154
 
@@ -44,4 +49,36 @@ case_accel_test() {
   expect_in "$work/down.h0.log" "machine 1 of 2 did not join within 5 s"
   expect_in "$work/down.h1.log" "could not reach machine 0's launcher"
   ((bad == 0)) || { show_logs test; show_logs down; return 1; }
+}
+
+# launcher_of K: the pid of host K's `accel launch` (the child of its `timeout`).
+launcher_of() { pgrep -P "$(host_pid "$1")" -x accel; }
+
+# lines_reducing TAG N: at least N ranks of TAG said "reducing".
+lines_reducing() { (($(cat "$work/$1".h*.log | grep -c 'reducing$') >= $2)); }
+
+case_stacks_2x2() {
+  local bad=0 k t0
+  start_hosts stacks 2 4 60 --collective_timeout 120 "$build/bin/runtime_worker" spin 3
+  wait_until 30 lines_reducing stacks 4 || { echo "the ranks did not start"; stop_hosts; show_logs stacks; return 1; }
+  sleep 1  # five all_reduces later, rank 3 spins and the others wait
+  for k in 0 1; do
+    t0=$EPOCHREALTIME
+    on_host "$k" timeout 60 "$build/bin/accel" stacks "$(launcher_of "$k")" --timeout 20 \
+      >"$work/stacks.from$k.txt" 2>&1 || { echo "accel stacks on host $k failed"; bad=1; }
+    echo "accel stacks on host $k: $(since "$t0") s"
+    expect_in "$work/stacks.from$k.txt" "4 rank(s) on 2 machines" "rank 3 (pid " "on machine 1, " "): spin (" \
+      "in #6 all_reduce (f32 x 1000) sum"
+    grep -E '^  rank ' "$work/stacks.from$k.txt" || true
+  done
+  stop_hosts
+
+  t0=$EPOCHREALTIME
+  start_hosts hang 2 4 60 --hang_timeout 3 --collective_timeout 120 "$build/bin/runtime_worker" spin 3
+  wait_hosts || true
+  for k in 0 1; do expect_exit "$k" 1 30 "$t0"; done
+  expect_in "$work/hang.h0.log" "error: no rank made progress for 3 s" "where each rank was before the stop" \
+    "rank 3 (pid " "on machine 1, " "): spin ("
+  grep -E 'accel: .*(where each|  rank )' "$work/hang.h0.log" || true
+  ((bad == 0)) || { show_logs stacks; show_logs hang; cat "$work"/stacks.from*.txt; return 1; }
 }

@@ -12,7 +12,9 @@
 //     formed: a stop or an end with a reason, exit codes 0..255, a line it cannot read ends
 //     machine 1's membership naming machine 1 (never an exception or a crash); a question it
 //     asks about a rank of machine 0 comes to this launcher (an Ask event) and the answer goes
-//     back. The hub is rebuilt after every such input, so none leaves state for the next.
+//     back; a gathering of stacks it starts asks this launcher for its own (a Collect event,
+//     answered), and what it brings back holds its stacks. The hub is rebuilt after every such
+//     input, so none leaves state for the next.
 // Also, every input is decoded directly (job::decode): a message that decodes encodes back to
 // a line that decodes to the same kind.
 #include <fcntl.h>
@@ -159,6 +161,12 @@ bool fromMember(Hub& h, bool round_ended, const uint8_t* data, size_t size) {
   events.insert(events.end(), more.begin(), more.end());
   for (const auto& e : events) {
     if (e.kind == JobEvent::Kind::Ask) h.hub->tell(e.id, "an answer");  // back to machine 1
+    if (e.kind == JobEvent::Kind::Collect) {
+      RankStack own;
+      own.text = "#0 main";
+      h.hub->stacksCollected(e.id, {own});
+    }
+    FUZZ_CHECK(e.kind != JobEvent::Kind::Stacks || e.stacks, "a Stacks event without its stacks");
   }
   checkWellFormed(events);
   const bool open = memberOpen(h.member);

@@ -80,6 +80,7 @@ std::map<std::string, std::string> hermeticEnv(const TempDir& dir, std::map<std:
   extra.emplace("ACCEL_CUDA_LIBRARY", dir.file("none.so"));
   extra.emplace("SLURM_JOB_ID", "");
   extra.emplace("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "");  // the tests' prefix is "[rank N] "
+  extra.emplace("TMPDIR", dir.path());  // what a launch keeps there (stacks before a stop) goes with the test
   return extra;
 }
 

@@ -105,7 +105,7 @@ size_t occurrences(const std::string& text, const std::string& part);
 
 // An environment that keeps accel and its workers off this machine's state: no user config
 // (HF_HOME inside `dir`), no GPU library (NVML and libcuda pointed at missing files), not under
-// SLURM, no prefix template of the user's. Entries of `extra` win.
+// SLURM, no prefix template of the user's, TMPDIR inside `dir`. Entries of `extra` win.
 std::map<std::string, std::string> hermeticEnv(const TempDir& dir, std::map<std::string, std::string> extra = {});
 
 // What a launcher gives rank `rank` of `world` started by hand: `per_machine` ranks to a machine

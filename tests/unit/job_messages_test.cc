@@ -50,6 +50,20 @@ TEST_CASE("job messages: every kind encodes to a line that decodes to the same",
   CHECK(std::holds_alternative<job::Heartbeat>(roundTrip(job::Heartbeat{})));
 }
 
+TEST_CASE("stack messages: sw, sp, sd and pg round-trip; a bad limit is refused", "[job][unit]") {
+  CHECK(std::get<job::StacksWanted>(roundTrip(job::StacksWanted{7, 4.5})).seconds == 4.5);
+  auto part = std::get<job::StackPart>(roundTrip(job::StackPart{7, 2, "h2", 5, 4242, "gdb", "spin", "", "#0 spin"}));
+  CHECK(part.rank == 5);
+  CHECK(part.text == "#0 spin");
+  CHECK(std::get<job::StacksDone>(roundTrip(job::StacksDone{7, -1, "machine 2 (h2) sent no stacks"})).machine == -1);
+  CHECK(std::holds_alternative<job::Progress>(roundTrip(job::Progress{})));
+  std::string error;
+  CHECK_FALSE(job::decode(R"({"t":"sw","id":1,"seconds":0})", error));
+  CHECK(error == "field 'seconds': not in (0, 600]");
+  CHECK_FALSE(job::decode(R"({"t":"pg","x":1})", error));
+  CHECK(error == "unknown field 'x'");
+}
+
 TEST_CASE("job messages: what a worker printed, any bytes and any length, still decodes", "[job][unit]") {
   WorkerFailure f;
   f.who = "rank 0";

@@ -70,8 +70,8 @@ TEST_CASE("stack summary: gdb's thread 1, its innermost frame outside the C libr
 }
 
 TEST_CASE("stacks: a job is chosen by its launcher's pid or run id, or as the only one", "[stacks]") {
-  const std::vector<RunningJob> one = {{"accel-aa", 100, {{0, 101}, {1, 102}}}};
-  const std::vector<RunningJob> two = {one[0], {"accel-bb", 200, {{0, 201}}}};
+  const std::vector<RunningJob> one = {{"accel-aa", 100, {{0, 101}, {1, 102}}, ""}};
+  const std::vector<RunningJob> two = {one[0], {"accel-bb", 200, {{0, 201}}, ""}};
   CHECK(selectJob(one, "").launcher == 100);
   CHECK(selectJob(two, "200").run_id == "accel-bb");
   CHECK(selectJob(two, "accel-aa").launcher == 100);

@@ -16,6 +16,11 @@
 //   runtime_worker barrier RANK   prints "rank R round N past barrier at T" (T: wall clock, s)
 //                                 after the first barrier; in round 0 RANK (-1: none) then exits
 //                                 7 and the others wait to be stopped (scripts/bench_cluster)
+//   runtime_worker spin RANK      all-reduces; after the fifth, rank RANK stays in its own loop
+//                                 (spin()) without a word and the others wait for it in the
+//                                 sixth: a hung job, for --hang_timeout and collective timeouts
+//   runtime_worker quiet S        all-reduces without a word for S s, then exits 0: a silent job
+//                                 that is not hung (--hang_timeout sees its collectives)
 //   runtime_worker nccl-stall S   (CUDA, nccl_stall.h) rank 0's stream stalls; a barrier on the
 //                                 NCCL group must fail after S s: prints "error after T s: …"
 //                                 and exits 3
@@ -157,6 +162,35 @@ int freeze(Accelerator& acc, int frozen) {
   }
 }
 
+// Where a hung rank is: a loop of its own, outside any collective (the stacks test names it).
+[[noreturn]] __attribute__((noinline)) void spin() {
+  for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+int spinning(Accelerator& acc, int stuck) {
+  std::vector<float> data(1000, 1.0f);
+  std::cout << "reducing" << std::endl;
+  try {
+    for (int i = 0;; ++i) {
+      if (i == 5 && acc.processIndex() == stuck) spin();
+      acc.reduce(data);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << std::endl;
+    return 3;
+  }
+}
+
+int quiet(Accelerator& acc, double seconds) {
+  std::vector<float> data(1000, 1.0f);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    acc.reduce(data);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return 0;
+}
+
 // Three matching all_reduces, then the last rank deviates (`how`: extra, count, dtype), then
 // every rank all_reduces once more and meets at a barrier. Prints "error after T s: …" (T from
 // the deviating collective) and exits 3, or "no error" and exits 0.
@@ -274,14 +308,16 @@ int main(int argc, char** argv) {
     if (mode == "die" && argc > 2) return die(acc, std::atoi(argv[2]));
     if (mode == "reduce-loop") return reduceLoop(acc);
     if (mode == "freeze" && argc > 2) return freeze(acc, std::atoi(argv[2]));
+    if (mode == "spin" && argc > 2) return spinning(acc, std::atoi(argv[2]));
+    if (mode == "quiet" && argc > 2) return quiet(acc, std::atof(argv[2]));
     if (mode == "mismatch" && argc > 2) return mismatch(acc, argv[2]);
     if (mode == "straggle" && argc > 2) return straggle(acc, std::atoi(argv[2]));
     if (mode == "save-loop" && argc > 2) return saveLoop(acc, argv[2]);
     if (mode == "barrier" && argc > 2) return barrierMark(acc, std::atoi(argv[2]));
     if (mode == "check" && argc > 2) return check(acc, argv[2]);
     if (mode == "nccl-stall" && argc > 2) return test::ncclStall(acc, std::atoi(argv[2]));
-    std::cerr << "usage: runtime_worker helpers FILE | die RANK | reduce-loop | freeze RANK | mismatch "
-                 "extra|count|dtype | straggle S | barrier RANK | save-loop DIR | check DIR | nccl-stall S"
+    std::cerr << "usage: runtime_worker helpers FILE | die RANK | reduce-loop | freeze RANK | spin RANK | quiet S | "
+                 "mismatch extra|count|dtype | straggle S | barrier RANK | save-loop DIR | check DIR | nccl-stall S"
               << std::endl;
     return 64;
   } catch (const std::exception& e) {

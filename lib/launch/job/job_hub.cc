@@ -31,7 +31,7 @@ HubDoor::Note stderrNote() {
 }  // namespace
 
 JobHub::JobHub(const LaunchPlan& plan, HubDoor::Limits limits, HubDoor::Note note)
-    : plan_(plan), absence_(plan.heartbeat_timeout, "machine 0") {
+    : plan_(plan), absence_(plan.heartbeat_timeout, "machine 0"), hang_(plan.hang_timeout) {
   std::string error;
   int error_number = 0;
   listen_fd_ = net::listenTcp("", plan.job_port, error, error_number);
@@ -59,9 +59,11 @@ void JobHub::addPollFds(std::vector<pollfd>& fds) const {
 
 int JobHub::timeoutMs() const {
   if (!queued_.empty()) return 0;
-  const int heartbeat = static_cast<int>(heartbeatInterval(plan_.heartbeat_timeout).count());
-  const int door = door_->timeoutMs();
-  return door < 0 ? heartbeat : std::min(heartbeat, door);
+  int soonest = static_cast<int>(heartbeatInterval(plan_.heartbeat_timeout).count());
+  for (int t : {door_->timeoutMs(), gatherings_.timeoutMs(), started_ ? hang_.timeoutMs() : -1}) {
+    if (t >= 0) soonest = std::min(soonest, t);
+  }
+  return soonest;
 }
 
 std::vector<JobEvent> JobHub::service(const std::vector<pollfd>& fds) {
@@ -74,6 +76,8 @@ std::vector<JobEvent> JobHub::service(const std::vector<pollfd>& fds) {
     }
     heartbeat(machine, m);
   }
+  watchForHang();
+  finishGatherings();
   return std::exchange(queued_, {});
 }
 
@@ -114,6 +118,7 @@ void JobHub::hold(bool stopped) { onHold({stopped, 0}); }
 
 void JobHub::onHold(const job::Hold& hold) {
   held_ = hold.stopped;
+  hang_.hold(held_);
   if (!held_) absence_.resumed();
   const std::string line = job::encode(hold);
   for (auto& [k, m] : members_) {
@@ -166,6 +171,11 @@ void JobHub::onMessage(int machine, Member& m, const job::Message& message) {
     answered(t->id, t->text);
   } else if (auto* h = std::get_if<job::Hold>(&message)) {
     onHold({h->stopped, machine});
+  } else if (std::holds_alternative<job::Progress>(message)) {
+    hang_.progress();
+  } else if (std::holds_alternative<job::StacksWanted>(message) || std::holds_alternative<job::StackPart>(message) ||
+             std::holds_alternative<job::StacksDone>(message)) {
+    onStacksMessage(machine, message);
   } else if (!std::holds_alternative<job::Heartbeat>(message) && !std::holds_alternative<job::Ended>(message)) {
     m.conn->close();
     onLost(machine, m, fmt::format("its launcher sent a '{}', which only machine 0 sends", job::kindName(message)));
@@ -194,6 +204,7 @@ void JobHub::onLost(int machine, Member& m, const std::string& why) {
                                                    m.who.host, m.who.address, why)));
     return;
   }
+  gatherings_.lost(machine);
   if (lost_.empty() && ledger_.empty() && !signal_) {
     lost_ = fmt::format("machine {} ({}, {}) was lost: {}", machine, m.who.host, m.who.address, why);
     lost_hint_ = absence_.hint();
@@ -204,13 +215,18 @@ void JobHub::onLost(int machine, Member& m, const std::string& why) {
     lost_ =
         fmt::format("machine {} ({}, {}) was lost while the job stopped: {}", machine, m.who.host, m.who.address, why);
   }
-  stopAll(lost_);
+  stopAfterStacks(lost_);
   decideIfEnded();
 }
 
+// A failure that reads like a collective's timeout stops the job once every rank's stack is read
+// (its machine's supervisor holds its own stop for this one); any other stops it at once.
 void JobHub::onFailure(const WorkerFailure& failure, bool replaces) {
   ledger_.add(failure, replaces, roundSeconds());
-  if (!replaces) stopAll(fmt::format("{} {}", describeWorker(failure), failure.exit_text));
+  if (replaces) return;
+  const std::string why = fmt::format("{} {}", describeWorker(failure), failure.exit_text);
+  if (timedOutInCollective(failure)) return stopAfterStacks(why);
+  stopAll(why);
 }
 
 void JobHub::onInterrupt(int signal, int machine) {
@@ -234,7 +250,10 @@ void JobHub::decideIfEnded() {
     if (!m.ended && !m.lost) return;
     all_ok = all_ok && m.ok && !m.lost;
   }
-  JobEvent e = decideRound(round_, plan_.max_restarts, {all_ok, signal_, lost_, lost_hint_, &ledger_});
+  const bool hung = lost_.empty() && !hung_.empty();
+  JobEvent e =
+      decideRound(round_, plan_.max_restarts,
+                  {all_ok, signal_, hung ? hung_ : lost_, hung ? HangWatch::hint(hung_) : lost_hint_, &ledger_});
   if (e.kind == JobEvent::Kind::Restart && (e.port = net::probePort(0)) < 0) {  // a fresh store port
     auto first = e.failure;
     e = JobEvent::end(1, fmt::format("machine 0 ({}) found no free TCP port for round {}'s store", plan_.host, e.round),
@@ -248,6 +267,7 @@ void JobHub::decideIfEnded() {
     for (auto& [k, m] : members_) m.ended = false;
     ledger_.clear();
     round_started_ = Clock::now();
+    hang_.restart();
   } else {
     broadcast(job::End{e.exit_code, e.signal, e.message, e.hint, e.failure});
     finished_ = true;

@@ -13,12 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "lib/launch/job/hang_watch.h"
 #include "lib/launch/job/hub_door.h"
 #include "lib/launch/job/job_link.h"
 #include "lib/launch/job/job_round.h"
 #include "lib/launch/job/join_rules.h"
 #include "lib/launch/job/own_absence.h"
 #include "lib/launch/job/question_routes.h"
+#include "lib/launch/job/stack_gatherings.h"
 
 namespace accel {
 
@@ -41,6 +43,9 @@ class JobHub final : public JobLink {
   void ask(long long id, int rank) override;
   void tell(long long id, const std::string& text) override;
   void hold(bool stopped) override;
+  void progressed() override { hang_.progress(); }
+  void stacksCollected(long long id, const std::vector<RankStack>& stacks) override;
+  void wantStacks(long long id, double seconds) override { gather(0, id, "", seconds); }
 
  private:
   struct Member {
@@ -70,6 +75,13 @@ class JobHub final : public JobLink {
   void route(int asker, long long their_id, int rank);
   void deliver(int asker, long long their_id, const std::string& text);
   void answered(long long id, const std::string& text);
+  // Every rank's stack (job_hub_stacks.cc): a gathering from every machine still heard, for a
+  // question (asker 0 is this launcher) or before the job stops for `why`.
+  void gather(int asker, long long asker_id, const std::string& why, double seconds);
+  void stopAfterStacks(const std::string& why);
+  void onStacksMessage(int machine, const job::Message& message);
+  void finishGatherings();
+  void watchForHang();
 
   const LaunchPlan& plan_;
   int listen_fd_ = -1;
@@ -88,6 +100,9 @@ class JobHub final : public JobLink {
   std::vector<JobEvent> queued_;
   std::chrono::steady_clock::time_point round_started_ = std::chrono::steady_clock::now();
   QuestionRoutes routes_;  // questions on their way
+  StackGatherings gatherings_;
+  HangWatch hang_;
+  std::string hung_;  // why the job stopped for --hang_timeout, "" when it did not
 };
 
 }  // namespace accel

@@ -48,6 +48,7 @@ void JobHub::start() {
   }
   layout_ = Layout{0, std::move(settled.layout)};
   started_ = true;
+  hang_.restart();
 }
 
 void JobHub::failJoin(const std::string& message, const std::string& hint, int code) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "lib/launch/launch_plan.h"
+#include "lib/launch/stacks/collect_stacks.h"
 
 namespace accel {
 
@@ -47,6 +48,9 @@ struct JobEvent {
     Ask,      // describe this machine's rank `rank` for question `id` (answer with tell())
     Answer,   // question `id` (this machine's ask()) is answered: `message`
     Hold,     // another machine stopped the job with Ctrl-Z (`stopped`), or continued it
+    Collect,  // read this machine's ranks' stacks for gathering `id` (answer with stacksCollected())
+    Stacks,   // every rank's stack (`stacks`): for question `id` (wantStacks()), or with id 0
+              // before the job stops for `stacks->why` (a hang, a lost machine, a collective timeout)
   };
   Kind kind = Kind::Stop;
   int round = 0;
@@ -59,6 +63,8 @@ struct JobEvent {
   bool stopped = false;                  // Hold
   std::string message;                   // Stop: why; End: a lost machine or a refused join; Answer
   std::string hint;
+  std::shared_ptr<const GatheredStacks> stacks;  // Stacks
+  double seconds = 0;                            // Collect: how long the tools may take
 
   static JobEvent stop(int round, std::string why) {
     JobEvent e;
@@ -91,6 +97,20 @@ struct JobEvent {
     JobEvent e;
     e.kind = Kind::Hold;
     e.stopped = stopped;
+    return e;
+  }
+  static JobEvent collect(long long id, double seconds) {
+    JobEvent e;
+    e.kind = Kind::Collect;
+    e.id = id;
+    e.seconds = seconds;
+    return e;
+  }
+  static JobEvent gathered(long long id, GatheredStacks stacks) {
+    JobEvent e;
+    e.kind = Kind::Stacks;
+    e.id = id;
+    e.stacks = std::make_shared<const GatheredStacks>(std::move(stacks));
     return e;
   }
   static JobEvent end(int exit_code, std::string message = {}, std::string hint = {}) {
@@ -140,8 +160,17 @@ class JobLink {
   virtual void tell(long long id, const std::string& text) = 0;
   // Job control: this machine's launcher is about to stop with its workers (Ctrl-Z), or has
   // continued them. The other machines stop or continue theirs (a Hold event), and while the job
-  // is held no machine counts another's silence against the heartbeat timeout.
+  // is held no machine counts another's silence against the heartbeat timeout (nor --hang_timeout).
   virtual void hold(bool stopped) = 0;
+
+  // Every rank's stack (lib/launch/stacks/). The launcher that decides for the job gathers them
+  // from every machine (Collect events, answered with stacksCollected()) before it stops the job
+  // for a hang (progressed() and --hang_timeout), a lost machine or a failure that looks like a
+  // collective's timeout (timedOutInCollective()), and for `accel stacks` (wantStacks()); a Stacks
+  // event brings them. A Stop comes after them, within the stacks timeout and its slack.
+  virtual void progressed() = 0;
+  virtual void stacksCollected(long long id, const std::vector<RankStack>& stacks) = 0;
+  virtual void wantStacks(long long id, double seconds) = 0;  // the tools' limit
 };
 
 // Chooses the link for `plan`: SoloLink on one machine, JobHub on machine 0 of several,

@@ -12,8 +12,10 @@
 #include "lib/common/defaults.h"
 #include "lib/common/error.h"
 #include "lib/common/socket.h"
+#include "lib/launch/job/hang_watch.h"
 #include "lib/launch/job/job_messages.h"
 #include "lib/launch/job/line_connection.h"
+#include "lib/launch/job/member_stacks.h"
 #include "lib/launch/job/own_absence.h"
 #include "lib/launch/signal_channel.h"
 
@@ -71,16 +73,26 @@ class JobMember final : public JobLink {
 
   int timeoutMs() const override {
     if (!queued_.empty()) return 0;
-    return static_cast<int>(heartbeatInterval(plan_.heartbeat_timeout).count());
+    const int heartbeat = static_cast<int>(heartbeatInterval(plan_.heartbeat_timeout).count());
+    const int gathering = stacks_.timeoutMs();
+    return gathering < 0 ? heartbeat : std::min(heartbeat, gathering);
   }
 
   std::vector<JobEvent> service(const std::vector<pollfd>& fds) override {
     absence_.tick();
-    if (!hub_ || ended_) return std::exchange(queued_, {});
-    for (const auto& p : fds) {
-      if (hub_->open() && p.fd == hub_->fd() && p.revents) read(p.revents);
+    if (hub_ && !ended_ && !stacks_.gathering()) {
+      for (const auto& p : fds) {
+        if (hub_->open() && p.fd == hub_->fd() && p.revents) read(p.revents);
+      }
+      if (!ended_ && !stacks_.gathering()) heartbeat();
     }
-    if (!ended_) heartbeat();
+    for (JobEvent& e : stacks_.finished()) {
+      if (e.kind == JobEvent::Kind::End) {
+        end(std::move(e));  // the end that waited for this machine's own stacks
+      } else {
+        queued_.push_back(std::move(e));
+      }
+    }
     return std::exchange(queued_, {});
   }
 
@@ -100,6 +112,21 @@ class JobMember final : public JobLink {
     send(job::Hold{stopped, plan_.machine_rank});
   }
 
+  void progressed() override {
+    if (Clock::now() - progress_sent_ < kProgressEvery) return;
+    progress_sent_ = Clock::now();
+    send(job::Progress{});
+  }
+  void stacksCollected(long long id, const std::vector<RankStack>& stacks) override { stacks_.collected(id, stacks); }
+  void wantStacks(long long id, double seconds) override {
+    if (ended_ || stacks_.gathering() || !hub_ || !hub_->open()) {
+      GatheredStacks none;
+      none.notes.push_back(fmt::format("this launcher no longer hears machine 0 ({})", hubAddress()));
+      return queued_.push_back(JobEvent::gathered(id, std::move(none)));
+    }
+    send(job::StacksWanted{id, seconds});
+  }
+
  private:
   const LaunchPlan& plan_;
   std::unique_ptr<LineConnection> hub_;
@@ -110,6 +137,8 @@ class JobMember final : public JobLink {
   bool held_ = false;    // the job is stopped with Ctrl-Z somewhere: silence is no loss
   OwnAbsence absence_;
   std::vector<JobEvent> queued_;
+  Clock::time_point progress_sent_{};
+  MemberStacks stacks_{plan_, [this](const job::Message& m) { send(m); }};
 
   void setHeld(bool stopped) {
     held_ = stopped;
@@ -202,10 +231,15 @@ class JobMember final : public JobLink {
                       "install the same accel on every machine (`accel --version` there and here)"));
   }
 
+  // Machine 0 is gone: this machine's ranks' stacks are read before its workers stop (where the
+  // job had started and the stacks are on).
   void lost(const std::string& why) {
-    end(JobEvent::end(1, fmt::format("machine 0 ({}) was lost: {}", hubAddress(), why),
-                      "machine 0's launcher was killed, or its host or network went down; this machine's workers "
-                      "were stopped"));
+    JobEvent e = JobEvent::end(1, fmt::format("machine 0 ({}) was lost: {}", hubAddress(), why),
+                               "machine 0's launcher was killed, or its host or network went down; this machine's "
+                               "workers were stopped");
+    if (!first_port_ || plan_.stacks_timeout <= 0) return end(std::move(e));
+    hub_->close();
+    queued_.push_back(stacks_.gatherOwn(std::move(e)));
   }
 
   void end(JobEvent e) {
@@ -240,6 +274,9 @@ class JobMember final : public JobLink {
     } else if (auto* h = std::get_if<job::Hold>(&m)) {
       setHeld(h->stopped);
       queued_.push_back(JobEvent::hold(h->stopped));
+    } else if (std::holds_alternative<job::StacksWanted>(m) || std::holds_alternative<job::StackPart>(m) ||
+               std::holds_alternative<job::StacksDone>(m)) {
+      if (auto event = stacks_.fromHub(m)) queued_.push_back(std::move(*event));
     } else if (!std::holds_alternative<job::Heartbeat>(m)) {
       lost(fmt::format("it sent a '{}', which only other machines send", job::kindName(m)));
     }

@@ -104,6 +104,23 @@ json toJson(const Heartbeat&) { return {{"t", "hb"}}; }
 json toJson(const Hold& m) { return {{"t", "hold"}, {"stopped", m.stopped}, {"machine", m.machine}}; }
 json toJson(const Ask& m) { return {{"t", "ask"}, {"id", m.id}, {"rank", m.rank}}; }
 json toJson(const Tell& m) { return {{"t", "tell"}, {"id", m.id}, {"text", clamp(m.text, kMaxText)}}; }
+json toJson(const Progress&) { return {{"t", "pg"}}; }
+json toJson(const StacksWanted& m) { return {{"t", "sw"}, {"id", m.id}, {"seconds", m.seconds}}; }
+json toJson(const StackPart& m) {
+  return {{"t", "sp"},
+          {"id", m.id},
+          {"machine", m.machine},
+          {"host", clamp(m.host, kMaxText)},
+          {"rank", m.rank},
+          {"pid", m.pid},
+          {"tool", clamp(m.tool, kMaxText)},
+          {"summary", clamp(m.summary, kMaxText)},
+          {"problem", clamp(m.problem, kMaxText)},
+          {"text", clamp(m.text, kMaxText)}};
+}
+json toJson(const StacksDone& m) {
+  return {{"t", "sd"}, {"id", m.id}, {"machine", m.machine}, {"note", clamp(m.note, kMaxText)}};
+}
 
 // ---- reading: each field once, typed and in range; whatever is left over is unknown ----
 
@@ -121,7 +138,7 @@ WorkerFailure readFailure(const json& j) {
   WorkerFailure w;
   w.machine = f.small("machine", 0, kMaxMachines);
   w.host = f.text("host");
-  w.rank = f.small("rank", -1, kMaxMachines * 4096);
+  w.rank = f.small("rank", -1, kMaxRank);
   w.who = f.text("who");
   w.pid = f.small("pid", 0, kMaxPid);
   w.exit_code = f.small("code", 0, 255);
@@ -194,9 +211,27 @@ Message read(Fields& f, const std::string& t) {
   if (t == "interrupted") return Interrupted{f.small("signal", 1, 64)};
   if (t == "ended") return Ended{f.small("round", 0, kMaxRound), f.flag("ok")};
   if (t == "hb") return Heartbeat{};
-  if (t == "ask") return Ask{f.integer("id", 0, kMaxId), f.small("rank", 0, kMaxMachines * 4096)};
+  if (t == "ask") return Ask{f.integer("id", 0, kMaxId), f.small("rank", 0, kMaxRank)};
   if (t == "tell") return Tell{f.integer("id", 0, kMaxId), f.text("text")};
   if (t == "hold") return Hold{f.flag("stopped"), f.small("machine", 0, kMaxMachines)};
+  if (t == "pg") return Progress{};
+  if (t == "sw") {
+    StacksWanted m{f.integer("id", 0, kMaxId), f.seconds("seconds")};
+    if (m.seconds <= 0 || m.seconds > kMaxStackSeconds) throw Bad("field 'seconds': not in (0, 600]");
+    return m;
+  }
+  if (t == "sp") {
+    return StackPart{f.integer("id", 0, kMaxId),
+                     f.small("machine", 0, kMaxMachines),
+                     f.text("host"),
+                     f.small("rank", 0, kMaxRank),
+                     f.small("pid", 0, kMaxPid),
+                     f.text("tool"),
+                     f.text("summary"),
+                     f.text("problem"),
+                     f.text("text")};
+  }
+  if (t == "sd") return StacksDone{f.integer("id", 0, kMaxId), f.small("machine", -1, kMaxMachines), f.text("note")};
   throw Bad(fmt::format("unknown message kind '{}'", shown(t)));
 }
 
@@ -302,8 +337,9 @@ bool sameToken(std::string_view a, std::string_view b) {
 }
 
 const char* kindName(const Message& message) {
-  static constexpr const char* kNames[] = {"join",        "start", "refuse", "stop", "restart", "end", "failed",
-                                           "interrupted", "ended", "hb",     "ask",  "tell",    "hold"};
+  static constexpr const char* kNames[] = {"join",   "start",       "refuse", "stop", "restart", "end",
+                                           "failed", "interrupted", "ended",  "hb",   "ask",     "tell",
+                                           "hold",   "pg",          "sw",     "sp",   "sd"};
   static_assert(std::size(kNames) == std::variant_size_v<Message>);
   return kNames[message.index()];
 }

@@ -2,11 +2,15 @@
 // The job channel's messages (job_link.h), typed, and their one codec. On the wire each message
 // is one JSON object on one line: "t" names its kind, the other fields are the struct's.
 //
-//   member -> hub: join (the first line of every connection), failed, interrupted, ended
+//   member -> hub: join (the first line of every connection), failed, interrupted, ended,
+//                  pg (this machine's ranks made progress: --hang_timeout)
 //   hub -> member: start, refuse, stop, restart, end
 //   both ways:     hb (a heartbeat; any line counts as one), ask and tell (a question about a
 //                  rank and its answer, routed by machine 0: rank_questions.h), hold (the job
-//                  stopped with Ctrl-Z on one machine, or continued: machine 0 passes it on)
+//                  stopped with Ctrl-Z on one machine, or continued: machine 0 passes it on),
+//                  sw, sp and sd (every rank's stack: machine 0 wants a machine's, or a machine
+//                  wants the job's for `accel stacks`; a rank's stack in parts of at most
+//                  kMaxText; a machine's stacks are all sent: lib/launch/stacks/)
 //
 // decode() trusts nothing: the line's length and nesting are bounded before it is parsed, then
 // every field is checked for its type and range, missing and unknown fields are refused, and
@@ -30,7 +34,7 @@
 
 namespace accel::job {
 
-inline constexpr int kProtocolVersion = 4;  // 1: the unversioned channel of accel before it
+inline constexpr int kProtocolVersion = 5;  // 1: the unversioned channel of accel before it
 
 // Bounds on what one line may hold: a reader refuses more, a writer clamps to them.
 inline constexpr size_t kMaxLine = 256 * 1024;
@@ -39,8 +43,11 @@ inline constexpr size_t kMaxLines = 64;       // a list of lines (stderr tail, t
 inline constexpr size_t kMaxLineText = 1024;  // one line of such a list
 inline constexpr int kMaxDepth = 4;           // objects and arrays nested in a message
 
-inline constexpr size_t kMaxRuns = 4096;    // a layout's runs of alike machines (Start)
-inline constexpr size_t kMaxRoleText = 64;  // a role's name (--role refuses longer ones)
+inline constexpr size_t kMaxRuns = 4096;                   // a layout's runs of alike machines (Start)
+inline constexpr long long kMaxRank = (1LL << 20) * 4096;  // machines x one launcher's workers
+inline constexpr size_t kMaxRoleText = 64;
+inline constexpr double kMaxStackSeconds =
+    600;  // the stack tools' limit (sw)  // a role's name (--role refuses longer ones)
 
 struct Join {
   int version = kProtocolVersion;
@@ -105,9 +112,35 @@ struct Hold {
   bool stopped = false;
   int machine = 0;
 };
+// Some rank of the sender's machine printed something or finished a collective (sent at most
+// every kProgressEvery).
+struct Progress {};
+// hub -> member: read your ranks' stacks for gathering `id`; member -> hub: gather the job's
+// stacks for this machine's question `id` (an `accel stacks` run there).
+struct StacksWanted {
+  long long id = 0;
+  double seconds = 0;  // how long the tools may take
+};
+// One part of rank `rank`'s stack, read on machine `machine` (`text` continues the parts before
+// it: they come in order). Gathering `id` as its receiver named it.
+struct StackPart {
+  long long id = 0;
+  int machine = 0;
+  std::string host;
+  int rank = 0;
+  int pid = 0;
+  std::string tool, summary, problem, text;
+};
+// Machine `machine` sent every stack it has for `id` (-1 from machine 0: every machine's).
+// `note` says what is missing ("machine 2 sent no stacks within 6 s").
+struct StacksDone {
+  long long id = 0;
+  int machine = 0;
+  std::string note;
+};
 
-using Message =
-    std::variant<Join, Start, Refuse, Stop, Restart, End, Failed, Interrupted, Ended, Heartbeat, Ask, Tell, Hold>;
+using Message = std::variant<Join, Start, Refuse, Stop, Restart, End, Failed, Interrupted, Ended, Heartbeat, Ask, Tell,
+                             Hold, Progress, StacksWanted, StackPart, StacksDone>;
 
 // One line, without its newline.
 std::string encode(const Message& message);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/job/job_round.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "lib/common/strings.h"
@@ -9,6 +11,19 @@ namespace accel {
 
 std::string describeWorker(const WorkerFailure& f) {
   return fmt::format("{} on machine {} ({})", f.who, f.machine, f.host);
+}
+
+bool timedOutInCollective(const WorkerFailure& f) {
+  auto says = [](const std::string& line) {
+    const std::string l = toLower(line);
+    return l.find("timed out") != std::string::npos || l.find("timeout") != std::string::npos ||
+           l.find("did not arrive within") != std::string::npos;
+  };
+  if (says(f.raised)) return true;
+  for (const auto* lines : {&f.stderr_tail, &f.traceback}) {
+    if (std::any_of(lines->begin(), lines->end(), says)) return true;
+  }
+  return false;
 }
 
 void FailureLedger::add(const WorkerFailure& f, bool replaces, double at_seconds) {

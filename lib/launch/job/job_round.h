@@ -14,6 +14,12 @@ namespace accel {
 // "rank 3 on machine 1 (gpu07)".
 std::string describeWorker(const WorkerFailure& f);
 
+// Whether a failure reads like a collective that waited too long for its peers, so that where
+// the other ranks are is worth reading before they are stopped: libaccel_runtime's "timed out
+// after N s" and "did not arrive within N s", Gloo's "Timed out waiting", NCCL's watchdog
+// "timeout", in its stderr tail or recorded exception.
+bool timedOutInCollective(const WorkerFailure& f);
+
 // Failures reported in a round, in the order they arrived, and the job's first.
 class FailureLedger {
  public:

@@ -41,7 +41,12 @@ std::vector<RankStack> collectStacks(const std::vector<RunningRank>& ranks,
   std::vector<std::vector<std::string>> argvs;
   for (const RunningRank& r : ranks) {
     StackCommand c = stackCommand(r.pid, env);
-    out.push_back({r.rank, r.pid, c.tool, "", "", c.missing});
+    RankStack s;
+    s.rank = r.rank;
+    s.pid = r.pid;
+    s.tool = c.tool;
+    s.problem = c.missing;
+    out.push_back(std::move(s));
     if (!c.argv.empty()) argvs.push_back(c.argv);
     commands.push_back(std::move(c));
   }
@@ -52,19 +57,37 @@ std::vector<RankStack> collectStacks(const std::vector<RunningRank>& ranks,
   return out;
 }
 
+bool severalMachines(const std::vector<RankStack>& stacks) {
+  for (const RankStack& s : stacks) {
+    if (s.machine != stacks.front().machine) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// "pid 4242", or "pid 4242 on machine 1, HOST" where the stacks span machines.
+std::string where(const RankStack& s, bool several) {
+  return several ? fmt::format("pid {} on machine {}, {}", s.pid, s.machine, s.host) : fmt::format("pid {}", s.pid);
+}
+
+}  // namespace
+
 std::vector<std::string> stackSummaryLines(const std::vector<RankStack>& stacks) {
   std::vector<std::string> lines;
+  const bool several = severalMachines(stacks);
   for (const RankStack& s : stacks) {
-    lines.push_back(
-        fmt::format("rank {} (pid {}): {}", s.rank, s.pid, s.problem.empty() ? s.summary : "no stack: " + s.problem));
+    lines.push_back(fmt::format("rank {} ({}): {}", s.rank, where(s, several),
+                                s.problem.empty() ? s.summary : "no stack: " + s.problem));
   }
   return lines;
 }
 
 std::string stacksText(const std::vector<RankStack>& stacks) {
   std::string out;
+  const bool several = severalMachines(stacks);
   for (const RankStack& s : stacks) {
-    out += fmt::format("== rank {} (pid {}, {}) ==\n", s.rank, s.pid, s.tool);
+    out += fmt::format("== rank {} ({}, {}) ==\n", s.rank, where(s, several), s.tool.empty() ? "no tool" : s.tool);
     out += s.problem.empty() ? s.text : "no stack: " + s.problem + "\n" + s.text;
     if (!out.empty() && out.back() != '\n') out += '\n';
   }

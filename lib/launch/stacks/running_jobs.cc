@@ -25,16 +25,18 @@ std::string slurpProc(pid_t pid, const char* file) {
   return s.str();
 }
 
-// Only the two variables a worker is recognised by.
+// The two variables a worker is recognised by, and where its launcher answers.
 struct Marks {
-  std::string run_id, rank;
+  std::string run_id, rank, socket;
 };
 
 Marks marksOf(pid_t pid) {
   Marks m;
   for (const std::string& entry : split(slurpProc(pid, "environ"), '\0')) {
-    if (startsWith(entry, std::string(launch_env::kAccelRunId) + "=")) m.run_id = entry.substr(entry.find('=') + 1);
-    if (startsWith(entry, std::string(launch_env::kRank) + "=")) m.rank = entry.substr(entry.find('=') + 1);
+    const std::string value = entry.substr(entry.find('=') + 1);
+    if (startsWith(entry, std::string(launch_env::kAccelRunId) + "=")) m.run_id = value;
+    if (startsWith(entry, std::string(launch_env::kRank) + "=")) m.rank = value;
+    if (startsWith(entry, std::string(launch_env::kLauncherSocket) + "=")) m.socket = value;
   }
   return m;
 }
@@ -89,6 +91,7 @@ std::vector<RunningJob> findRunningJobs() {
     RunningJob& job = jobs[{m.run_id, parent}];
     job.run_id = m.run_id;
     job.launcher = parent;
+    if (job.socket.empty()) job.socket = m.socket;
     job.ranks.push_back({static_cast<int>(*rank), pid});
   }
   std::vector<RunningJob> out;

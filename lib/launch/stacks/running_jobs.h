@@ -20,6 +20,7 @@ struct RunningJob {
   std::string run_id;
   pid_t launcher = 0;
   std::vector<RunningRank> ranks;  // by rank
+  std::string socket;              // where its launcher answers (launch_env.h kLauncherSocket), or ""
 };
 
 std::vector<RunningJob> findRunningJobs();

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/stacks/stack_collector.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace accel {
+
+namespace {
+
+using nlohmann::json;
+
+// What the launcher takes from the collecting process at most: many ranks' deep stacks.
+constexpr size_t kMaxOutput = 64u << 20;
+// How much longer than the tools' limit the process may take to write and end.
+constexpr auto kMargin = std::chrono::seconds(1);
+
+void writeAll(int fd, const std::string& text) {
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+// The collecting process: the launcher's signals back to their defaults (they are blocked
+// there for its signalfd), dead with the launcher, then the tools and the answer.
+[[noreturn]] void collectInChild(int out, pid_t launcher, const std::vector<RunningRank>& ranks,
+                                 const std::map<std::string, std::string>& env, std::chrono::milliseconds limit) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != launcher) _exit(1);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) ::signal(s, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  GatheredStacks g;
+  g.ranks = collectStacks(ranks, env, limit);
+  writeAll(out, encodeStacks(g));
+  _exit(0);
+}
+
+}  // namespace
+
+StackCollector::~StackCollector() { stop(); }
+
+void StackCollector::stop() {
+  if (pid_ > 0) {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+  }
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  pid_ = 0;
+}
+
+void StackCollector::start(const std::vector<RunningRank>& ranks, const std::map<std::string, std::string>& env,
+                           std::chrono::milliseconds limit) {
+  stop();
+  ranks_ = ranks;
+  output_.clear();
+  ready_.reset();
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) {
+    ready_ = finish(fmt::format("the launcher could not make a pipe: {}", std::strerror(errno)));
+    return;
+  }
+  const pid_t launcher = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(ends[0]);
+    collectInChild(ends[1], launcher, ranks, env, limit);
+  }
+  ::close(ends[1]);
+  if (pid < 0) {
+    ::close(ends[0]);
+    ready_ = finish(fmt::format("the launcher could not fork: {}", std::strerror(errno)));
+    return;
+  }
+  ::setpgid(pid, pid);  // as the child does: whichever runs first
+  pid_ = pid;
+  fd_ = ends[0];
+  limit_ = limit;
+  give_up_at_ = Clock::now() + limit + kMargin;
+}
+
+void StackCollector::addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const {
+  if (ready_) {
+    timeout_ms = 0;
+    return;
+  }
+  if (fd_ < 0) return;
+  fds.push_back({fd_, POLLIN, 0});
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(give_up_at_ - Clock::now()).count();
+  const int due = static_cast<int>(std::max<long long>(0, left));
+  if (timeout_ms < 0 || due < timeout_ms) timeout_ms = due;
+}
+
+std::optional<std::vector<RankStack>> StackCollector::service(const std::vector<pollfd>& fds) {
+  if (ready_) return std::exchange(ready_, std::nullopt);
+  if (fd_ < 0) return std::nullopt;
+  for (const pollfd& p : fds) {
+    if (p.fd != fd_ || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    char buffer[65536];
+    const ssize_t n = ::read(fd_, buffer, sizeof buffer);
+    if (n > 0 && output_.size() < kMaxOutput) output_.append(buffer, static_cast<size_t>(n));
+    if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) return std::nullopt;
+    ::close(fd_);  // it wrote all and ended: nothing of its is left to kill
+    fd_ = -1;
+    pid_ = 0;
+    auto decoded = decodeStacks(output_);
+    if (!decoded) return finish("the process that ran the tools ended without an answer (killed?)");
+    return decoded->ranks;
+  }
+  if (Clock::now() >= give_up_at_) {
+    return finish(fmt::format("the tools had not answered after {:g} s",
+                              std::chrono::duration<double>(limit_ + kMargin).count()));
+  }
+  return std::nullopt;
+}
+
+std::vector<RankStack> StackCollector::finish(const std::string& problem) {
+  stop();
+  std::vector<RankStack> out;
+  for (const RunningRank& r : ranks_) {
+    RankStack s;
+    s.rank = r.rank;
+    s.pid = r.pid;
+    s.problem = problem;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::string encodeStacks(const GatheredStacks& g) {
+  json ranks = json::array();
+  for (const RankStack& s : g.ranks) {
+    ranks.push_back({{"rank", s.rank},
+                     {"pid", s.pid},
+                     {"machine", s.machine},
+                     {"host", s.host},
+                     {"tool", s.tool},
+                     {"text", s.text},
+                     {"summary", s.summary},
+                     {"problem", s.problem}});
+  }
+  json j = {{"why", g.why}, {"ranks", ranks}, {"notes", g.notes}, {"seconds", g.seconds}, {"machines", g.machines}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<GatheredStacks> decodeStacks(const std::string& text) {
+  try {
+    const json j = json::parse(text);
+    GatheredStacks g;
+    g.why = j.at("why").get<std::string>();
+    g.notes = j.at("notes").get<std::vector<std::string>>();
+    g.seconds = j.at("seconds").get<double>();
+    g.machines = j.at("machines").get<int>();
+    for (const json& r : j.at("ranks")) {
+      RankStack s;
+      s.rank = r.at("rank").get<int>();
+      s.pid = r.at("pid").get<pid_t>();
+      s.machine = r.at("machine").get<int>();
+      s.host = r.at("host").get<std::string>();
+      s.tool = r.at("tool").get<std::string>();
+      s.text = r.at("text").get<std::string>();
+      s.summary = r.at("summary").get<std::string>();
+      s.problem = r.at("problem").get<std::string>();
+      g.ranks.push_back(std::move(s));
+    }
+    return g;
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace accel
