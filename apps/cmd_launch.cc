@@ -14,6 +14,7 @@
 #include "lib/common/atomic_file.h"
 #include "lib/common/environment.h"
 #include "lib/common/error.h"
+#include "lib/common/random_bytes.h"
 #include "lib/common/socket.h"
 #include "lib/common/strings.h"
 #include "lib/config/loader.h"
@@ -35,18 +36,6 @@ namespace {
 
 void say(const std::string& line) { std::cerr << "accel: " << line << "\n"; }
 
-std::string randomHex() {
-  unsigned char bytes[16] = {};
-  std::ifstream urandom("/dev/urandom", std::ios::binary);
-  if (!urandom.read(reinterpret_cast<char*>(bytes), sizeof bytes)) {  // never all-zero ids and tokens
-    throw Error(fmt::format("cannot read /dev/urandom: {}", ::strerror(errno)),
-                "the run id and store token need randomness");
-  }
-  std::string out;
-  for (unsigned char b : bytes) out += fmt::format("{:02x}", b);
-  return out;
-}
-
 LaunchFacts gatherFacts() {
   LaunchFacts f;
   GpuReport gpus = probeGpus();
@@ -60,8 +49,8 @@ LaunchFacts gatherFacts() {
   f.physical_cores = std::max(1, host.physical_cores);
   f.usable_cpus = usableCpus();
   f.hostname = host.hostname;
-  f.random_hex = randomHex();
-  f.token_hex = randomHex();
+  f.random_hex = randomHex(16);
+  f.token_hex = randomHex(16);
   f.env = processEnvironment();
   // The directory the launcher runs in, which $PWD may not be (a parent that changed directory
   // without updating it): Accelerate takes os.getcwd().

@@ -14,6 +14,10 @@
 #include "lib/launch/launch_plan.h"
 #include "lib/launch/mpirun.h"
 
+namespace CLI {
+class App;
+}
+
 namespace accel {
 
 struct ConfigFileOption {
@@ -43,6 +47,11 @@ int runTest(const ConfigFileOption& file, const std::vector<std::string>& launch
 // `accel stacks`: every rank's stack on this machine for the job named (a launcher pid or run id,
 // or "": the only one), each tool within `timeout_seconds`.
 int runStacks(const std::string& job_selector, double timeout_seconds);
+
+// `accel completion SHELL` and `accel manual` (apps/reference/): from the command table as `app`
+// registered it.
+int runCompletion(const CLI::App& app, const std::string& shell);
+int runManual(const CLI::App& app);
 // `accel to-fsdp2`: `config_file` converted to FSDP2, written to `output_file` (empty: the config
 // file itself, which only `overwrite` allows).
 int runToFsdp2(const std::string& config_file, const std::string& output_file, bool overwrite);

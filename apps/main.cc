@@ -32,6 +32,8 @@ struct Options {
   EstimateMemoryOptions estimate;
   std::string output_file;
   bool overwrite = false;
+  std::string shell;              // accel completion
+  const CLI::App* app = nullptr;  // accel completion and manual: the table as registered
 };
 
 void addConfigFile(CLI::App* cmd, Options& o) {
@@ -121,6 +123,11 @@ const Command kCommands[] = {
        c->add_option("--timeout", o.timeout, "seconds each tool may take")->capture_default_str();
      },
      [](Options& o) { return runStacks(o.job, o.timeout); }},
+    {"completion", "Print the completion script for bash, zsh or fish: source <(accel completion bash)",
+     [](CLI::App* c, Options& o) { c->add_option("shell", o.shell, "bash, zsh or fish")->required(); },
+     [](Options& o) { return runCompletion(*o.app, o.shell); }},
+    {"manual", "Print accel's manual page (roff): accel manual | man -l -", nullptr,
+     [](Options& o) { return runManual(*o.app); }},
     {"launch", "Start one worker per GPU (or CPU process) and supervise them (accel launch --help)", nullptr, nullptr},
     {"torchrun", "torchrun's command line, flags and defaults (also through a link named torchrun)", nullptr, nullptr},
     {"help", "Show help for a command: accel help config default",
@@ -132,6 +139,7 @@ struct Cli {
   std::vector<std::pair<const Command*, CLI::App*>> commands;  // table order
 
   explicit Cli(Options& o) {
+    o.app = &app;
     app.set_version_flag("--version", "accel " + buildInfo().version);
     app.require_subcommand(0, 1);
     for (const Command& command : kCommands) {

@@ -2,13 +2,13 @@
 #include "lib/config/writer.h"
 
 #include <cmath>
-#include <random>
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
 #include "lib/common/atomic_file.h"
+#include "lib/common/random_bytes.h"
 #include "lib/config/config.h"
 #include "lib/config/yaml_quoting.h"
 #include "lib/config/yaml_scalar.h"
@@ -133,8 +133,7 @@ void unquoteWords(std::string& text, const std::string& nonce) {
 std::string toJson(const json& values) {
   // Text that is not UTF-8 (a value typed into the wizard, say) becomes U+FFFD instead of a
   // type_error out of dump(): the writer never throws.
-  const std::string nonce =
-      fmt::format("{:016x}", std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}());
+  const std::string nonce = fmt::format("{:016x}", randomU64());
   std::string text = markNonFinite(withoutDropped(values), "\x01" + nonce)
                          .dump(2, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace) +
                      "\n";

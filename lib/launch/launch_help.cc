@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // `accel launch --help` (launch_help.h).
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "lib/common/strings.h"
 #include "lib/config/schema.h"
 #include "lib/launch/launch_help.h"
 #include "lib/launch/launcher_flag_table.h"
@@ -38,7 +40,64 @@ std::string keyHelp(const KeySpec& spec) {
   return help;
 }
 
+// Whether a flag's value names a file or a folder, from its name: every such flag says so
+// (config_file, hostfile, deepspeed_config_file, log_dir, the NVMe paths).
+LaunchFlagDoc::Value valueKind(std::string_view name) {
+  if (name.find("file") != std::string_view::npos) return LaunchFlagDoc::Value::File;
+  if (name.ends_with("_dir") || name.ends_with("_path")) return LaunchFlagDoc::Value::Folder;
+  return LaunchFlagDoc::Value::Any;
+}
+
+std::vector<std::string> spellingsOf(std::string_view name, std::string_view short_name = {}) {
+  std::vector<std::string> out = {"--" + std::string(name)};
+  if (dashed(name) != name) out.push_back("--" + dashed(name));
+  if (!short_name.empty()) out.push_back("-" + std::string(short_name));
+  return out;
+}
+
+// The words a config key's flag takes where they are few: its choices, true/false, or a small
+// integer range (--zero_stage 0 to 3).
+std::vector<std::string> keyChoices(const KeySpec& spec) {
+  std::vector<std::string> out;
+  if (spec.is_switch) return out;
+  if (spec.type == ValueType::Enum) {
+    for (auto c : spec.choices) out.emplace_back(c);
+  } else if (spec.type == ValueType::Bool) {
+    out = {"true", "false"};
+  } else if (spec.type == ValueType::Int && spec.min != LLONG_MIN && spec.max - spec.min <= 8) {
+    for (long long v = spec.min; v <= spec.max; ++v) out.push_back(std::to_string(v));
+  }
+  return out;
+}
+
+bool torchrunKey(std::string_view flag) {
+  return std::find(std::begin(kTorchrunConfigFlags), std::end(kTorchrunConfigFlags), flag) !=
+         std::end(kTorchrunConfigFlags);
+}
+
 }  // namespace
+
+std::vector<LaunchFlagDoc> launchFlagDocs(Grammar grammar) {
+  const bool torchrun = grammar == Grammar::Torchrun;
+  std::vector<LaunchFlagDoc> out;
+  for (const auto& row : launcherFlags()) {
+    if (torchrun && !row.torchrun) continue;
+    LaunchFlagDoc d{spellingsOf(row.name, row.short_name),
+                    !isSwitch(row),
+                    {},
+                    valueKind(row.name),
+                    std::string(row.group),
+                    rowHelp(row)};
+    for (auto c : row.choices) d.choices.emplace_back(c);
+    out.push_back(std::move(d));
+  }
+  for (const auto& spec : configSchema()) {
+    if (spec.flag.empty() || (torchrun && !torchrunKey(spec.flag))) continue;
+    out.push_back({spellingsOf(spec.flag), !spec.is_switch, keyChoices(spec), valueKind(spec.flag), keyGroup(spec.path),
+                   keyHelp(spec)});
+  }
+  return out;
+}
 
 std::string launchHelp() {
   std::vector<std::pair<std::string, std::vector<Line>>> groups;  // in first-seen order

@@ -50,7 +50,8 @@ std::vector<LauncherFlag> build() {
        .field = &O::tee,
        .group = kLauncher,
        .help = "streams on the console: 3 both (default), 1 stdout, 2 stderr, 0 none; or LOCAL_RANK:N,…",
-       .torchrun = true},
+       .torchrun = true,
+       .choices = {"0", "1", "2", "3"}},
       {.name = "log_dir",
        .field = &O::log_dir,
        .group = kLauncher,
@@ -110,9 +111,12 @@ std::vector<LauncherFlag> build() {
       {"env", "", &O::env, kLauncher,
        "KEY=VALUE set in every worker's environment, repeatable (as if exported before `accel launch`; accel's own "
        "variables win)"},
-      {"pty", "", &O::pty, kLauncher,
-       "pseudo-terminals for worker streams shown on a terminal, so workers see one (colours, progress bars): auto "
-       "(default: $ACCEL_PTY, else auto), on (also when the console is a file), off (pipes)"},
+      {.name = "pty",
+       .field = &O::pty,
+       .group = kLauncher,
+       .help = "pseudo-terminals for worker streams shown on a terminal, so workers see one (colours, progress bars): "
+               "auto (default: $ACCEL_PTY, else auto), on (also when the console is a file), off (pipes)",
+       .choices = {"auto", "on", "off"}},
       {"hostfile", "", &O::hostfile, kHosts,
        "DeepSpeed's hostfile (`HOST slots=N` lines): start `accel launch` on every host over ssh from this one, HOST's "
        "N processes (GPUs 0..N-1) each (the same as --deepspeed_hostfile)"},
@@ -178,7 +182,8 @@ std::vector<LauncherFlag> build() {
        .group = kTorchrun,
        .help = "processes on this machine: N, gpu (one per visible GPU), cpu (one per CPU) or auto (gpu where there "
                "are GPUs, else cpu); each machine may run its own count",
-       .torchrun = true},
+       .torchrun = true,
+       .choices = {"gpu", "cpu", "auto"}},
       {.name = "node_rank",
        .field = &O::node_rank,
        .group = kTorchrun,
@@ -217,7 +222,8 @@ std::vector<LauncherFlag> build() {
        .field = &O::start_method,
        .group = kTorchrun,
        .help = "spawn, fork or forkserver: checked, then ignored (every worker is a program of its own)",
-       .torchrun = true},
+       .torchrun = true,
+       .choices = {"spawn", "fork", "forkserver"}},
       {.name = "event_log_handler",
        .field = &O::event_log_handler,
        .group = kTorchrun,
@@ -234,7 +240,8 @@ std::vector<LauncherFlag> build() {
        .group = kTorchrun,
        .help = "streams kept off the console (in --log_dir files only): 1 stdout, 2 stderr, 3 both, 0 none; or "
                "LOCAL_RANK:N,…",
-       .torchrun = true},
+       .torchrun = true,
+       .choices = {"0", "1", "2", "3"}},
       {.name = "duplicate_stdout_filters",
        .field = &O::duplicate_stdout_filters,
        .group = kTorchrun,

@@ -33,6 +33,9 @@ struct LauncherFlag {
   bool torchrun = false;
   bool no_env = false;
   std::string_view refused = {};  // torchrun's, refused at once: why, and what accel does instead
+  // The words it takes, where they are few (shell completion offers them; the parser checks its
+  // own way).
+  std::vector<std::string_view> choices = {};
 };
 
 // The group of the launcher's own settings, listed after the config-key flags in --help.

@@ -6,12 +6,12 @@
 
 #include <cerrno>
 #include <filesystem>
-#include <random>
 #include <string_view>
 
 #include <fmt/format.h>
 
 #include "lib/common/error.h"
+#include "lib/common/random_bytes.h"
 
 namespace accel {
 
@@ -39,10 +39,9 @@ std::string makeRunLogDir(const std::string& log_dir, const std::string& run_id)
   if (ec) throw Error(fmt::format("cannot create --log_dir {}: {}", log_dir, ec.message()));
   std::string prefix = run_id + "_";
   for (char& c : prefix) c = c == '/' ? '_' : c;  // a run id is a name, never a path
-  std::random_device random;
   for (int attempt = 0; attempt < kTries; ++attempt) {
     std::string name = prefix;
-    for (int i = 0; i < kRandomLength; ++i) name += kRandomChars[random() % kRandomChars.size()];
+    for (int i = 0; i < kRandomLength; ++i) name += kRandomChars[randomU64() % kRandomChars.size()];
     const std::string path = (fs::path(log_dir) / name).string();
     if (::mkdir(path.c_str(), 0700) == 0) return path;  // 0700: mkdtemp's mode
     if (errno != EEXIST) throw Error(fmt::format("cannot make the log folder {}: {}", path, ::strerror(errno)));

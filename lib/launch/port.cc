@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "lib/common/error.h"
+#include "lib/common/random_bytes.h"
 #include "lib/common/socket.h"
 #include "lib/common/strings.h"
 
@@ -49,7 +50,7 @@ int pickFreePort() {
   std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low_ephemeral;
   constexpr int kLowest = 10000;  // under it lie well-known services' ports
   if (low_ephemeral > kLowest + 100) {
-    thread_local std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(::getpid()));
+    thread_local std::mt19937 rng(static_cast<std::mt19937::result_type>(randomU64()));
     std::uniform_int_distribution<int> draw(kLowest, low_ephemeral - 1);
     for (int attempt = 0; attempt < 100; ++attempt) {
       const int port = draw(rng);

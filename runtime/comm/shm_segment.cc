@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/random_bytes.h"
 #include "runtime/comm/shm_messages.h"
 
 namespace accel {
@@ -85,7 +86,7 @@ std::string ShmSegment::create(Store& store) {
       if (fd >= 0) ::close(fd);
     }
   } memfd{createMemfd(total_bytes_, problem)};
-  const uint64_t nonce = (static_cast<uint64_t>(std::random_device{}()) << 32) | std::random_device{}();
+  const uint64_t nonce = randomU64();
   if (memfd.fd >= 0) {
     try {
       map(memfd.fd);

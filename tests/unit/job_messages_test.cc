@@ -50,7 +50,7 @@ TEST_CASE("job messages: every kind encodes to a line that decodes to the same",
   CHECK(std::holds_alternative<job::Heartbeat>(roundTrip(job::Heartbeat{})));
 }
 
-TEST_CASE("stack messages: sw, sp, sd and pg round-trip; a bad limit is refused", "[job][unit]") {
+TEST_CASE("stack messages: sw, sp, sd and pg round-trip, and a bad limit is refused", "[job][unit]") {
   CHECK(std::get<job::StacksWanted>(roundTrip(job::StacksWanted{7, 4.5})).seconds == 4.5);
   auto part = std::get<job::StackPart>(roundTrip(job::StackPart{7, 2, "h2", 5, 4242, "gdb", "spin", "", "#0 spin"}));
   CHECK(part.rank == 5);
