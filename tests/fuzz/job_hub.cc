@@ -158,16 +158,20 @@ bool fromMember(Hub& h, bool round_ended, const uint8_t* data, size_t size) {
   std::vector<JobEvent> events;
   if (round_ended) h.hub->roundEnded(0, true);
   auto more = feed(h, h.member, data, size);
-  events.insert(events.end(), more.begin(), more.end());
-  for (const auto& e : events) {
+  // Questions are answered and this launcher's stacks handed over, then the hub goes on: a stop
+  // that waited for the stacks comes after them.
+  for (size_t i = 0; i < more.size(); ++i) {
+    const JobEvent e = more[i];                                         // a copy: more grows below
     if (e.kind == JobEvent::Kind::Ask) h.hub->tell(e.id, "an answer");  // back to machine 1
     if (e.kind == JobEvent::Kind::Collect) {
       RankStack own;
       own.text = "#0 main";
       h.hub->stacksCollected(e.id, {own});
+      for (auto& later : h.round()) more.push_back(std::move(later));
     }
     FUZZ_CHECK(e.kind != JobEvent::Kind::Stacks || e.stacks, "a Stacks event without its stacks");
   }
+  events.insert(events.end(), more.begin(), more.end());
   checkWellFormed(events);
   const bool open = memberOpen(h.member);
   if (!open) {
