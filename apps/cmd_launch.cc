@@ -34,7 +34,9 @@ namespace accel {
 
 namespace {
 
-void say(const std::string& line) { std::cerr << "accel: " << line << "\n"; }
+// One write a line (std::cerr writes each << apart): a shell or another process writing to the
+// same terminal never lands inside it.
+void say(const std::string& line) { std::cerr << ("accel: " + line + "\n"); }
 
 LaunchFacts gatherFacts() {
   LaunchFacts f;

@@ -244,13 +244,13 @@ bool calledTorchrun(const char* argv0) {
 void printError(const Error& e) {
   if (const auto* config_error = dynamic_cast<const ConfigError*>(&e)) {
     for (const auto& d : config_error->diagnostics()) {
-      std::cerr << "accel: error: " << formatDiagnostic(d) << "\n";
-      if (!d.hint.empty()) std::cerr << "accel: hint: " << d.hint << "\n";
+      std::cerr << ("accel: error: " + formatDiagnostic(d) + "\n");  // one write a line
+      if (!d.hint.empty()) std::cerr << ("accel: hint: " + d.hint + "\n");
     }
     return;
   }
-  std::cerr << "accel: error: " << e.what() << "\n";
-  if (!e.hint().empty()) std::cerr << "accel: hint: " << e.hint() << "\n";
+  std::cerr << ("accel: error: " + std::string(e.what()) + "\n");  // one write a line
+  if (!e.hint().empty()) std::cerr << ("accel: hint: " + e.hint() + "\n");
 }
 
 int run(int argc, char** argv) {

@@ -16,7 +16,8 @@ if out=$("$root/scripts/abi_baseline" "$build/bin/accel" 2>&1); then
 else
   echo "FAIL: accel needs a symbol newer than the baseline:"; echo "$out"; status=1
 fi
-printf '#include <stdlib.h>\nint main(void) { return (int)(arc4random() & 1u); }\n' >"$work/newer.c"
+# A C program that calls arc4random, declared by hand (no header needed).
+printf 'unsigned arc4random(void);\nint main(void) { return (int)(arc4random() & 1u); }\n' >"$work/newer.c"
 cc -o "$work/newer" "$work/newer.c"
 if out=$("$root/scripts/abi_baseline" "$work/newer" 2>&1); then
   echo "FAIL: a program calling arc4random (glibc 2.36) passed: $out"; status=1
