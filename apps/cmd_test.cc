@@ -3,15 +3,21 @@
 // layout exactly as `accel launch --config_file FILE [LAUNCH FLAGS]` would, accel-bench's preflight (every
 // transport's results and bandwidth, apps/bench/preflight.cc), then, where the interpreter that
 // `accel launch` gives .py programs has Accelerate, Accelerate's own test script as `accelerate
-// test` does. Exit status: 0 when both passed, 1 when either failed, 2 when the config or the
-// command line was refused (the launcher says why), 128+N when a signal ended it.
+// test` does (through apps/test_script_runner.py, which says why). Exit status: 0 when both passed, 1 when either
+// failed (a rank's death by a signal included), 2 when the config or the command line was refused (the launcher says
+// why), 130 when interrupted, 128+N when `accel test` was sent signal N.
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "apps/commands.h"
+#include "apps/test_script_runner.h"
 #include "lib/common/child_process.h"
 #include "lib/common/environment.h"
 #include "lib/common/strings.h"
@@ -37,27 +43,62 @@ std::string accelerateTestScript(const std::string& python) {
   return !script.empty() && ::access(script.c_str(), R_OK) == 0 ? script : "";
 }
 
-struct Step {
-  std::string name;
-  int status = 0;
+// apps/test_script_runner.py in a private folder of its own for as long as this object lives.
+class ScriptRunner {
+ public:
+  ScriptRunner() {
+    const char* tmp = ::getenv(launch_env::kTmpDir);
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/accel-test-XXXXXX";
+    if (!::mkdtemp(pattern.data())) {
+      throw Error("cannot create a folder in " + directoryOf(pattern) + ": " + std::strerror(errno),
+                  "set TMPDIR to a folder you can write");
+    }
+    dir_ = pattern;
+    path_ = dir_ + "/test_script_runner.py";
+    std::ofstream out(path_);
+    if (!(out << kTestScriptRunner << std::flush)) {
+      throw Error("cannot write " + path_ + ": " + std::strerror(errno), "set TMPDIR to a folder with free space");
+    }
+  }
+  ~ScriptRunner() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  ScriptRunner(const ScriptRunner&) = delete;
+  ScriptRunner& operator=(const ScriptRunner&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_, path_;
 };
 
-int runStep(const std::vector<std::string>& launch, const std::string& program, std::vector<Step>& done,
-            const std::string& name) {
+struct Step {
+  std::string name;
+  ForegroundEnd end;
+};
+
+// Whether the step's end means `accel test` itself was stopped (Ctrl-C reaches the launcher,
+// which exits 130; SIGTERM and SIGHUP were passed on) or the launcher refused the command line.
+bool stopsTheTest(const ForegroundEnd& end) {
+  return end.signalled || end.status == static_cast<int>(ExitStatus::Interrupted) ||
+         end.status == static_cast<int>(ExitStatus::Usage);
+}
+
+const ForegroundEnd& runStep(const std::vector<std::string>& launch, const std::vector<std::string>& program,
+                             std::vector<Step>& done, const std::string& name) {
   std::vector<std::string> argv = launch;
-  argv.push_back(program);
-  if (name == "preflight") argv.push_back("preflight");
+  argv.insert(argv.end(), program.begin(), program.end());
   std::string shown;
   for (size_t i = 0; i < argv.size(); ++i) shown += (i ? " " : "") + shellQuote(i ? argv[i] : "accel");
   std::cout << "accel test: " << name << ": " << shown << std::endl;
   done.push_back({name, runForeground(argv)});
-  return done.back().status;
+  return done.back().end;
 }
 
 int summarize(const std::vector<Step>& steps) {
   std::string failed;
   for (const Step& s : steps) {
-    if (s.status != 0) failed += fmt::format("{}{} (exit {})", failed.empty() ? "" : ", ", s.name, s.status);
+    if (s.end.status != 0) failed += fmt::format("{}{} (exit {})", failed.empty() ? "" : ", ", s.name, s.end.status);
   }
   if (failed.empty()) {
     std::cout << "accel test: every check passed: you are ready for distributed training" << std::endl;
@@ -80,8 +121,8 @@ int runTest(const ConfigFileOption& file, const std::vector<std::string>& launch
   if (!file.path.empty()) launch.insert(launch.end(), {"--config_file", file.path});
   launch.insert(launch.end(), launch_args.begin(), launch_args.end());
   std::vector<Step> steps;
-  const int preflight = runStep(launch, bench, steps, "preflight");
-  if (preflight == static_cast<int>(ExitStatus::Usage) || preflight >= 128) return preflight;
+  const ForegroundEnd preflight = runStep(launch, {bench, "preflight"}, steps, "preflight");
+  if (stopsTheTest(preflight)) return preflight.status;
 
   auto env = processEnvironment();
   const std::string wanted = env[launch_env::kPython].empty() ? "python3" : env[launch_env::kPython];
@@ -92,8 +133,9 @@ int runTest(const ConfigFileOption& file, const std::vector<std::string>& launch
               << (python.empty() ? "no Python interpreter '" + wanted + "'" : python + " has no Accelerate")
               << " (pip install accelerate, or set ACCEL_PYTHON to the interpreter that has it)" << std::endl;
   } else {
-    const int status = runStep(launch, script, steps, "accelerate's test script");
-    if (status >= 128) return status;
+    const ScriptRunner runner;
+    const ForegroundEnd end = runStep(launch, {runner.path(), script}, steps, "accelerate's test script");
+    if (stopsTheTest(end)) return end.status;
   }
   return summarize(steps);
 }

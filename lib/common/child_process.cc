@@ -17,8 +17,10 @@ namespace accel {
 namespace {
 
 volatile sig_atomic_t g_foreground_child = 0;
+volatile sig_atomic_t g_passed_on = 0;
 
 void passOn(int signal) {
+  g_passed_on = 1;
   if (g_foreground_child > 0) ::kill(static_cast<pid_t>(g_foreground_child), signal);
 }
 
@@ -50,7 +52,8 @@ pid_t waitFor(pid_t pid, int& raw) {
 
 }  // namespace
 
-int runForeground(const std::vector<std::string>& argv) {
+ForegroundEnd runForeground(const std::vector<std::string>& argv) {
+  g_passed_on = 0;
   struct sigaction pass = {}, ignore = {}, old_int = {}, old_term = {}, old_hup = {};
   pass.sa_handler = passOn;
   ignore.sa_handler = SIG_IGN;
@@ -71,7 +74,7 @@ int runForeground(const std::vector<std::string>& argv) {
   ::sigaction(SIGTERM, &old_term, nullptr);
   ::sigaction(SIGHUP, &old_hup, nullptr);
   if (!started) throw Error("cannot start " + argv[0] + ": " + std::strerror(fork_errno));
-  return statusOf(raw);
+  return {statusOf(raw), g_passed_on != 0};
 }
 
 namespace {

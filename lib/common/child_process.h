@@ -13,9 +13,14 @@ namespace accel {
 // Runs argv[0] (found on PATH when it has no '/') with this process's stdin, stdout and stderr,
 // and returns its exit status, or 128 + the signal that ended it. The child shares this
 // process's process group, so a terminal's Ctrl-C reaches it directly: this process ignores
-// SIGINT while it runs and passes SIGTERM and SIGHUP on to it. Throws Error naming the program
-// when it cannot be started.
-int runForeground(const std::vector<std::string>& argv);
+// SIGINT while it runs and passes SIGTERM and SIGHUP on to it (`signalled` says one was, so a
+// caller can tell being stopped from a child that died of the same signal). Throws Error naming
+// the program when it cannot be started.
+struct ForegroundEnd {
+  int status = 0;
+  bool signalled = false;
+};
+ForegroundEnd runForeground(const std::vector<std::string>& argv);
 
 // Runs argv with stdin from /dev/null and stderr discarded, and returns what it wrote to stdout;
 // nullopt when it cannot start, exits non-zero, or is still running after `limit` (it is then

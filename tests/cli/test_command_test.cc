@@ -3,10 +3,13 @@
 // worker processes: every check passes on 2 CPU processes and prints its figures; a rank whose
 // all_reduce result is altered (ACCEL_PREFLIGHT_CORRUPT) fails that check naming the rank; an
 // invalid or missing config is exit 2 before any worker starts. Accelerate's own test script is
-// skipped here (Debian's python3 has no Accelerate) and run by tests/peers/check_accel_test.py.
-#include <catch2/catch.hpp>
+// skipped here (Debian's python3 has no Accelerate) and run by tests/peers/check_accel_test.py;
+// stand-in scripts show how its end is judged (a rank's abort fails it, the interpreter's
+// finalization is not run).
+#include <filesystem>
 
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "tests/support/process.h"
 
@@ -32,6 +35,15 @@ std::string cpuConfig(const TempDir& dir, const std::string& processes) {
 RunResult accelTest(const TempDir& dir, const std::string& config, std::map<std::string, std::string> env = {}) {
   env.emplace("PATH", "/usr/bin:/bin");
   return run({accelBinary(), "test", "--config_file", config}, {}, accel::test::hermeticEnv(dir, env), 120000);
+}
+
+// An `accelerate` package for /usr/bin/python3 whose test script is `script`: what `accel test`
+// does with the script's end, without the peers' Accelerate (tests/peers/check_accel_test.py runs
+// the real one).
+std::map<std::string, std::string> fakeAccelerate(const TempDir& dir, const std::string& script) {
+  dir.write("py/accelerate/__init__.py", "");
+  dir.write("py/accelerate/test_utils/scripts/test_script.py", script);
+  return {{"PYTHONPATH", dir.file("py")}, {"ACCEL_PYTHON", "/usr/bin/python3"}};
 }
 
 }  // namespace
@@ -79,4 +91,42 @@ TEST_CASE("accel test: an invalid or missing config is a usage error before any 
   CHECK(missing.exit_code == 2);
   CHECK(contains(missing.err, "nope.yaml"));
   CHECK_FALSE(contains(missing.out, "accelerate's test script"));
+}
+
+TEST_CASE("accel test: Accelerate's script ends without the interpreter's finalization, where torch's Gloo aborts",
+          "[test_command]") {
+  // The abort that pytorch/pytorch#190489 describes happens while the interpreter finalizes, after
+  // the script's last line; an exit handler that aborts stands in for it.
+  TempDir dir;
+  auto env = fakeAccelerate(dir,
+                            "import atexit, os\n"
+                            "print('Testing, testing. 1, 2, 3. rank', os.environ['RANK'], flush=True)\n"
+                            "atexit.register(os.abort)\n");
+  auto r = accelTest(dir, cpuConfig(dir, "2"), env);
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "accel test: accelerate's test script: accel launch --config_file"));
+  CHECK(contains(r.out, "test_script_runner.py " + dir.file("py/accelerate/test_utils/scripts/test_script.py")));
+  CHECK(contains(r.out, "Testing, testing. 1, 2, 3. rank 1"));
+  CHECK(contains(r.out, "accel test: every check passed"));
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    CHECK(entry.path().filename().string().rfind("accel-test-", 0) != 0);  // the runner's folder is gone
+  }
+}
+
+TEST_CASE("accel test: a rank of Accelerate's script that dies or fails is the verdict, named with its status",
+          "[test_command]") {
+  TempDir dir;
+  auto aborted =
+      accelTest(dir, cpuConfig(dir, "2"),
+                fakeAccelerate(dir, "import os, time\nif os.environ['RANK'] == '1': os.abort()\ntime.sleep(30)\n"));
+  INFO(aborted.out << aborted.err);
+  CHECK(aborted.exit_code == 1);
+  CHECK(contains(aborted.err, "rank 1"));
+  CHECK(contains(aborted.out, "accel test: FAILED: accelerate's test script (exit 134)"));
+  auto failed = accelTest(dir, cpuConfig(dir, "2"), fakeAccelerate(dir, "import sys\nsys.exit('no good')\n"));
+  INFO(failed.out << failed.err);
+  CHECK(failed.exit_code == 1);
+  CHECK(contains(failed.err, "no good"));
+  CHECK(contains(failed.out, "accel test: FAILED: accelerate's test script (exit 1)"));
 }

@@ -3,7 +3,8 @@
 # wheel_test.sh - the wheel scripts/packages built, installed as a user installs it beside
 # Accelerate: a fresh virtual environment that sees the peers' Accelerate and torch through a .pth
 # file (scripts/peers: no second download of torch), `pip install` of the wheel alone, then
-# `accel launch --cpu --num_processes 2` of Accelerate's own test_script.py must pass, with
+# `accel launch --cpu --num_processes 2` of Accelerate's own test_script.py (through
+# apps/test_script_runner.py, as `accel test` runs it, which says why) must pass, with
 # `accel` and `python3` both the environment's. Reports the wheel's manylinux tag (auditwheel
 # show, from scripts/packages) and its size.
 # Usage: tests/packages/wheel_test.sh PACKAGES_DIR
@@ -47,7 +48,7 @@ script=$("$work/venv/bin/python" -c 'import accelerate.test_utils, os; print(os.
 t=$SECONDS
 check "accel launch --cpu --num_processes 2 of Accelerate's test_script.py" bash -c \
   "cd '$work' && PATH='$work/venv/bin':\$PATH HF_HOME='$work/hf' PYTHONWARNINGS=ignore accel launch --cpu \
-   --num_processes 2 --main_process_port 0 '$script' >'$work/launch.log' 2>&1; rc=\$?; tail -n 40 '$work/launch.log'; \
+   --num_processes 2 --main_process_port 0 '$root/apps/test_script_runner.py' '$script' >'$work/launch.log' 2>&1; rc=\$?; tail -n 40 '$work/launch.log'; \
    ((rc == 0)) && grep -q 'Testing, testing. 1, 2, 3.' '$work/launch.log' && grep -q 'Num processes: 2' '$work/launch.log'"
 echo "Accelerate's test script ran in $((SECONDS - t)) s"
 echo "wheel: $(basename "$wheel"), $(($(stat -c %s "$wheel") / 1024)) KiB;" \

@@ -29,6 +29,7 @@ EXTERNAL = {
     # Accelerate's estimate-memory sources, and the shard index of a Hugging Face model directory
     # (model.safetensors.index.json, which the name pattern sees as index.json).
     "estimate.py", "modeling.py", "index.json",
+    "fmt/format-inl.h", "fmt/format.h",  # fmt's headers, whose compiled half lib/common/fmt_library.cc builds
 }
 # A word in capitals is a placeholder (OUT/env-RANK.json, config-templates/X.yaml).
 OURS_IN_CAPITALS = {"README", "CMakeLists", "LICENSE"}
