@@ -3,26 +3,26 @@
 // layout exactly as `accel launch --config_file FILE [LAUNCH FLAGS]` would, accel-bench's preflight (every
 // transport's results and bandwidth, apps/bench/preflight.cc), then, where the interpreter that
 // `accel launch` gives .py programs has Accelerate, Accelerate's own test script as `accelerate
-// test` does (through apps/test_script_runner.py, which says why). Exit status: 0 when both passed, 1 when either
-// failed (a rank's death by a signal included), 2 when the config or the command line was refused (the launcher says
-// why), 130 when interrupted, 128+N when `accel test` was sent signal N.
+// test` does (through apps/test_script_runner.py, which says why). Exit status: 0 when both
+// passed, 1 when either failed (a rank's death by a signal included), 2 when the config or the
+// command line was refused (the launcher says why), 130 when interrupted, 128+N when `accel test`
+// was sent signal N.
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "apps/commands.h"
 #include "apps/test_script_runner.h"
+#include "lib/common/atomic_file.h"
 #include "lib/common/child_process.h"
 #include "lib/common/environment.h"
 #include "lib/common/strings.h"
 #include "lib/launch/launch_env.h"
 #include "lib/launch/program.h"
+#include "lib/launch/temporary_folder.h"
 
 namespace accel {
 
@@ -46,29 +46,24 @@ std::string accelerateTestScript(const std::string& python) {
 // apps/test_script_runner.py in a private folder of its own for as long as this object lives.
 class ScriptRunner {
  public:
-  ScriptRunner() {
-    const char* tmp = ::getenv(launch_env::kTmpDir);
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/accel-test-XXXXXX";
-    if (!::mkdtemp(pattern.data())) {
-      throw Error("cannot create a folder in " + directoryOf(pattern) + ": " + std::strerror(errno),
-                  "set TMPDIR to a folder you can write");
-    }
-    dir_ = pattern;
-    path_ = dir_ + "/test_script_runner.py";
-    std::ofstream out(path_);
-    if (!(out << kTestScriptRunner << std::flush)) {
-      throw Error("cannot write " + path_ + ": " + std::strerror(errno), "set TMPDIR to a folder with free space");
+  ScriptRunner() : dir_(makeTemporaryFolder("accel-test-")), path_(dir_ + "/test_script_runner.py") {
+    try {
+      writeFileAtomic(path_, kTestScriptRunner);
+    } catch (...) {
+      removeFolder();  // the destructor does not run for a constructor that throws
+      throw;
     }
   }
-  ~ScriptRunner() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
+  ~ScriptRunner() { removeFolder(); }
   ScriptRunner(const ScriptRunner&) = delete;
   ScriptRunner& operator=(const ScriptRunner&) = delete;
   const std::string& path() const { return path_; }
 
  private:
+  void removeFolder() const {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
   std::string dir_, path_;
 };
 
@@ -77,11 +72,10 @@ struct Step {
   ForegroundEnd end;
 };
 
-// Whether the step's end means `accel test` itself was stopped (Ctrl-C reaches the launcher,
-// which exits 130; SIGTERM and SIGHUP were passed on) or the launcher refused the command line.
-bool stopsTheTest(const ForegroundEnd& end) {
-  return end.signalled || end.status == static_cast<int>(ExitStatus::Interrupted) ||
-         end.status == static_cast<int>(ExitStatus::Usage);
+// Whether the step's end means `accel test` itself was stopped: Ctrl-C reaches the launcher,
+// which exits 130; SIGTERM and SIGHUP were passed on.
+bool interrupted(const ForegroundEnd& end) {
+  return end.signalled || end.status == static_cast<int>(ExitStatus::Interrupted);
 }
 
 const ForegroundEnd& runStep(const std::vector<std::string>& launch, const std::vector<std::string>& program,
@@ -122,7 +116,9 @@ int runTest(const ConfigFileOption& file, const std::vector<std::string>& launch
   launch.insert(launch.end(), launch_args.begin(), launch_args.end());
   std::vector<Step> steps;
   const ForegroundEnd preflight = runStep(launch, {bench, "preflight"}, steps, "preflight");
-  if (stopsTheTest(preflight)) return preflight.status;
+  // Exit 2 from the first launch is the launcher refusing the config or the command line (it
+  // said why); the second launch gets the same ones, so a 2 there is the script's own.
+  if (interrupted(preflight) || preflight.status == static_cast<int>(ExitStatus::Usage)) return preflight.status;
 
   auto env = processEnvironment();
   const std::string wanted = env[launch_env::kPython].empty() ? "python3" : env[launch_env::kPython];
@@ -135,7 +131,7 @@ int runTest(const ConfigFileOption& file, const std::vector<std::string>& launch
   } else {
     const ScriptRunner runner;
     const ForegroundEnd end = runStep(launch, {runner.path(), script}, steps, "accelerate's test script");
-    if (stopsTheTest(end)) return end.status;
+    if (interrupted(end)) return end.status;
   }
   return summarize(steps);
 }

@@ -23,8 +23,14 @@ using nlohmann::json;
 const std::map<std::string, std::string> kRenamed = {
     {"fsdp_sharding_strategy", "fsdp_reshard_after_forward"},
 };
-const std::set<std::string> kRemoved = {"fsdp_backward_prefetch", "fsdp_sync_module_states", "fsdp_use_orig_params"};
-const std::set<std::string> kNotYetInFsdp2 = {"fsdp_forward_prefetch"};
+// The keys dropped with a warning, and why: FSDP2 removed the first three; PyTorch's FSDP2 offers
+// no forward prefetch option for Accelerate to map fsdp_forward_prefetch to.
+const std::map<std::string, std::string> kDropped = {
+    {"fsdp_backward_prefetch", "has been removed in FSDP2"},
+    {"fsdp_sync_module_states", "has been removed in FSDP2"},
+    {"fsdp_use_orig_params", "has been removed in FSDP2"},
+    {"fsdp_forward_prefetch", "has no counterpart in PyTorch's FSDP2"},
+};
 // Its ARGUMENT_VALUE_MAPPING: the keys whose strategy names become booleans.
 const std::set<std::string> kStrategyKeys = {"fsdp_sharding_strategy", "fsdp_reshard_after_forward"};
 const std::map<std::string, bool> kReshards = {
@@ -166,14 +172,8 @@ json readRoot(const std::string& path, const std::string& text, const YAML::Node
 json convertFsdpEntries(const std::vector<FsdpEntry>& entries, std::vector<Diagnostic>& warnings) {
   json converted = json::object();
   for (const auto& entry : entries) {
-    if (kRemoved.count(entry.key)) {
-      warnings.push_back(
-          {entry.where, fmt::format("fsdp_config.{} has been removed in FSDP2: dropped", entry.key), {}});
-      continue;
-    }
-    if (kNotYetInFsdp2.count(entry.key)) {
-      warnings.push_back(
-          {entry.where, fmt::format("fsdp_config.{} is not yet implemented in FSDP2: dropped", entry.key), {}});
+    if (auto dropped = kDropped.find(entry.key); dropped != kDropped.end()) {
+      warnings.push_back({entry.where, fmt::format("fsdp_config.{} {}: dropped", entry.key, dropped->second), {}});
       continue;
     }
     auto renamed = kRenamed.find(entry.key);

@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/error_file.h"
 
-#include <stdlib.h>
-#include <string.h>
-
-#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lib/common/error.h"
 #include "lib/common/strings.h"
-#include "lib/launch/launch_env.h"
 #include "lib/launch/log_layout.h"
+#include "lib/launch/temporary_folder.h"
 
 namespace accel {
 
@@ -26,13 +23,10 @@ ErrorFiles::~ErrorFiles() {
 
 std::string ErrorFiles::pathFor(int round, int local_rank) {
   if (dir_.empty() && problem_.empty()) {
-    const char* tmp = ::getenv(launch_env::kTmpDir);  // torchrun's choice too (tempfile.mkdtemp)
-    std::string pattern = fmt::format("{}/accel-errors-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (::mkdtemp(pattern.data())) {
-      dir_ = pattern;
-    } else {
-      problem_ =
-          fmt::format("cannot make a directory for the workers' error files ({}): {}", pattern, ::strerror(errno));
+    try {
+      dir_ = makeTemporaryFolder("accel-errors-");  // torchrun's choice too (tempfile.mkdtemp)
+    } catch (const Error& e) {
+      problem_ = fmt::format("no folder for the workers' error files: {}", e.what());
     }
   }
   if (dir_.empty()) return "";

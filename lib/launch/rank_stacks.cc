@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/rank_stacks.h"
 
-#include <cstdlib>
-
 #include <fmt/format.h>
 
 #include "lib/common/atomic_file.h"
 #include "lib/common/environment.h"
 #include "lib/common/error.h"
 #include "lib/launch/job/job_round.h"
-#include "lib/launch/launch_env.h"
+#include "lib/launch/temporary_folder.h"
 
 namespace accel {
 
@@ -63,10 +61,7 @@ bool RankStacks::follow(const JobEvent& event, int round) {
 // Every stack in full, in a file of the round; returns "in full: PATH", or why there is none.
 std::string RankStacks::keep(const GatheredStacks& stacks, int round) const {
   std::string run_dir = plan_.log_run_dir;
-  if (run_dir.empty()) {
-    const char* tmp = std::getenv(launch_env::kTmpDir);
-    run_dir = fmt::format("{}/{}", tmp && *tmp ? tmp : "/tmp", plan_.run_id);
-  }
+  if (run_dir.empty()) run_dir = temporaryDirectory() + "/" + plan_.run_id;
   const std::string path = fmt::format("{}/attempt_{}/stacks.txt", run_dir, round);
   std::string text = fmt::format("# {}\n# read in {:.2f} s\n", stacks.why, stacks.seconds);
   for (const std::string& note : stacks.notes) text += "# " + note + "\n";

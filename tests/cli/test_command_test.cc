@@ -129,4 +129,9 @@ TEST_CASE("accel test: a rank of Accelerate's script that dies or fails is the v
   CHECK(failed.exit_code == 1);
   CHECK(contains(failed.err, "no good"));
   CHECK(contains(failed.out, "accel test: FAILED: accelerate's test script (exit 1)"));
+  // A script's own exit 2 is its failure, not the launcher refusing the command line.
+  auto two = accelTest(dir, cpuConfig(dir, "2"), fakeAccelerate(dir, "import sys\nsys.exit(2)\n"));
+  INFO(two.out << two.err);
+  CHECK(two.exit_code == 1);
+  CHECK(contains(two.out, "accel test: FAILED: accelerate's test script (exit 2)"));
 }

@@ -73,7 +73,7 @@ TEST_CASE("to-fsdp2 converts an FSDP1 config to the file Accelerate writes", "[t
     CHECK(contains(r.err, std::string("accel: warning: ") + in));
     CHECK(contains(r.err, std::string("fsdp_config.") + key + " has been removed in FSDP2: dropped"));
   }
-  CHECK(contains(r.err, in + ":7:3: fsdp_config.fsdp_forward_prefetch is not yet implemented in FSDP2: dropped"));
+  CHECK(contains(r.err, in + ":7:3: fsdp_config.fsdp_forward_prefetch has no counterpart in PyTorch's FSDP2: dropped"));
 }
 
 TEST_CASE("to-fsdp2 maps strategies to booleans and keeps other keys and values", "[to-fsdp2]") {
