@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `accel stacks [JOB]`: every rank's current stack, for the job named by its launcher's pid or run
 // id, or the only one running on this machine. The job's launcher here is asked (its socket,
-// lib/launch/rank_questions.h): it gathers the stacks of every machine of the job; where it does
+// lib/launch/supervise/rank_questions.h): it gathers the stacks of every machine of the job; where it does
 // not answer, this machine's ranks are read here (lib/launch/stacks/). Each stack in full, then
 // one summary line per rank. Exit 0 when every rank's stack was read, 1 when some could not be
 // (each says why and what to install), 2 when no job, or no single job, was named.
@@ -47,7 +47,8 @@ std::string readToEnd(int fd, Clock::time_point deadline) {
 }
 
 // The job's stacks as its launcher gathered them, or nullopt with `why` it gave none.
-std::optional<GatheredStacks> askLauncher(const RunningJob& job, double seconds, std::string& why) {
+std::optional<launch::stacks::GatheredStacks> askLauncher(const launch::stacks::RunningJob& job, double seconds,
+                                                          std::string& why) {
   if (job.socket.empty()) {
     why = "its workers name no launcher socket";
     return std::nullopt;
@@ -63,7 +64,7 @@ std::optional<GatheredStacks> askLauncher(const RunningJob& job, double seconds,
   const bool asked = ::write(fd, question.data(), question.size()) == static_cast<ssize_t>(question.size());
   const std::string answer = asked ? readToEnd(fd, deadline) : "";
   ::close(fd);
-  auto stacks = decodeStacks(answer);
+  auto stacks = launch::stacks::decodeStacks(answer);
   if (!stacks) why = answer.empty() ? "it gave no answer" : "it answered: " + answer.substr(0, answer.find('\n'));
   return stacks;
 }
@@ -71,16 +72,17 @@ std::optional<GatheredStacks> askLauncher(const RunningJob& job, double seconds,
 }  // namespace
 
 int runStacks(const std::string& job_selector, double timeout_seconds) {
-  if (!(timeout_seconds > 0 && timeout_seconds <= job::kMaxStackSeconds)) {
+  if (!(timeout_seconds > 0 && timeout_seconds <= launch::job::kMaxStackSeconds)) {
     throw UsageError(fmt::format("--timeout {:g}: not a number of seconds in (0, 600]", timeout_seconds));
   }
-  const RunningJob job = selectJob(findRunningJobs(), job_selector);
+  const launch::stacks::RunningJob job = launch::stacks::selectJob(launch::stacks::findRunningJobs(), job_selector);
   const auto start = Clock::now();
   std::string why;
-  std::optional<GatheredStacks> stacks = askLauncher(job, timeout_seconds, why);
+  std::optional<launch::stacks::GatheredStacks> stacks = askLauncher(job, timeout_seconds, why);
   if (!stacks) {
     stacks.emplace();
-    stacks->ranks = collectStacks(job.ranks, processEnvironment(), defaults::fromSeconds(timeout_seconds));
+    stacks->ranks =
+        launch::stacks::collectStacks(job.ranks, processEnvironment(), defaults::fromSeconds(timeout_seconds));
   }
   const double took = std::chrono::duration<double>(Clock::now() - start).count();
   const std::string where =
@@ -89,11 +91,11 @@ int runStacks(const std::string& job_selector, double timeout_seconds) {
                            job.launcher, stacks->ranks.size(), where, took);
   if (!why.empty())
     std::cout << "accel stacks: this machine's ranks only: the launcher did not answer: " << why << "\n";
-  std::cout << stacksText(stacks->ranks) << "summary:\n";
+  std::cout << launch::stacks::stacksText(stacks->ranks) << "summary:\n";
   bool all = stacks->notes.empty();
-  for (const std::string& line : stackSummaryLines(stacks->ranks)) std::cout << "  " << line << "\n";
+  for (const std::string& line : launch::stacks::stackSummaryLines(stacks->ranks)) std::cout << "  " << line << "\n";
   for (const std::string& note : stacks->notes) std::cout << "  " << note << "\n";
-  for (const RankStack& s : stacks->ranks) all = all && s.problem.empty();
+  for (const launch::stacks::RankStack& s : stacks->ranks) all = all && s.problem.empty();
   std::cout.flush();
   return all ? 0 : 1;
 }

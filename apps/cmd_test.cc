@@ -17,12 +17,13 @@
 #include "apps/commands.h"
 #include "apps/test_script_runner.h"
 #include "lib/common/atomic_file.h"
-#include "lib/common/child_process.h"
 #include "lib/common/environment.h"
+#include "lib/common/process/child_process.h"
 #include "lib/common/strings.h"
+#include "lib/common/temporary_folder.h"
+#include "lib/common/variables.h"
+#include "lib/launch/facts/program.h"
 #include "lib/launch/launch_env.h"
-#include "lib/launch/program.h"
-#include "lib/launch/temporary_folder.h"
 
 namespace accel {
 
@@ -35,10 +36,10 @@ std::string directoryOf(const std::string& path) { return path.substr(0, path.rf
 // Where Accelerate's test script is for `python`, or "" when that interpreter has no Accelerate.
 std::string accelerateTestScript(const std::string& python) {
   if (python.empty()) return "";
-  auto out = captureOutput({python, "-c",
-                            "import os, accelerate; print(os.path.join(os.path.dirname(accelerate.__file__), "
-                            "'test_utils', 'scripts', 'test_script.py'))"},
-                           60s);
+  auto out = process::captureOutput({python, "-c",
+                                     "import os, accelerate; print(os.path.join(os.path.dirname(accelerate.__file__), "
+                                     "'test_utils', 'scripts', 'test_script.py'))"},
+                                    60s);
   const std::string script = out ? trim(*out) : "";
   return !script.empty() && ::access(script.c_str(), R_OK) == 0 ? script : "";
 }
@@ -69,23 +70,23 @@ class ScriptRunner {
 
 struct Step {
   std::string name;
-  ForegroundEnd end;
+  process::ForegroundEnd end;
 };
 
 // Whether the step's end means `accel test` itself was stopped: Ctrl-C reaches the launcher,
 // which exits 130; SIGTERM and SIGHUP were passed on.
-bool interrupted(const ForegroundEnd& end) {
+bool interrupted(const process::ForegroundEnd& end) {
   return end.signalled || end.status == static_cast<int>(ExitStatus::Interrupted);
 }
 
-const ForegroundEnd& runStep(const std::vector<std::string>& launch, const std::vector<std::string>& program,
-                             std::vector<Step>& done, const std::string& name) {
+const process::ForegroundEnd& runStep(const std::vector<std::string>& launch, const std::vector<std::string>& program,
+                                      std::vector<Step>& done, const std::string& name) {
   std::vector<std::string> argv = launch;
   argv.insert(argv.end(), program.begin(), program.end());
   std::string shown;
   for (size_t i = 0; i < argv.size(); ++i) shown += (i ? " " : "") + shellQuote(i ? argv[i] : "accel");
   std::cout << "accel test: " << name << ": " << shown << std::endl;
-  done.push_back({name, runForeground(argv)});
+  done.push_back({name, process::runForeground(argv)});
   return done.back().end;
 }
 
@@ -115,14 +116,14 @@ int runTest(const ConfigFileOption& file, const std::vector<std::string>& launch
   if (!file.path.empty()) launch.insert(launch.end(), {"--config_file", file.path});
   launch.insert(launch.end(), launch_args.begin(), launch_args.end());
   std::vector<Step> steps;
-  const ForegroundEnd preflight = runStep(launch, {bench, "preflight"}, steps, "preflight");
+  const process::ForegroundEnd preflight = runStep(launch, {bench, "preflight"}, steps, "preflight");
   // Exit 2 from the first launch is the launcher refusing the config or the command line (it
   // said why); the second launch gets the same ones, so a 2 there is the script's own.
   if (interrupted(preflight) || preflight.status == static_cast<int>(ExitStatus::Usage)) return preflight.status;
 
-  auto env = processEnvironment();
-  const std::string wanted = env[launch_env::kPython].empty() ? "python3" : env[launch_env::kPython];
-  const std::string python = findExecutable(wanted, env["PATH"]);
+  const std::string named = env::kPython.value();
+  const std::string wanted = named.empty() ? "python3" : named;
+  const std::string python = launch::facts::findExecutable(wanted, env::kPath.value());
   const std::string script = accelerateTestScript(python);
   if (script.empty()) {
     std::cout << "accel test: accelerate's test script: skipped: "
@@ -130,7 +131,7 @@ int runTest(const ConfigFileOption& file, const std::vector<std::string>& launch
               << " (pip install accelerate, or set ACCEL_PYTHON to the interpreter that has it)" << std::endl;
   } else {
     const ScriptRunner runner;
-    const ForegroundEnd end = runStep(launch, {runner.path(), script}, steps, "accelerate's test script");
+    const process::ForegroundEnd end = runStep(launch, {runner.path(), script}, steps, "accelerate's test script");
     if (interrupted(end)) return end.status;
   }
   return summarize(steps);

@@ -9,10 +9,7 @@
 #include "lib/common/error.h"
 #include "lib/config/loader.h"
 #include "lib/launch/fleet/head_orders.h"
-#include "lib/launch/fleet/host_launch.h"
-#include "lib/launch/launch_options.h"
-#include "lib/launch/launch_plan.h"
-#include "lib/launch/mpirun.h"
+#include "lib/launch/settings/launch_options.h"
 
 namespace CLI {
 class App;
@@ -58,22 +55,11 @@ int runToFsdp2(const std::string& config_file, const std::string& output_file, b
 // `accel merge-weights` and `accel tpu-config`: throw a UsageError saying what to use instead.
 int refuseMergeWeights();
 int refuseTpuConfig();
-// `args`: the launch's arguments as typed (a hostfile launch passes them to every host);
-// `orders`: set when a head started this launcher (`accel launch --from_head`).
-int runLaunch(const LaunchOptions& options, const std::vector<std::string>& args, const HeadOrders* orders = nullptr);
+// `accel launch` (lib/launch/launch.h), or `accel torchrun`; `orders`: set when a head started
+// this launcher (`accel launch --from_head`).
+int runLaunch(const launch::settings::LaunchOptions& options, const launch::fleet::HeadOrders* orders = nullptr);
 // `accel launch --from_head`: reads the head's orders on stdin and launches this machine's share.
 int runLaunchFromHead();
-// deepspeed_multinode_launcher slurm: one `accel launch ARGS` per node through srun (execs it).
-int launchThroughSrun(const HostLaunch& hosts, const LaunchSettings& settings, const LaunchOptions& options,
-                      const std::vector<std::string>& args);
-// An MPI launcher: the selection as the MPI's hostfile (a temporary file, the caller removes it),
-// then the plan's workers rewritten into one mpirun over it.
-std::string mpiHostfile(const HostLaunch& hosts, const Mpirun& mpi, const LaunchFacts& facts);
-void launchThroughMpi(LaunchPlan& plan, const HostLaunch& hosts, const LaunchOptions& options, const LaunchFacts& facts,
-                      const std::string& hostfile, const Mpirun& mpi);
-// `accel launch` with a hostfile (lib/launch/fleet): start every host's launcher from this one.
-int launchFleet(const HostLaunch& hosts, const LaunchSettings& settings, const LaunchOptions& options,
-                const LaunchFacts& facts, const std::optional<Config>& config, const std::vector<std::string>& args);
 
 // `accel: warning: where: what` and its hint, for each (main.cc).
 void printWarnings(const std::vector<Diagnostic>& diagnostics);

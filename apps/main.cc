@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `accel` executable. Its commands are one table (name, help, options, handler), as ninja
-// keeps its tools. `accel launch` is parsed from the flag tables (lib/launch/launch_args.h: a
+// keeps its tools. `accel launch` is parsed from the flag tables (lib/launch/settings/launch_args.h: a
 // hash lookup per word, whatever the number of flags); the other commands, which have a few
 // options each, with CLI11. Errors become `accel: error: …` and an exit code.
 #include <algorithm>
@@ -12,8 +12,8 @@
 #include "lib/common/build_info.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
-#include "lib/launch/launch_args.h"
-#include "lib/launch/launch_help.h"
+#include "lib/launch/settings/launch_args.h"
+#include "lib/launch/settings/launch_help.h"
 
 namespace accel {
 
@@ -192,7 +192,7 @@ struct Cli {
 
   void printHelpTopic(const std::vector<std::string>& topic) {
     if (topic.size() == 1 && (topic[0] == "launch" || topic[0] == "torchrun")) {
-      std::cout << (topic[0] == "launch" ? launchHelp() : torchrunHelp());
+      std::cout << (topic[0] == "launch" ? launch::settings::launchHelp() : launch::settings::torchrunHelp());
       return;
     }
     if (topic.empty()) {  // app.help() would show the selected `help` command's own
@@ -227,13 +227,15 @@ int dispatch(Cli& cli, Options& o) {
 }
 
 // `accel launch ARGS`, or torchrun's grammar: `accel torchrun ARGS` and a link named torchrun.
-int launch(const std::vector<std::string>& words, Grammar grammar) {
-  LaunchOptions options = parseLaunchArgs(words, grammar);
+int launchCommand(const std::vector<std::string>& words, launch::settings::Grammar grammar) {
+  using launch::settings::Grammar;
+  const launch::settings::LaunchOptions options = launch::settings::parseLaunchArgs(words, grammar);
   if (options.help) {
-    std::cout << (grammar == Grammar::Torchrun ? torchrunHelp() : launchHelp());
+    std::cout << (grammar == launch::settings::Grammar::Torchrun ? launch::settings::torchrunHelp()
+                                                                 : launch::settings::launchHelp());
     return 0;
   }
-  return runLaunch(options, words);
+  return runLaunch(options);
 }
 
 bool calledTorchrun(const char* argv0) {
@@ -254,13 +256,15 @@ void printError(const Error& e) {
 }
 
 int run(int argc, char** argv) {
-  if (calledTorchrun(argv[0])) return launch({argv + 1, argv + argc}, Grammar::Torchrun);
+  if (calledTorchrun(argv[0])) return launchCommand({argv + 1, argv + argc}, launch::settings::Grammar::Torchrun);
   // A head's `accel launch --hostfile` starts this on every host (lib/launch/fleet/head_orders.h).
   if (argc == 3 && std::string(argv[1]) == "launch" && std::string(argv[2]) == "--from_head") {
     return runLaunchFromHead();
   }
-  if (argc > 1 && std::string(argv[1]) == "launch") return launch({argv + 2, argv + argc}, Grammar::Launch);
-  if (argc > 1 && std::string(argv[1]) == "torchrun") return launch({argv + 2, argv + argc}, Grammar::Torchrun);
+  if (argc > 1 && std::string(argv[1]) == "launch")
+    return launchCommand({argv + 2, argv + argc}, launch::settings::Grammar::Launch);
+  if (argc > 1 && std::string(argv[1]) == "torchrun")
+    return launchCommand({argv + 2, argv + argc}, launch::settings::Grammar::Torchrun);
   Options options;
   Cli cli(options);
   try {

@@ -271,7 +271,7 @@ class Trial:
                 continue  # checked against the checkpoint contract by ckpt-kill itself
             left += [os.path.normpath(os.path.join(rel, n)) for n in dirs + files
                      if os.path.normpath(os.path.join(rel, n)) not in ("tmp", "hf", "ckpt")]
-        if self.launcher_killed:  # TMPDIR/accel-errors-XXXXXX (lib/launch/error_file.h), as torchrun's
+        if self.launcher_killed:  # TMPDIR/accel-errors-XXXXXX (lib/launch/supervise/error_file.h), as torchrun's
             left = [n for n in left if not re.match(r"tmp/accel-errors-[^/]+(/|$)", n)]
         left += ["/dev/shm/" + n for n in set(os.listdir("/dev/shm")) - self.shm_before]
         if left:

@@ -19,8 +19,9 @@
 #include "apps/bench/bench.h"
 #include "apps/cli_parse.h"
 #include "lib/common/strings.h"
+#include "lib/common/variables.h"
 #include "lib/launch/launch_env.h"
-#include "runtime/comm/nccl_backend.h"
+#include "runtime/comm/nccl/nccl_backend.h"
 #include "runtime/state/accelerator.h"
 
 using namespace accel;
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
   try {
     if (args.mode == "store") return runStore(args);
     if (args.mode == "amp") return runAmp(args);
-    if (args.backend == "gloo") ::setenv(launch_env::kAccelShm, "0", 1);  // before the group is made
+    if (args.backend == "gloo") ::setenv(env::kAccelShm.name(), "0", 1);  // before the group is made
     Accelerator acc;
     if (args.mode == "preflight") return runPreflight(acc);
     Backend& cpu = acc.processGroup().backend();

@@ -22,6 +22,7 @@
 #include "apps/bench/bench_verify.h"
 #include "lib/common/environment.h"
 #include "lib/common/strings.h"
+#include "lib/common/variables.h"
 #include "lib/launch/launch_env.h"
 #include "runtime/comm/host_identity.h"
 #include "runtime/state/accelerator.h"
@@ -212,8 +213,8 @@ void reportPeerAccess(Accelerator& acc, Report& report) {
 
 int runPreflight(Accelerator& acc) {
   Report report(acc);
-  const char* corrupt_rank = std::getenv(launch_env::kPreflightCorrupt);
-  bool corrupt = corrupt_rank && parseInt(corrupt_rank) == acc.processIndex();
+  const std::string& corrupt_rank = env::kPreflightCorrupt.value();
+  bool corrupt = !corrupt_rank.empty() && parseInt(corrupt_rank) == acc.processIndex();
   checkRendezvous(acc, report);
   checkStore(acc, report);
   checkBarrier(acc, report);

@@ -2,7 +2,6 @@
 #include "apps/fashion_mnist/fashion_data.h"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -18,7 +17,7 @@
 
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
-#include "lib/launch/launch_env.h"
+#include "lib/common/user_dirs.h"
 
 namespace accel::fashion {
 
@@ -214,15 +213,11 @@ fs::path normalTarget(const std::string& cache_dir) {
 }  // namespace
 
 std::string defaultFashionMnistCache() {
-  const char* xdg = std::getenv(launch_env::kXdgCacheHome);
-  if (xdg && xdg[0] == '/') return std::string(xdg) + "/accel/fashion-mnist";
-  const char* home = std::getenv(launch_env::kHome);
-  std::string dir = home && *home ? home : "";
-  if (dir.empty()) {
-    if (const passwd* pw = ::getpwuid(::getuid())) dir = pw->pw_dir;
+  const std::string cache = cacheDirectory();
+  if (cache.empty() || cache[0] != '/') {
+    throw Error("no home directory for the Fashion-MNIST cache", "set HOME or XDG_CACHE_HOME");
   }
-  if (dir.empty()) throw Error("no home directory for the Fashion-MNIST cache", "set HOME or XDG_CACHE_HOME");
-  return dir + "/.cache/accel/fashion-mnist";
+  return cache + "/accel/fashion-mnist";
 }
 
 std::string prepareFashionMnist(const std::string& source_dir, const std::string& cache_dir) {

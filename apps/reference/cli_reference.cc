@@ -76,11 +76,12 @@ std::vector<CommandRef> cliReference(const CLI::App& app) {
     // `accel launch` and `accel torchrun` are parsed from the flag tables, before CLI11; `accel
     // test` passes the words it does not know on to `accel launch`.
     if (c.path == "launch" || c.path == "torchrun") {
-      c.options = launchFlagDocs(c.path == "launch" ? Grammar::Launch : Grammar::Torchrun);
+      c.options =
+          launchFlagDocs(c.path == "launch" ? launch::settings::Grammar::Launch : launch::settings::Grammar::Torchrun);
       c.operand = CommandRef::Operand::Program;
       c.operand_name = "PROGRAM [ARGS...]";
     } else if (c.path == "test") {
-      for (auto& flag : launchFlagDocs(Grammar::Launch)) {
+      for (auto& flag : launchFlagDocs(launch::settings::Grammar::Launch)) {
         if (flag.spellings[0] != "--config_file" && flag.spellings[0] != "--help") c.options.push_back(flag);
       }
     }

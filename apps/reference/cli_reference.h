@@ -2,7 +2,7 @@
 // What `accel completion SHELL` and `accel manual` are made of (completion.h, manual_page.h):
 // every command of accel's command table and every option it takes, read from the same
 // registrations that parse them, CLI11's for most commands and the launch flag tables
-// (lib/launch/launch_help.h) for launch, torchrun and test, so the scripts and the page never
+// (lib/launch/settings/launch_help.h) for launch, torchrun and test, so the scripts and the page never
 // drift from the parser.
 #pragma once
 
@@ -11,11 +11,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "lib/launch/launch_help.h"
+#include "lib/launch/settings/launch_help.h"
 
 namespace accel {
 
-using OptionRef = LaunchFlagDoc;
+using OptionRef = launch::settings::LaunchFlagDoc;
 
 struct CommandRef {
   std::string path;                      // "config default"; "" for accel itself

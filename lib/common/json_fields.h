@@ -3,7 +3,7 @@
 // field once, checked for its type and range; a missing field, a wrong one, or one left over
 // that the reader never asked for (unknown to this version) throws FieldError naming it. The
 // job channel (lib/launch/job/job_messages.h) and the runtime's messages between ranks
-// (runtime/comm/shm_messages.h, runtime/checkpoint/checkpoint_messages.h) read with it.
+// (runtime/comm/shm/shm_messages.h, runtime/checkpoint/checkpoint_messages.h) read with it.
 #pragma once
 
 #include <cstddef>

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/config/config.h"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdlib>
 
 #include "lib/common/strings.h"
+#include "lib/common/user_dirs.h"
+#include "lib/common/variables.h"
 #include "lib/config/schema.h"
-#include "lib/launch/launch_env.h"
 
 namespace accel {
 
@@ -75,22 +75,13 @@ std::string Config::lineOf(std::string_view dotted) const {
 
 std::string expandUser(const std::string& path) {
   if (path.empty() || path[0] != '~' || (path.size() > 1 && path[1] != '/')) return path;
-  const char* home = std::getenv(launch_env::kHome);
-  std::string dir;
-  if (home && *home) {
-    dir = home;
-  } else if (const passwd* pw = ::getpwuid(::getuid())) {
-    dir = pw->pw_dir;
-  }
-  return dir + path.substr(1);
+  return homeDirectory() + path.substr(1);
 }
 
 std::string defaultConfigDir() {
-  const char* hf_home = std::getenv(launch_env::kHfHome);
-  if (hf_home && *hf_home) return expandUser(std::string(hf_home) + "/accelerate");
-  const char* xdg = std::getenv(launch_env::kXdgCacheHome);
-  std::string cache = (xdg && *xdg) ? std::string(xdg) : std::string("~/.cache");
-  return expandUser(cache + "/huggingface/accelerate");
+  const std::string& hf_home = env::kHfHome.value();
+  if (!hf_home.empty()) return expandUser(hf_home + "/accelerate");
+  return cacheDirectory() + "/huggingface/accelerate";
 }
 
 std::string defaultConfigPath() { return defaultConfigDir() + "/default_config.yaml"; }

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "lib/common/dynamic_library.h"
+#include "lib/common/variables.h"
 #include "lib/hardware/gpu_backends.h"
-#include "lib/launch/launch_env.h"
 
 namespace accel::gpu_backends {
 
@@ -71,8 +71,8 @@ GpuDevice readDevice(const CudaDriver& api, int ordinal) {
 }  // namespace
 
 bool probeCuda(GpuReport& report) {
-  const char* override_path = std::getenv(launch_env::kCudaLibrary);
-  DynamicLibrary lib(override_path && *override_path ? override_path : "libcuda.so.1");
+  const std::string& named = env::kCudaLibrary.value();
+  DynamicLibrary lib(named.empty() ? "libcuda.so.1" : named);
   if (!lib) {
     report.unavailable_reason = lib.error();
     return false;

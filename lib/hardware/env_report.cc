@@ -48,17 +48,17 @@ json gpusJson(const GpuReport& g) {
 bool launchRelevant(const std::string& name) {
   namespace E = launch_env;
   static const char* exact[] = {E::kCudaVisibleDevices,
-                                E::kCudaDeviceOrder,
+                                env::kCudaDeviceOrder.name(),
                                 E::kOmpNumThreads,
                                 E::kMasterAddr,
                                 E::kMasterPort,
                                 E::kWorldSize,
                                 E::kRank,
                                 E::kLocalRank,
-                                E::kHfHome,
-                                E::kXdgCacheHome,
-                                E::kNvmlLibrary,
-                                E::kPython,
+                                env::kHfHome.name(),
+                                env::kXdgCacheHome.name(),
+                                env::kNvmlLibrary.name(),
+                                env::kPython.name(),
                                 E::kStoreToken};
   static const char* prefixes[] = {"NCCL_", "SLURM_", "ACCELERATE_", "GLOO_", "TORCH_"};
   for (const char* e : exact) {

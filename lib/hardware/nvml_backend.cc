@@ -9,8 +9,8 @@
 
 #include "lib/common/dynamic_library.h"
 #include "lib/common/strings.h"
+#include "lib/common/variables.h"
 #include "lib/hardware/gpu_backends.h"
-#include "lib/launch/launch_env.h"
 
 namespace accel::gpu_backends {
 
@@ -175,8 +175,8 @@ void readTopology(const Nvml& api, GpuReport& report, const std::vector<Device>&
 }  // namespace
 
 bool probeNvml(GpuReport& report) {
-  const char* override_path = std::getenv(launch_env::kNvmlLibrary);
-  const std::string path = override_path && *override_path ? override_path : "libnvidia-ml.so.1";
+  const std::string& named = env::kNvmlLibrary.value();
+  const std::string path = named.empty() ? "libnvidia-ml.so.1" : named;
   DynamicLibrary lib(path);
   if (!lib) {
     report.unavailable_reason = lib.error();

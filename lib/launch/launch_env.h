@@ -2,9 +2,11 @@
 // THE launcher <-> worker contract: every environment variable `accel launch` sets for a worker,
 // and that libaccel_runtime (and PyTorch's env:// init, and Accelerate's state.py) read. Names
 // and value formats follow torchrun and Accelerate exactly, so their workers run unchanged.
-// Every other variable accel reads is named here too (the last sections), so that code never
-// spells a variable's name itself. Header-only constants; no dependencies.
+// Every other variable accel reads is a row of lib/common/variables.h; code never spells a
+// variable's name itself (CTest `layers`).
 #pragma once
+
+#include "lib/common/variables.h"
 
 namespace accel::launch_env {
 
@@ -26,10 +28,10 @@ inline constexpr const char* kRestartCount = "TORCHELASTIC_RESTART_COUNT";  // 0
 inline constexpr const char* kMaxRestarts = "TORCHELASTIC_MAX_RESTARTS";
 inline constexpr const char* kRunId = "TORCHELASTIC_RUN_ID";
 // The signals torchrun's agent handles: --signals_to_handle as given, else torchrun's default
-// (lib/launch/signal_channel.h says what accel's launcher does with each).
+// (lib/common/process/signal_channel.h says what accel's launcher does with each).
 inline constexpr const char* kSignalsToHandle = "TORCHELASTIC_SIGNALS_TO_HANDLE";
 inline constexpr const char* kHandledSignals = "SIGTERM,SIGINT,SIGHUP,SIGQUIT";
-// Where a worker's @record writes its exception (lib/launch/error_file.h): one per worker and round.
+// Where a worker's @record writes its exception (lib/launch/supervise/error_file.h): one per worker and round.
 inline constexpr const char* kErrorFile = "TORCHELASTIC_ERROR_FILE";
 inline constexpr const char* kNcclAsyncErrorHandling = "TORCH_NCCL_ASYNC_ERROR_HANDLING";  // "1"
 inline constexpr const char* kOmpNumThreads = "OMP_NUM_THREADS";
@@ -58,83 +60,27 @@ inline constexpr const char* kAccelRunId = "ACCEL_RUN_ID";  // same on every mac
 inline constexpr const char* kStoreToken = "ACCEL_STORE_TOKEN";
 inline constexpr const char* kMachineName = "ACCEL_MACHINE";  // host label used in output prefixes
 // Where this machine's launcher answers a worker's "rank R" with what became of that rank
-// (lib/launch/rank_questions.h): an abstract Unix socket, '@' standing for its leading NUL.
+// (lib/launch/supervise/rank_questions.h): an abstract Unix socket, '@' standing for its leading NUL.
 inline constexpr const char* kLauncherSocket = "ACCEL_LAUNCHER_SOCKET";
-// The launcher's progress board (lib/launch/progress_board.h), set with --hang_timeout: an
+// The launcher's progress board (lib/launch/supervise/progress_board.h), set with --hang_timeout: an
 // inherited descriptor of shared memory where libaccel_runtime counts the collectives it
 // finished, so that a silent rank that still trains is not taken for a hung one. The count of
 // LOCAL_RANK r is the unsigned 64-bit word at byte kProgressSlotBytes * r, changed atomically.
 inline constexpr const char* kProgressFd = "ACCEL_PROGRESS_FD";
 inline constexpr unsigned kProgressSlotBytes = 64;  // a cache line: ranks never share one
 
-// ---- what the launcher reads (not passed on by it) ----
-inline constexpr const char* kPython = "ACCEL_PYTHON";             // interpreter for .py programs
-inline constexpr const char* kPySpy = "ACCEL_PY_SPY";              // py-spy, where PATH and the workers' venv lack it
-inline constexpr const char* kNvmlLibrary = "ACCEL_NVML_LIBRARY";  // NVML to dlopen (tests: a fake)
-inline constexpr const char* kCudaLibrary = "ACCEL_CUDA_LIBRARY";  // libcuda to dlopen (tests: a fake)
-inline constexpr const char* kJobPort = "ACCEL_JOB_PORT";          // --job_port
-inline constexpr const char* kHeartbeatTimeout = "ACCEL_HEARTBEAT_TIMEOUT";  // --heartbeat_timeout
-inline constexpr const char* kHangTimeout = "ACCEL_HANG_TIMEOUT";            // --hang_timeout
-inline constexpr const char* kStacksTimeout = "ACCEL_STACKS_TIMEOUT";        // defaults::kStacksTimeoutSeconds
-// Seconds a collective waits for its peers (--collective_timeout; read by the runtime).
-inline constexpr const char* kCollectiveTimeout = "ACCEL_COLLECTIVE_TIMEOUT";
-// The terminal (lib/launch/terminal_settings.h): pseudo-terminals for workers (--pty), the rank
-// that takes the user's input (--stdin_rank), and how often a progress bar's frame is written
-// where the console is not a terminal.
-inline constexpr const char* kPty = "ACCEL_PTY";
-inline constexpr const char* kStdinRank = "ACCEL_STDIN_RANK";
-inline constexpr const char* kProgressInterval = "ACCEL_PROGRESS_INTERVAL";
-// Where Accelerate's default_config.yaml lives: $HF_HOME/accelerate, else
-// ${XDG_CACHE_HOME:-$HOME/.cache}/huggingface/accelerate.
-inline constexpr const char* kHfHome = "HF_HOME";
-inline constexpr const char* kXdgCacheHome = "XDG_CACHE_HOME";
-inline constexpr const char* kHome = "HOME";
-inline constexpr const char* kTmpDir = "TMPDIR";  // where the workers' error files go (as torchrun's)
-// Several machines from one (lib/launch/fleet): more ssh options (DeepSpeed's
-// PDSH_SSH_ARGS_APPEND), the accel to run on the other hosts, and DeepSpeed's forwarded files.
-inline constexpr const char* kSshArgs = "ACCEL_SSH_ARGS";
-inline constexpr const char* kRemoteAccel = "ACCEL_REMOTE_ACCEL";
-inline constexpr const char* kDeepSpeedEnvFile = "DS_ENV_FILE";  // default .deepspeed_env
+// Seconds a collective waits for its peers: set from --collective_timeout, read by the runtime,
+// and checked by the launcher in its own environment (one parse for both).
+inline const env::Variable<double> kCollectiveTimeout{"ACCEL_COLLECTIVE_TIMEOUT",
+                                                      defaults::seconds(defaults::kCollectiveTimeout),
+                                                      env::positiveSeconds, "seconds a collective waits for its peers"};
+// The workers' Python path where the launcher sets it (DeepSpeed: the script's directory first).
 inline constexpr const char* kPythonPath = "PYTHONPATH";
-// torchrun's prefix template for worker lines, when --log_line_prefix_template is not given.
-inline constexpr const char* kLogLinePrefixTemplate = "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE";
-// A SLURM job's placement (scripts/slurm/): this node, the job's nodes, and their names.
-inline constexpr const char* kSlurmJobId = "SLURM_JOB_ID";
-inline constexpr const char* kSlurmNodeId = "SLURM_NODEID";
-inline constexpr const char* kSlurmStepNumNodes = "SLURM_STEP_NUM_NODES";
-inline constexpr const char* kSlurmNumNodes = "SLURM_NNODES";
-inline constexpr const char* kSlurmGpusOnNode = "SLURM_GPUS_ON_NODE";
-inline constexpr const char* kSlurmStepId = "SLURM_STEP_ID";
-inline constexpr const char* kSlurmStepNodeList = "SLURM_STEP_NODELIST";
-inline constexpr const char* kSlurmJobNodeList = "SLURM_JOB_NODELIST";
-inline constexpr const char* kSlurmNodeList = "SLURM_NODELIST";
-
-// ---- what the runtime reads besides the contract above ----
-// `accel launch --debug` (Accelerate's name); ACCEL_DEBUG=INFO or DETAIL asks the same of a
-// worker started some other way: the runtime says which transport each group uses.
+// `accel launch --debug` (Accelerate's name, written from the schema's exports): the runtime says
+// which transport each group uses.
 inline constexpr const char* kAccelerateDebugMode = "ACCELERATE_DEBUG_MODE";
-inline constexpr const char* kAccelDebug = "ACCEL_DEBUG";
-inline constexpr const char* kAccelShm = "ACCEL_SHM";  // "0": no shared memory, Gloo for every CPU group
-// Replaces the machine identity that decides which ranks share memory (comm/host_identity.h).
-inline constexpr const char* kAccelHostId = "ACCEL_HOST_ID";
-// `accel test`'s preflight (apps/bench/preflight.cc) alters this rank's result of its first
-// all_reduce: the proof, for its tests and for a user who doubts it, that a wrong result is caught.
-inline constexpr const char* kPreflightCorrupt = "ACCEL_PREFLIGHT_CORRUPT";
 inline constexpr const char* kGlooSocketIfname = "GLOO_SOCKET_IFNAME";  // Gloo's interface (torch's name)
 // NCCL's bootstrap interface; the launcher sets both to the one that reaches main_process_ip.
 inline constexpr const char* kNcclSocketIfname = "NCCL_SOCKET_IFNAME";
-// Ranks as MPI launchers give them, when RANK / WORLD_SIZE are unset (mpirun, Intel MPI, MVAPICH).
-inline constexpr const char* kOmpiRank = "OMPI_COMM_WORLD_RANK";
-inline constexpr const char* kOmpiSize = "OMPI_COMM_WORLD_SIZE";
-inline constexpr const char* kOmpiLocalRank = "OMPI_COMM_WORLD_LOCAL_RANK";
-inline constexpr const char* kOmpiLocalSize = "OMPI_COMM_WORLD_LOCAL_SIZE";
-inline constexpr const char* kPmiRank = "PMI_RANK";
-inline constexpr const char* kPmiSize = "PMI_SIZE";
-inline constexpr const char* kMpiLocalRankId = "MPI_LOCALRANKID";
-inline constexpr const char* kMpiLocalNRanks = "MPI_LOCALNRANKS";
-inline constexpr const char* kMv2Rank = "MV2_COMM_WORLD_RANK";
-inline constexpr const char* kMv2Size = "MV2_COMM_WORLD_SIZE";
-inline constexpr const char* kMv2LocalRank = "MV2_COMM_WORLD_LOCAL_RANK";
-inline constexpr const char* kMv2LocalSize = "MV2_COMM_WORLD_LOCAL_SIZE";
 
 }  // namespace accel::launch_env

@@ -15,7 +15,7 @@
 #include "lib/launch/launch_env.h"
 #include "runtime/comm/checked_backend.h"
 #include "runtime/comm/cpu_transport.h"
-#include "runtime/comm/nccl_backend.h"
+#include "runtime/comm/nccl/nccl_backend.h"
 #include "runtime/state/cuda_devices.h"
 #include "runtime/state/rank_inquiry.h"
 #include "runtime/store/hash_store.h"

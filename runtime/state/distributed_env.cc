@@ -8,6 +8,7 @@
 
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
+#include "lib/common/variables.h"
 #include "lib/launch/launch_env.h"
 
 namespace accel {
@@ -36,14 +37,16 @@ DistributedEnv readDistributedEnv(const Getenv& get) {
   namespace E = launch_env;
   DistributedEnv d;
   const char* rank_var = nullptr;
-  auto rank = number(get, {E::kRank, E::kOmpiRank, E::kPmiRank, E::kMv2Rank}, &rank_var);
-  auto world = number(get, {E::kWorldSize, E::kOmpiSize, E::kPmiSize, E::kMv2Size});
+  auto rank = number(get, {E::kRank, env::kOmpiRank.name(), env::kPmiRank.name(), env::kMv2Rank.name()}, &rank_var);
+  auto world = number(get, {E::kWorldSize, env::kOmpiSize.name(), env::kPmiSize.name(), env::kMv2Size.name()});
   if (rank && world) {
     d.rank = *rank;
     d.world_size = *world;
     d.local_rank =
-        number(get, {E::kLocalRank, E::kOmpiLocalRank, E::kMpiLocalRankId, E::kMv2LocalRank}).value_or(d.rank);
-    d.local_world_size = number(get, {E::kLocalWorldSize, E::kOmpiLocalSize, E::kMpiLocalNRanks, E::kMv2LocalSize})
+        number(get, {E::kLocalRank, env::kOmpiLocalRank.name(), env::kMpiLocalRankId.name(), env::kMv2LocalRank.name()})
+            .value_or(d.rank);
+    d.local_world_size = number(get, {E::kLocalWorldSize, env::kOmpiLocalSize.name(), env::kMpiLocalNRanks.name(),
+                                      env::kMv2LocalSize.name()})
                              .value_or(d.world_size);
     std::string var = rank_var;
     d.source = var == E::kRank ? "accel launch / torchrun" : startsWith(var, "OMPI") ? "Open MPI" : "MPI";
@@ -67,12 +70,7 @@ DistributedEnv readDistributedEnv(const Getenv& get) {
   return d;
 }
 
-EnvReader processEnvReader() {
-  return [](const char* name) -> std::optional<std::string> {
-    const char* v = std::getenv(name);
-    return v ? std::optional<std::string>(v) : std::nullopt;
-  };
-}
+EnvReader processEnvReader() { return env::processLookup(); }
 
 DistributedEnv readDistributedEnv() { return readDistributedEnv(processEnvReader()); }
 

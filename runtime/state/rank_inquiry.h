@@ -3,7 +3,7 @@
 //   - the store's record of ranks whose connection closed (departed ranks);
 //   - a store that does not answer: rank 0 hosts it, so rank 0's process is not running
 //     (stopped) or its machine cannot be reached; a store that refuses: rank 0 has exited;
-//   - the launcher's view (lib/launch/rank_questions.h, ACCEL_LAUNCHER_SOCKET): the process
+//   - the launcher's view (lib/launch/supervise/rank_questions.h, ACCEL_LAUNCHER_SOCKET): the process
 //     state of a rank on this machine, or what another machine's launcher reports of its own.
 // The store's questions give up within kLookBack (comm/failure_clues.h), and so do the
 // launcher's, all of them together: a second and a half at most. Workers started without accel's launcher get what the

@@ -8,28 +8,27 @@ set(ACCEL_TORCH_DIR ${CMAKE_CURRENT_LIST_DIR})
 get_filename_component(ACCEL_SOURCE_ROOT ${ACCEL_TORCH_DIR}/../.. ABSOLUTE)
 
 # libtorch's headers are most of every file's compile time: parsed once into a precompiled header
-# that every target built on the component reuses. GCC takes one only under the code model and
-# macros it was made with: one for libraries (position-independent), one for programs, each made
-# by an object library that sees exactly the component's interface.
+# that every target built on the component reuses, made by an object library that sees exactly the
+# component's interface. GCC takes one only under the code model and macros it was made with: it
+# is position-independent, and so is every file that takes it, programs' too (-fPIC code is as
+# good in a position-independent executable as -fPIE code).
 function(accel_add_torch_pch runtime)
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/torch_pch.cc "// The precompiled libtorch header's own file.\n")
-  foreach(variant pch pch_pic)
-    add_library(accel_torch_${variant} OBJECT ${CMAKE_CURRENT_BINARY_DIR}/torch_pch.cc)
-    target_link_libraries(accel_torch_${variant} PRIVATE ${runtime} ${TORCH_LIBRARIES})
-    target_compile_options(accel_torch_${variant} PRIVATE -ffp-contract=off)
-    target_precompile_headers(accel_torch_${variant} PRIVATE <torch/torch.h>)
-  endforeach()
-  set_target_properties(accel_torch_pch_pic PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  add_library(accel_torch_pch OBJECT ${CMAKE_CURRENT_BINARY_DIR}/torch_pch.cc)
+  target_link_libraries(accel_torch_pch PRIVATE ${runtime} ${TORCH_LIBRARIES})
+  target_compile_options(accel_torch_pch PRIVATE -ffp-contract=off)
+  target_precompile_headers(accel_torch_pch PRIVATE <torch/torch.h>)
+  set_target_properties(accel_torch_pch PROPERTIES POSITION_INDEPENDENT_CODE ON)
 endfunction()
 
 function(accel_use_torch_pch target)
   get_target_property(type ${target} TYPE)
   if(type STREQUAL "EXECUTABLE")
-    target_precompile_headers(${target} REUSE_FROM accel_torch_pch)
+    target_compile_options(${target} PRIVATE -fPIC)
   else()
     set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON DEFINE_SYMBOL "")
-    target_precompile_headers(${target} REUSE_FROM accel_torch_pch_pic)
   endif()
+  target_precompile_headers(${target} REUSE_FROM accel_torch_pch)
   # A header GCC would not take fails the build; no fused multiply-adds the source does not ask
   # for, so the arithmetic rounds as PyTorch's does (the parity tests compare bits).
   target_compile_options(${target} PRIVATE -Winvalid-pch -ffp-contract=off)

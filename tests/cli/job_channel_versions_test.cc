@@ -36,7 +36,7 @@ TEST_CASE("job channel: a launcher of another protocol version ends the join wit
     for (const auto& r : {r0, r1}) {
       CHECK(r.exit_code == 2);
       CHECK(contains(r.err, "a launcher on intruder (127.0.0.1) speaks the job protocol of version 99, machine 0 ("));
-      CHECK(contains(r.err, ") speaks version " + std::to_string(accel::job::kProtocolVersion)));
+      CHECK(contains(r.err, ") speaks version " + std::to_string(accel::launch::job::kProtocolVersion)));
       CHECK(contains(r.err, "install the same accel on every machine"));
     }
   }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The signal dispositions a launcher inherits (lib/launch/signal_channel.h): a shell starts a
+// The signal dispositions a launcher inherits (lib/common/process/signal_channel.h): a shell starts a
 // background command with SIGINT and SIGQUIT ignored, yet Ctrl-C's SIGINT sent to the launcher
 // still stops the job at once, the workers having started with the default disposition; nohup
 // ignores SIGHUP, and a hangup then neither stops the launcher nor reaches the workers; an

@@ -12,7 +12,7 @@
 #include <regex>
 #include <set>
 
-#include "lib/launch/cpu_affinity.h"
+#include "lib/launch/plan/cpu_affinity.h"
 #include "tests/cli/launch_support.h"
 
 using namespace accel::test;
@@ -158,7 +158,8 @@ TEST_CASE("launch: --collective_timeout reaches the workers, a bad value stops t
   CHECK(contains(zero.err, "--collective_timeout: '0' is not a number of seconds above 0"));
   auto bad_env = launch(dir, {"--cpu", "--dry_run", envWorker()}, 0, {{"ACCEL_COLLECTIVE_TIMEOUT", "ten"}});
   CHECK(bad_env.exit_code == 2);
-  CHECK(contains(bad_env.err, "ACCEL_COLLECTIVE_TIMEOUT: 'ten' is not a number of seconds above 0"));
+  CHECK(contains(bad_env.err,
+                 "ACCEL_COLLECTIVE_TIMEOUT='ten' is not a number of seconds above 0"));  // as the runtime says it
   // It is the timeout the ranks wait at: a rank 30 s late fails the others after 2 s, not 600.
   for (const char* shm : {"1", "0"}) {
     auto late = run({accelBinary(), "launch", "-q", "--cpu", "--num_processes", "2", "--main_process_port", "0",

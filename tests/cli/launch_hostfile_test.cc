@@ -259,58 +259,6 @@ TEST_CASE("hostfile launch: a remote host's ssh command: batch mode, the port, t
   CHECK_FALSE(started(dir));
 }
 
-TEST_CASE("hostfile launch: --include, --exclude, --num_nodes and --num_gpus select hosts and slots",
-          "[launch][hostfile][fleet]") {
-  TempDir dir;
-  const auto hf = dir.write("pool", "203.0.113.1 slots=4\n203.0.113.2 slots=4\n203.0.113.3 slots=2  # small\n");
-  auto plan = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"--hostfile", hf});
-    const auto r = dryRun(dir, args);
-    INFO(r.out << r.err);
-    CHECK(r.exit_code == 0);
-    // The plan's lines without the commands.
-    std::string lines;
-    std::istringstream in(r.out);
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("accel launch plan: ", 0) == 0) {
-        lines += line.substr(0, line.find(", launcher")) + "\n";
-      } else if (line.rfind("machine ", 0) == 0) {
-        lines += line + "\n";
-      }
-    }
-    return lines;
-  };
-  CHECK(plan({}) == "accel launch plan: 3 machine(s) from " + hf +
-                        " (--hostfile), 10 process(es)\n"
-                        "machine 0: 203.0.113.1, 4 process(es)\nmachine 1: 203.0.113.2, 4 process(es)\n"
-                        "machine 2: 203.0.113.3, 2 process(es)\n");
-  CHECK(plan({"--include", "203.0.113.1:1,3@203.0.113.3"}) ==
-        "accel launch plan: 2 machine(s) from " + hf +
-            " (--hostfile), 4 process(es)\n"
-            "machine 0: 203.0.113.1, 2 process(es), GPUs 1,3\nmachine 1: 203.0.113.3, 2 process(es)\n");
-  CHECK(plan({"--exclude", "203.0.113.2@203.0.113.1:0"}) ==
-        "accel launch plan: 2 machine(s) from " + hf +
-            " (--hostfile), 5 process(es)\n"
-            "machine 0: 203.0.113.1, 3 process(es), GPUs 1,2,3\nmachine 1: 203.0.113.3, 2 process(es)\n");
-  CHECK(plan({"--num_nodes", "2", "--num_gpus", "3"}) ==
-        "accel launch plan: 2 machine(s) from " + hf +
-            " (--hostfile), 6 process(es)\n"
-            "machine 0: 203.0.113.1, 3 process(es)\nmachine 1: 203.0.113.2, 3 process(es)\n");
-  CHECK(plan({"--num_gpus", "3"}) ==
-        "accel launch plan: 3 machine(s) from " + hf +
-            " (--hostfile), 8 process(es)\n"
-            "machine 0: 203.0.113.1, 3 process(es)\nmachine 1: 203.0.113.2, 3 process(es)\n"
-            "machine 2: 203.0.113.3, 2 process(es)\n");
-  CHECK(plan({"--num_machines", "1"}) == "accel launch plan: 1 machine(s) from " + hf +
-                                             " (--hostfile), 4 process(es)\n"
-                                             "machine 0: 203.0.113.1, 4 process(es)\n");
-  CHECK(plan({"--num_nodes", "2", "--num_processes", "8"}) ==
-        "accel launch plan: 2 machine(s) from " + hf +
-            " (--hostfile), 8 process(es)\n"
-            "machine 0: 203.0.113.1, 4 process(es)\nmachine 1: 203.0.113.2, 4 process(es)\n");
-  CHECK_FALSE(started(dir));
-}
-
 TEST_CASE("hostfile launch: Accelerate's DeepSpeed config on two machines: pdsh needs a hostfile and machine 0",
           "[launch][hostfile][fleet]") {
   TempDir dir;

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <thread>
 
-#include "lib/launch/program.h"
+#include "lib/launch/facts/program.h"
 #include "tests/support/process.h"
 
 using namespace accel::test;
@@ -19,7 +19,8 @@ using namespace accel::test;
 namespace {
 
 bool haveMpirun() {
-  if (!accel::findExecutable("mpirun", std::getenv("PATH") ? std::getenv("PATH") : "").empty()) return true;
+  if (!accel::launch::facts::findExecutable("mpirun", std::getenv("PATH") ? std::getenv("PATH") : "").empty())
+    return true;
   const char* ci = std::getenv("CI");
   if (ci && std::string(ci) == "true") FAIL("mpirun is not installed (scripts/test installs openmpi-bin)");
   WARN("skipped: mpirun is not installed (scripts/test installs openmpi-bin)");

@@ -10,7 +10,8 @@
 #include <regex>
 #include <set>
 
-#include "lib/launch/cpu_affinity.h"
+#include "lib/launch/facts/system_facts.h"
+#include "lib/launch/plan/cpu_affinity.h"
 #include "tests/cli/launch_support.h"
 
 using namespace accel::test;
@@ -76,38 +77,6 @@ TEST_CASE("launch: GPU counts are checked against the GPUs that exist", "[launch
   CHECK(contains(both.err, "you can only use one of"));
 }
 
-TEST_CASE("launch: SLURM placement is detected from srun's variables", "[launch][slurm]") {
-  TempDir dir;
-  auto r = launch(dir, {"--dry_run", envWorker()}, 2,
-                  {{"SLURM_JOB_ID", "4242"},
-                   {"SLURM_NODEID", "1"},
-                   {"SLURM_NNODES", "2"},
-                   {"SLURM_STEP_ID", "0"},
-                   {"SLURM_JOB_NODELIST", "gpu[07-08,11]"},
-                   {"SLURM_GPUS_ON_NODE", "2"},
-                   {"SLURM_PROCID", "1"}});
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
-  CHECK(contains(r.err,
-                 "accel: SLURM job 4242: machine_rank 1 of 2 machines, main_process_ip gpu07, 2 GPUs on this node"));
-  CHECK(contains(r.out, "2 worker(s) on machine 1 of 2, world size 4, MASTER_ADDR=gpu07"));
-  CHECK(contains(r.out, "rank 3 (local rank 1)"));
-  CHECK(contains(r.out, "  ACCEL_RUN_ID=slurm-4242\n"));
-  auto flag_wins =
-      launch(dir, {"--cpu", "--dry_run", "--machine_rank", "0", "--main_process_ip", "10.1.1.1", envWorker()}, 0,
-             {{"SLURM_JOB_ID", "4242"},
-              {"SLURM_NODEID", "1"},
-              {"SLURM_NNODES", "2"},
-              {"SLURM_STEP_ID", "0"},
-              {"SLURM_JOB_NODELIST", "gpu[07-08]"}});
-  INFO(flag_wins.out << flag_wins.err);
-  CHECK(flag_wins.exit_code == 0);
-  CHECK(contains(flag_wins.out, "on machine 0 of 2"));
-  CHECK(contains(flag_wins.out, "MASTER_ADDR=10.1.1.1"));
-  // 10.1.1.1 is not this machine's: a dry run (perhaps planned elsewhere) warns where a launch refuses
-  CHECK(contains(flag_wins.err, "warning: main_process_ip 10.1.1.1 is not an address of this machine"));
-}
-
 TEST_CASE("launch: a busy port — replaced on one machine, an error across machines", "[launch][port][failure]") {
   TempDir dir;
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -133,9 +102,9 @@ TEST_CASE("launch: a busy port — replaced on one machine, an error across mach
 
 TEST_CASE("launch: enable_cpu_affinity pins each worker to its own share of the CPUs", "[launch][affinity]") {
   TempDir dir;
-  const auto cpus = accel::usableCpus();
+  const auto cpus = accel::launch::facts::usableCpus();
   REQUIRE_FALSE(cpus.empty());
-  const auto shares = accel::splitCpus(cpus, 2);
+  const auto shares = accel::launch::plan::splitCpus(cpus, 2);
   auto allowed = [](const std::string& out) {  // rank -> the kernel's Cpus_allowed_list of that worker
     std::map<int, std::string> lists;
     std::regex line(R"(\[rank (\d+)\] Cpus_allowed_list:\s*(\S+))");
@@ -151,8 +120,8 @@ TEST_CASE("launch: enable_cpu_affinity pins each worker to its own share of the 
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   auto lists = allowed(r.out);
-  CHECK(lists[0] == accel::cpuListText(shares[0]));
-  CHECK(lists[1] == accel::cpuListText(shares[1]));
+  CHECK(lists[0] == accel::launch::plan::cpuListText(shares[0]));
+  CHECK(lists[1] == accel::launch::plan::cpuListText(shares[1]));
   // From the config file too (Accelerate's wizard writes the key; its launcher ignores it).
   const std::string config = dir.write(
       "affinity.yaml", "distributed_type: MULTI_CPU\nnum_processes: 2\nuse_cpu: true\nenable_cpu_affinity: true\n");
@@ -160,12 +129,12 @@ TEST_CASE("launch: enable_cpu_affinity pins each worker to its own share of the 
   args.insert(args.end(), grep.begin(), grep.end());
   r = launch(dir, args);
   REQUIRE(r.exit_code == 0);
-  CHECK(allowed(r.out)[1] == accel::cpuListText(shares[1]));
+  CHECK(allowed(r.out)[1] == accel::launch::plan::cpuListText(shares[1]));
   // Off (the default): every worker keeps the launcher's whole set.
   args = {"--cpu", "--num_processes", "2", "--main_process_port", "0"};
   args.insert(args.end(), grep.begin(), grep.end());
   r = launch(dir, args);
   REQUIRE(r.exit_code == 0);
-  CHECK(allowed(r.out)[0] == accel::cpuListText(cpus));
-  CHECK(allowed(r.out)[1] == accel::cpuListText(cpus));
+  CHECK(allowed(r.out)[0] == accel::launch::plan::cpuListText(cpus));
+  CHECK(allowed(r.out)[1] == accel::launch::plan::cpuListText(cpus));
 }

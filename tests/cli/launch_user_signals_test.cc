@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// SIGUSR1 and SIGUSR2 (lib/launch/signal_channel.h): sent to the launcher, they reach every
+// SIGUSR1 and SIGUSR2 (lib/common/process/signal_channel.h): sent to the launcher, they reach every
 // worker's own process, whose handler runs (SLURM's warning before a time limit, turned into a
 // last checkpoint), and the job goes on; a worker's child without a handler is not signalled.
 // Before any worker runs they are dropped, not fatal. torchrun's --signals_to_handle is accepted

@@ -193,7 +193,7 @@ TEST_CASE("stacks: bad --hang_timeout and ACCEL_STACKS_TIMEOUT values are usage 
   auto negative = run({accelBinary(), "launch", "--cpu", runtimeWorker(), "quiet", "1"}, {},
                       hermeticEnv(dir, {{"ACCEL_STACKS_TIMEOUT", "-1"}}));
   CHECK(negative.exit_code == 2);
-  CHECK(contains(negative.err, "ACCEL_STACKS_TIMEOUT: '-1' is not a number of seconds (0 for off)"));
+  CHECK(contains(negative.err, "ACCEL_STACKS_TIMEOUT='-1' is not a number of seconds (0 for off)"));
   auto stacks_timeout = run({accelBinary(), "stacks", "--timeout", "0"}, {}, hermeticEnv(dir));
   CHECK(stacks_timeout.exit_code == 2);
 }

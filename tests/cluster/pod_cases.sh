@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: Apache-2.0
 # pod_cases.sh - the cases of cluster_test.sh in which each host is a Kubernetes pod: it gets
-# exactly the variables its operator gives its pod (lib/launch/pod_convention.h), the pods' names
+# exactly the variables its operator gives its pod (lib/launch/settings/pod_convention.h), the pods' names
 # resolve through each host's own hosts file, a default_config.yaml that says machine_rank 0 and
 # one machine is present (as an image may ship one), and every host runs a bare
 # `accel launch PROGRAM`. Sourced by cluster_test.sh (its on_host_bg, wait_hosts, layout_run,

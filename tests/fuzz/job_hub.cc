@@ -33,6 +33,10 @@
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace accel;
+using namespace accel::launch::job;
+using namespace accel::launch::plan;
+using namespace accel::launch::stacks;
+namespace job = accel::launch::job;
 
 namespace {
 
@@ -45,7 +49,7 @@ LaunchPlan plan() {
   p.world_size = 2;
   p.workers.resize(1);  // one worker on each machine
   p.layout = {{1, "default"}, {1, "default"}};
-  p.settings.set("role", "default", "default");
+  p.role = "default";
   p.host = "fuzz";
   p.master_addr = "127.0.0.1";
   p.master_port = 29500;

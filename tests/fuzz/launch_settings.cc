@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fuzz target: `accel launch` option and environment resolution, from flags, config file,
-// SLURM variables and machine facts to each worker's environment (lib/launch: launch_settings.h,
-// launch_plan.h, slurm.h; the contract is launch_env.h). Nothing is started.
+// SLURM variables and machine facts to each worker's environment (lib/launch: settings/,
+// plan/build.h, plan/worker_env.h; the contract is launch_env.h). Nothing is started.
 // Input: NUL-separated records, readable so that seeds can be written by hand:
 //   the first record: machine facts and paradigm switches, comma-separated words: cpu, multi_gpu,
 //     deepspeed, fsdp, megatron, tpu, default_config, config_file, gpus=N, physical_gpus=N,
@@ -12,12 +12,12 @@
 //   anything else: "NAME=VALUE", the launcher's environment (SLURM_*, OMP_NUM_THREADS, …).
 // Properties:
 //   - parseLaunchArgs returns options or throws UsageError with a message;
-//   - resolveLaunchSettings / makeLaunchPlan return a plan or throw accel::Error (UsageError,
+//   - resolveLaunchSettings / plan::build return a plan or throw accel::Error (UsageError,
 //     ConfigError) with a message; any other exception, a crash, UB, or a plan whose size the
 //     input's bytes do not bound (out of memory, timeout) is a bug;
 //   - a plan has num_processes / num_machines workers with distinct ranks below WORLD_SIZE, and
 //     every worker's environment names its RANK, LOCAL_RANK, WORLD_SIZE and MASTER_PORT;
-//   - setMasterPort (a busy port replaced) reaches every worker.
+//   - a later round's plan, built with the port machine 0 gave it, gives it to every worker.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -28,18 +28,40 @@
 #include "lib/common/strings.h"
 #include "lib/config/loader.h"
 #include "lib/config/schema.h"
-#include "lib/launch/launch_args.h"
 #include "lib/launch/launch_env.h"
-#include "lib/launch/launch_plan.h"
+#include "lib/launch/plan/build.h"
+#include "lib/launch/plan/worker_env.h"
+#include "lib/launch/settings/launch_args.h"
+#include "lib/launch/settings/launch_settings.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace accel;
+using namespace accel::launch::plan;
+using namespace accel::launch::settings;
 
 namespace {
 
+// A network where every address resolves to itself, this machine holds none but loopback, and
+// every port is free.
+class QuietNetwork final : public accel::launch::facts::Network {
+ public:
+  std::string resolve(const std::string& host) const override { return host; }
+  std::string interfaceOf(const std::string& address) const override { return net::isLoopback(address) ? "lo" : ""; }
+  net::Route routeTowards(const std::string&) const override { return {}; }
+  std::vector<std::string> ownAddresses() const override { return {}; }
+  bool portIsFree(int) const override { return true; }
+  std::string portHolder(int) const override { return ""; }
+  int freePort() const override { return 40000; }
+};
+
+class OpenMpi final : public accel::launch::facts::Programs {
+ public:
+  accel::launch::facts::Mpi mpirun(const std::string&) const override { return {"/usr/bin/mpirun", true, "Open MPI"}; }
+};
+
 struct Input {
   LaunchOptions options;
-  LaunchFacts facts;
+  accel::launch::facts::Machine facts;
   std::optional<std::string> config_text;
 };
 
@@ -49,7 +71,7 @@ long long clampedNumber(const std::string& text, long long lo, long long hi) {
 
 void readFacts(const std::string& header, Input& in) {
   LaunchOptions& o = in.options;
-  LaunchFacts& f = in.facts;
+  accel::launch::facts::Machine& f = in.facts;
   f.physical_gpus = -1;
   for (const auto& word : split(header, ',')) {
     auto eq = word.find('=');
@@ -96,25 +118,24 @@ Input readInput(const uint8_t* data, size_t size) {
   return in;
 }
 
-std::string envOf(const WorkerSpec& w, const char* name) {
-  for (const auto& [k, v] : w.env) {
+std::string envOf(const LaunchPlan& p, const WorkerSpec& w, const char* name) {
+  for (const auto& [k, v] : workerEnvironment(p, w)) {
     if (k == name) return v;
   }
   return "<unset>";
 }
 
-void checkPlan(LaunchPlan& p) {
-  const long long per_machine = p.settings.integer("num_processes") / p.settings.integer("num_machines");
+void checkPlan(const LaunchSettings& s, const LaunchPlan& p) {
+  const long long per_machine = s.placement.num_processes.value / s.placement.num_machines.value;
   FUZZ_CHECK(static_cast<long long>(p.workers.size()) == per_machine, "worker count");
-  FUZZ_CHECK(
-      p.world_size == p.settings.integer("num_processes") && p.num_machines == p.settings.integer("num_machines"),
-      "WORLD_SIZE or GROUP_WORLD_SIZE is not the number asked for");
+  FUZZ_CHECK(p.world_size == s.placement.num_processes.value && p.num_machines == s.placement.num_machines.value,
+             "WORLD_SIZE or GROUP_WORLD_SIZE is not the number asked for");
   std::set<int> ranks;
   // One process of a non-distributed job, and mpirun's ranks, get Accelerate's simple-launcher
-  // environment (no RANK, LOCAL_RANK, WORLD_SIZE: launch_plan.cc); every other worker has them.
-  const bool may_lack = p.settings.has("mpirun_config.mpirun_hostfile") || (p.world_size == 1 && p.num_machines == 1);
+  // environment (no RANK, LOCAL_RANK, WORLD_SIZE: plan/build.cc); every other worker has them.
+  const bool may_lack = s.keys.has("mpirun_config.mpirun_hostfile") || (p.world_size == 1 && p.num_machines == 1);
   auto is = [&](const WorkerSpec& w, const char* name, long long value) {
-    const std::string v = envOf(w, name);
+    const std::string v = envOf(p, w, name);
     return v == std::to_string(value) || (may_lack && v == "<unset>");
   };
   for (const auto& w : p.workers) {
@@ -123,10 +144,14 @@ void checkPlan(LaunchPlan& p) {
     FUZZ_CHECK(is(w, launch_env::kLocalRank, w.local_rank), "LOCAL_RANK");
     FUZZ_CHECK(is(w, launch_env::kWorldSize, p.world_size), "WORLD_SIZE");
   }
-  setMasterPort(p, 40123);
-  for (const auto& w : p.workers) {  // a world of one meets nobody: no MASTER_PORT to move
-    const std::string port = envOf(w, launch_env::kMasterPort);
-    FUZZ_CHECK(port == "40123" || (p.world_size == 1 && port == "<unset>"), "MASTER_PORT");
+}
+
+// A later round: machine 0 gave it another port, which reaches every worker.
+void checkNextRound(const LaunchSettings& s, const accel::launch::facts::Facts& f) {
+  const LaunchPlan next = build(s, f, {1, 40123, std::nullopt, {}});
+  for (const auto& w : next.workers) {  // a world of one meets nobody: no MASTER_PORT to move
+    const std::string port = envOf(next, w, launch_env::kMasterPort);
+    FUZZ_CHECK(port == "40123" || (next.world_size == 1 && port == "<unset>"), "MASTER_PORT");
   }
 }
 
@@ -149,10 +174,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!loaded.errors.empty() || !loaded.problems.empty() || loaded.config.sageMaker()) return 0;
     config = std::move(loaded.config);
   }
+  static const QuietNetwork network;
+  static const OpenMpi programs;
+  accel::launch::facts::Facts facts;
+  facts.machine = in.facts;
+  facts.network = &network;
+  facts.programs = &programs;
+  facts.program = {"/bin/true"};
+  facts.mpi_hostfile = "/tmp/hostfile";
   try {
-    LaunchSettings settings = resolveLaunchSettings(in.options, config, path, in.facts);
-    LaunchPlan plan = makeLaunchPlan(std::move(settings), {"/bin/true"}, in.facts);
-    checkPlan(plan);
+    const LaunchSettings settings = resolveLaunchSettings(in.options, config, path, facts);
+    if (settings.hosts.how == Hosts::How::Ssh || settings.hosts.how == Hosts::How::Srun) return 0;  // no workers here
+    checkPlan(settings, build(settings, facts));
+    checkNextRound(settings, facts);
   } catch (const Error& e) {
     FUZZ_CHECK(std::string(e.what()).size() > 0, "an accel error without a message");
   }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target: SLURM hostlist expansion and allocation detection (lib/launch/slurm.h), what
+// Fuzz target: SLURM hostlist expansion and allocation detection (lib/launch/settings/slurm.h), what
 // `accel launch` does with the SLURM_* variables of the job it runs in.
 // Input: NUL-separated records: the hostlist, then optionally SLURM_NODEID, SLURM_NNODES,
 // SLURM_GPUS_ON_NODE and SLURM_STEP_NUM_NODES values (a seed is a hostlist on its own).
@@ -15,10 +15,11 @@
 #include <vector>
 
 #include "lib/common/error.h"
-#include "lib/launch/slurm.h"
+#include "lib/launch/settings/slurm.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace accel;
+using namespace accel::launch::settings;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto records = fuzz::splitRecords(fuzz::bytes(data, size));

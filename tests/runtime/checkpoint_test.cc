@@ -15,7 +15,7 @@
 
 #include "lib/common/error.h"
 #include "runtime/checkpoint/checkpoint.h"
-#include "runtime/comm/gloo_backend.h"
+#include "runtime/comm/gloo/gloo_backend.h"
 #include "runtime/store/hash_store.h"
 #include "tests/runtime/gloo_ranks.h"
 #include "tests/support/process.h"

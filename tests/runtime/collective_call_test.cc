@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pure parts of the runtime's communication layer: a collective call's description and its
-// encodings (runtime/comm/collective_call.h), and where a group's ranks are (host_identity.h).
+// encodings (runtime/comm/collective_call.h), where a group's ranks are (host_identity.h), and
+// which transport the table gives a group (cpu_transport.h).
 #include <catch2/catch.hpp>
 
 #include <climits>
 
 #include "runtime/comm/collective_call.h"
+#include "runtime/comm/cpu_transport.h"
 #include "runtime/comm/host_identity.h"
 
 using namespace accel;
@@ -119,4 +121,18 @@ TEST_CASE("host layout: hosts in the order of their lowest rank, ranks ascending
   CHECK(l.describe() == "3 hosts: ranks 0,2 | 1,4 | 3");
   CHECK(layoutOf({"x", "y"}).spreadOut());
   CHECK(layoutOf({"x"}).describe() == "1 host: ranks 0");
+}
+
+TEST_CASE("cpu transports: a group gets the table's first entry that can serve it", "[unit][comm]") {
+  // The transport's name for a group of `size` ranks on the hosts `ids` (none: never exchanged).
+  auto choice = [](int size, bool shm, const std::vector<std::string>& ids) {
+    GroupFacts group{0, size, shm, std::nullopt};
+    if (!ids.empty()) group.layout = layoutOf(ids);
+    return std::string(chooseCpuTransport(group).name);
+  };
+  CHECK(choice(1, true, {}) == "Gloo");
+  CHECK(choice(4, false, {}) == "Gloo");
+  CHECK(choice(3, true, {"A", "B", "C"}) == "Gloo");
+  CHECK(choice(3, true, {"A", "A", "A"}) == "shared memory");
+  CHECK(choice(3, true, {"A", "B", "A"}) == "shared memory + Gloo");
 }

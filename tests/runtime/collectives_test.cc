@@ -14,7 +14,7 @@
 #include <mutex>
 #include <thread>
 
-#include "runtime/comm/gloo_backend.h"
+#include "runtime/comm/gloo/gloo_backend.h"
 #include "runtime/comm/half.h"
 #include "runtime/comm/process_group.h"
 #include "runtime/comm/reduce_ops.h"

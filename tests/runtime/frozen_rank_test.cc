@@ -2,7 +2,7 @@
 // A rank that stops (SIGSTOP) inside the loop of all_reduces is named by the others within the
 // collective timeout plus a second or two, with evidence of what it is doing: over shared
 // memory from its pidfd and /proc, over Gloo from the store it hosts falling silent and from
-// the launcher (lib/launch/rank_questions.h), also when the frozen rank is on another machine
+// the launcher (lib/launch/supervise/rank_questions.h), also when the frozen rank is on another machine
 // (two launchers, emulated hosts). Never "probably exited" without evidence. The launcher then
 // stops the frozen rank at once: SIGCONT follows its SIGTERM. Real workers, real launchers.
 #include <catch2/catch.hpp>

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/comm/gloo_backend.h"
+#include "runtime/comm/gloo/gloo_backend.h"
 #include "runtime/store/hash_store.h"
 
 namespace accel::test {

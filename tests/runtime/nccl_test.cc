@@ -22,7 +22,7 @@
 #ifdef ACCEL_HAVE_NCCL
 #include <cuda_runtime_api.h>
 
-#include "runtime/comm/nccl_backend.h"
+#include "runtime/comm/nccl/nccl_backend.h"
 #endif
 
 using namespace accel;

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // The runtime's typed messages between ranks: the checkpoint directory's claim and the resume
 // decision (runtime/checkpoint/checkpoint_messages.h), and the shared-memory setup
-// (runtime/comm/shm_messages.h). Each round-trips, and anything else is refused, naming the field.
+// (runtime/comm/shm/shm_messages.h). Each round-trips, and anything else is refused, naming the field.
 #include <catch2/catch.hpp>
 
 #include "lib/common/error.h"
 #include "runtime/checkpoint/checkpoint_messages.h"
-#include "runtime/comm/shm_messages.h"
+#include "runtime/comm/shm/shm_messages.h"
 #include "runtime/comm/work.h"
 
 using namespace accel;
+using accel::comm::shm::SegmentAnswer;
+using accel::comm::shm::SegmentOffer;
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "lib/common/error.h"
-#include "runtime/comm/gloo_backend.h"
+#include "runtime/comm/gloo/gloo_backend.h"
 #include "runtime/comm/half.h"
 #include "runtime/ddp/reducer.h"
 #include "runtime/store/hash_store.h"

@@ -10,7 +10,7 @@
 
 #include "runtime/amp/loss_scaler.h"
 #include "runtime/amp/precision.h"
-#include "runtime/comm/gloo_backend.h"
+#include "runtime/comm/gloo/gloo_backend.h"
 #include "runtime/comm/half.h"
 #include "runtime/ddp/bucketing.h"
 #include "runtime/store/hash_store.h"

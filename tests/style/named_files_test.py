@@ -24,7 +24,7 @@ EXTERNAL = {
     "argparse_util.py", "runner.py", "authorized_keys", "known_hosts", "ssh_config", "ssh_config_bad",
     "torch/distributed/distributed_c10d.py",  # torch's, as py-spy names its frames
     "error.json",  # torchelastic's error file, written by a worker into the launch's log folder
-    "stacks.txt",  # every rank's stack before a stop, written by the launcher (lib/launch/rank_stacks.h)
+    "stacks.txt",  # every rank's stack before a stop, written by the launcher (lib/launch/supervise/rank_stacks.h)
     "to_fsdp2.py",  # Accelerate's `accelerate to-fsdp2`
     # Accelerate's estimate-memory sources, and the shard index of a Hugging Face model directory
     # (model.safetensors.index.json, which the name pattern sees as index.json).

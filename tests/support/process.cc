@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tests/support/process.h"
 
-#include "lib/launch/port.h"
+#include "lib/launch/facts/port.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -50,7 +50,7 @@ void setEnvironment(const std::map<std::string, std::string>& env) {
 
 }  // namespace
 
-int freeLoopbackPort() { return accel::pickFreePort(); }
+int freeLoopbackPort() { return accel::launch::facts::pickFreePort(); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -261,6 +261,7 @@ std::string accelTrain() { return builtProgram(ACCEL_TRAIN_NAME); }
 std::string envWorker() { return builtProgram(ENV_WORKER_NAME); }
 std::string outputWorker() { return builtProgram(OUTPUT_WORKER_NAME); }
 std::string runtimeWorker() { return builtProgram(RUNTIME_WORKER_NAME); }
+std::string childReport() { return builtProgram(CHILD_REPORT_NAME); }
 std::string fakeNvmlLibrary() { return builtLibrary(FAKE_NVML_NAME); }
 std::string fakeCudaLibrary() { return builtLibrary(FAKE_CUDA_NAME); }
 

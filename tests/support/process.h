@@ -48,7 +48,7 @@ class BackgroundProcess {
 };
 
 // A TCP port that was free a moment ago, for a server a test starts later: the launcher's own
-// choice (lib/launch/port.h), so tests meet the same odds of a collision as users do.
+// choice (lib/launch/facts/port.h), so tests meet the same odds of a collision as users do.
 int freeLoopbackPort();
 
 // Whether a process with this pid exists (and is not a zombie).
@@ -75,6 +75,7 @@ std::string accelTrain();
 std::string envWorker();
 std::string outputWorker();
 std::string runtimeWorker();
+std::string childReport();  // tests/workers/child_report.cc
 std::string fakeNvmlLibrary();
 std::string fakeCudaLibrary();
 

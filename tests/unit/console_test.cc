@@ -14,12 +14,12 @@
 #include "lib/launch/console/console.h"
 #include "lib/launch/console/escapes.h"
 #include "lib/launch/console/line_assembler.h"
-#include "lib/launch/output_router.h"
+#include "lib/launch/console/output_stream.h"
 #include "tests/support/process.h"
 
-using accel::Console;
-using accel::LineAssembler;
-using accel::OutputStream;
+using accel::launch::console::Console;
+using accel::launch::console::LineAssembler;
+using accel::launch::console::OutputStream;
 using accel::test::occurrences;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
@@ -89,13 +89,13 @@ TEST_CASE("console: a bar redrawn forever holds one frame, a huge line goes in p
 }
 
 TEST_CASE("console: escapes are dropped from logs, even when cut between reads", "[unit][console]") {
-  accel::EscapeFilter filter;
+  accel::launch::console::EscapeFilter filter;
   const std::string first(filter.filter("\x1b[31mred\x1b["));
   CHECK(first + std::string(filter.filter("0m plain \x1b]0;title\x07!")) == "red plain !");
   CHECK(filter.filter("a\x1b(Bb\x1b=c") == "abc");
-  CHECK(accel::fitToWidth("héllo wörld", 5) == "héllo");
-  CHECK(accel::fitToWidth("\x1b[1mbold\x1b[0m text", 4) == "\x1b[1mbold\x1b[0m\x1b[0m");
-  CHECK(accel::fitToWidth("short", 80) == "short");
+  CHECK(accel::launch::console::fitToWidth("héllo wörld", 5) == "héllo");
+  CHECK(accel::launch::console::fitToWidth("\x1b[1mbold\x1b[0m text", 4) == "\x1b[1mbold\x1b[0m\x1b[0m");
+  CHECK(accel::launch::console::fitToWidth("short", 80) == "short");
 }
 
 TEST_CASE("console: finished lines go above the live lines, which stay in key order", "[unit][console]") {
@@ -135,7 +135,7 @@ TEST_CASE("console: off a terminal, runs of lines are written in order per sink"
 TEST_CASE("console: off a terminal, frames are thinned and open lines continued", "[unit][console]") {
   Pipe out, log;
   Console console({out.fds[1], out.fds[1], false, false});
-  accel::StreamSetup setup;
+  accel::launch::console::StreamSetup setup;
   setup.prefix = "[rank 0] ";
   setup.console = &console;
   setup.console_fd = 1;

@@ -16,12 +16,21 @@
 #include "lib/common/error.h"
 #include "lib/launch/fleet/head_orders.h"
 #include "lib/launch/job/job_messages.h"
+#include "lib/launch/plan/build.h"
+#include "lib/launch/settings/launch_args.h"
 #include "tests/support/errors.h"
+#include "tests/support/fake_facts.h"
 #include "tests/support/process.h"
 
 using namespace accel;
+using namespace accel::test;
+using namespace accel::launch::fleet;
+using namespace accel::launch::plan;
+using namespace accel::launch::settings;
+using namespace accel::launch::job;
 using accel::test::usageError;
 using Catch::Matchers::Contains;
+namespace job = accel::launch::job;
 
 namespace {
 
@@ -29,15 +38,7 @@ HeadOrders sampleOrders() {
   HeadOrders o;
   o.protocol = job::kProtocolVersion;
   o.version = buildInfo().version;
-  o.host = "node-1";
-  o.machine_rank = 1;
-  o.num_machines = 3;
-  o.main_addr = "10.0.0.1";
-  o.main_port = 29555;
-  o.procs = 2;
-  o.gpu_ids = "1,3";
-  o.token = "f00dfeedf00dfeed";
-  o.run_id = "accel-0123456789abcdef";
+  o.place = {"node-1", 1, 3, "10.0.0.1", 29555, 2, "1,3", "f00dfeedf00dfeed", "accel-0123456789abcdef"};
   o.cwd = "/work/dir with space";
   o.env = {{"NCCL_DEBUG", "INFO"}, {"PYTHONPATH", "/work:/lib"}, {"QUOTED", "a \"b\" 'c'\n\\d"}};
   o.args = {"--mixed_precision", "fp16", "train.py", "--lr", "1e-3", "arg with \"quotes\" and\nnewline"};
@@ -47,15 +48,7 @@ HeadOrders sampleOrders() {
 void checkSame(const HeadOrders& a, const HeadOrders& b) {
   CHECK(a.protocol == b.protocol);
   CHECK(a.version == b.version);
-  CHECK(a.host == b.host);
-  CHECK(a.machine_rank == b.machine_rank);
-  CHECK(a.num_machines == b.num_machines);
-  CHECK(a.main_addr == b.main_addr);
-  CHECK(a.main_port == b.main_port);
-  CHECK(a.procs == b.procs);
-  CHECK(a.gpu_ids == b.gpu_ids);
-  CHECK(a.token == b.token);
-  CHECK(a.run_id == b.run_id);
+  CHECK(a.place == b.place);
   CHECK(a.cwd == b.cwd);
   CHECK(a.env == b.env);
   CHECK(a.args == b.args);
@@ -110,7 +103,7 @@ TEST_CASE("head orders: encode and decode round trip, with and without a config 
   HeadOrders bare = sampleOrders();
   bare.env.clear();
   bare.args.clear();
-  bare.gpu_ids.clear();
+  bare.place.gpu_ids.clear();
   checkSame(decodeHeadOrders(encodeHeadOrders(bare)), bare);
 }
 
@@ -252,53 +245,62 @@ TEST_CASE("head orders: read from a pipe, one line within the time", "[fleet]") 
   }
 }
 
-TEST_CASE("head orders: the machine's place is put over the head's arguments", "[fleet]") {
+TEST_CASE("head orders: the machine's place outranks every other source of placement", "[fleet]") {
   HeadOrders o = sampleOrders();
   o.args = {"--num_processes",   "8",       "--num_machines",      "4",      "--machine_rank",    "3",
             "--main_process_ip", "1.2.3.4", "--main_process_port", "1111",   "--mixed_precision", "fp16",
             "--hostfile",        "/h",      "--include",           "node-1", "--dry_run",         "train.py",
             "--num_processes",   "5"};
-  const LaunchOptions l = ordersToOptions(o);
-  CHECK(l.from_head);
-  CHECK_FALSE(l.dry_run);
-  CHECK(l.values.at("num_machines") == "3");
-  CHECK(l.values.at("machine_rank") == "1");
-  CHECK(l.values.at("main_process_ip") == "10.0.0.1");
-  CHECK(l.values.at("main_process_port") == "29555");
-  CHECK(l.values.count("num_processes") == 0);  // the head checked it; procs is this machine's
-  CHECK(l.nproc_per_node == "2");
-  CHECK(l.values.at("gpu_ids") == "1,3");
-  CHECK(l.values.at("mixed_precision") == "fp16");  // the rest as typed
-  CHECK(l.rdzv_token == "f00dfeedf00dfeed");
-  CHECK(l.rdzv_id == "accel-0123456789abcdef");
-  CHECK(l.command == std::vector<std::string>{"train.py", "--num_processes", "5"});  // the program's own
+  FakeMachine m(4);
+  auto settings = [&] {
+    return resolveLaunchSettings(parseLaunchArgs(o.args), std::nullopt, "c.yaml", m.facts, &o.place);
+  };
+  const LaunchSettings s = settings();
+  CHECK(s.from_head);
+  CHECK_FALSE(s.dry_run);
+  CHECK(s.hosts.how == Hosts::How::None);  // a launcher a head started never starts others
+  CHECK(settingText(s, "num_machines") == "3 (the head's orders)");
+  CHECK(settingText(s, "machine_rank") == "1 (the head's orders)");
+  CHECK(settingText(s, "main_process_ip") == "10.0.0.1 (the head's orders)");
+  CHECK(settingText(s, "main_process_port") == "29555 (the head's orders)");
+  CHECK(settingText(s, "nproc_per_node") == "2 (the head's orders)");  // the head checked the total
+  CHECK(s.placement.world_at_join);                                    // machines may differ
+  CHECK(settingText(s, "gpu_ids") == "1,3 (the head's orders)");
+  CHECK(settingText(s, "mixed_precision") == "fp16 (command line)");  // the rest as typed
+  CHECK(settingText(s, "stdin_rank") == "-1 (the head's orders)");    // the user types into the head only
+  CHECK(s.identity.token.value == "f00dfeedf00dfeed");
+  CHECK(s.identity.run_id.value == "accel-0123456789abcdef");
+  CHECK(s.command == std::vector<std::string>{"train.py", "--num_processes", "5"});  // the program's own
+  const LaunchPlan p = build(s, m.facts);
+  REQUIRE(p.workers.size() == 2);
+  CHECK(p.workers[1].rank == 3);
+  CHECK(envOf(p, p.workers[0], "CUDA_VISIBLE_DEVICES") == "1,3");
+  CHECK(envOf(p, p.workers[0], "ACCEL_STORE_TOKEN") == "f00dfeedf00dfeed");
 
   SECTION("gpu_ids only when the orders give them") {
-    o.gpu_ids = "";
+    o.place.gpu_ids = "";
     o.args = {"--cpu", "train.py"};
-    const LaunchOptions bare = ordersToOptions(o);
-    CHECK(bare.values.count("gpu_ids") == 0);
-    CHECK(bare.nproc_per_node == "2");
+    const LaunchSettings bare = settings();
+    CHECK_FALSE(bare.keys.origin("gpu_ids").source == Source::Head);
+    CHECK(bare.placement.nproc_per_node.value == 2);
   }
-  SECTION("torchrun's placement flags are dropped") {
+  SECTION("torchrun's placement flags give way") {
     o.args = {"--nnodes",         "4", "--node_rank", "2",   "--master_addr", "9.9.9.9", "--master_port", "9",
               "--nproc_per_node", "7", "--rdzv_id",   "old", "--rdzv_token",  "old",     "t.py"};
-    const LaunchOptions t = ordersToOptions(o);
-    CHECK_FALSE(t.nnodes);
-    CHECK_FALSE(t.node_rank);
-    CHECK_FALSE(t.master_addr);
-    CHECK_FALSE(t.master_port);
-    CHECK(t.nproc_per_node == "2");
-    CHECK(t.rdzv_id == "accel-0123456789abcdef");
-    CHECK(t.rdzv_token == "f00dfeedf00dfeed");
-    CHECK(t.values.at("num_machines") == "3");
-    CHECK(t.values.at("machine_rank") == "1");
+    const LaunchSettings t = settings();
+    CHECK(t.placement.num_machines.value == 3);
+    CHECK(t.placement.machine_rank.value == 1);
+    CHECK(t.placement.main_process_ip.value == "10.0.0.1");
+    CHECK(t.placement.main_process_port.value == 29555);
+    CHECK(t.placement.nproc_per_node.value == 2);
+    CHECK(t.identity.run_id.value == "accel-0123456789abcdef");
+    CHECK(t.identity.token.value == "f00dfeedf00dfeed");
   }
-  SECTION("a rendezvous endpoint and --standalone are dropped") {
+  SECTION("a rendezvous endpoint and --standalone give way") {
     o.args = {"--rdzv_endpoint", "h:1234", "t.py"};
-    CHECK_FALSE(ordersToOptions(o).rdzv_endpoint);
+    CHECK(settings().placement.main_process_ip.value == "10.0.0.1");
     o.args = {"--standalone", "t.py"};
-    CHECK_FALSE(ordersToOptions(o).standalone);
+    CHECK(settings().placement.num_machines.value == 3);
   }
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// DeepSpeed's hostfile and resource filters (lib/launch/hostfile.h): the examples of DeepSpeed's
+// DeepSpeed's hostfile and resource filters (lib/launch/settings/hostfile.h): the examples of DeepSpeed's
 // launcher (module deepspeed.launcher.runner) and of its unit tests (test_run), and every input
 // refused with a message that names where it is wrong.
 #include <catch2/catch.hpp>
@@ -9,10 +9,11 @@
 #include <fstream>
 
 #include "lib/common/error.h"
-#include "lib/launch/hostfile.h"
+#include "lib/launch/settings/hostfile.h"
 #include "tests/support/errors.h"
 
 using namespace accel;
+using namespace accel::launch::settings;
 using accel::test::usageError;
 using Catch::Matchers::Contains;
 

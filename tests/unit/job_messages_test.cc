@@ -10,6 +10,9 @@
 #include "lib/launch/job/question_routes.h"
 
 using namespace accel;
+using namespace accel::launch::job;
+using namespace accel::launch::plan;
+namespace job = accel::launch::job;
 
 namespace {
 

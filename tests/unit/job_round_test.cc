@@ -6,6 +6,7 @@
 #include "lib/launch/job/job_round.h"
 
 using namespace accel;
+using namespace accel::launch::job;
 
 namespace {
 

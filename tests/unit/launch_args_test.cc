@@ -9,13 +9,17 @@
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/config/schema.h"
-#include "lib/launch/launch_args.h"
 #include "lib/launch/launch_env.h"
-#include "lib/launch/launch_help.h"
-#include "lib/launch/launch_plan.h"
-#include "lib/launch/launcher_flag_table.h"
+#include "lib/launch/plan/launch_plan.h"
+#include "lib/launch/plan/worker_env.h"
+#include "lib/launch/settings/launch_args.h"
+#include "lib/launch/settings/launch_help.h"
+#include "lib/launch/settings/launcher_flag_table.h"
+#include "tests/support/fake_facts.h"
 
 using namespace accel;
+using namespace accel::launch::plan;
+using namespace accel::launch::settings;
 
 namespace {
 
@@ -55,16 +59,10 @@ std::set<std::string> accelerateFlags() {
 }
 
 std::map<std::string, std::string> workerEnv(const std::vector<std::string>& words) {
-  LaunchOptions o = parseLaunchArgs(words);
-  LaunchFacts f;
-  f.visible_gpus = f.physical_gpus = 2;
-  f.physical_cores = 8;
-  f.hostname = "host0";
-  f.random_hex = "00112233445566778899aabbccddeeff";
-  f.env = {{"PWD", "/work"}};
-  LaunchPlan p = makeLaunchPlan(resolveLaunchSettings(o, std::nullopt, "c.yaml", f), {"/bin/true"}, f);
+  accel::test::FakeMachine m(2);
+  const LaunchPlan p = accel::test::planFor(words, m);
   std::map<std::string, std::string> env;
-  for (const auto& [k, v] : p.workers.at(0).env) env[k] = v;
+  for (const auto& [k, v] : workerEnvironment(p, p.workers.at(0))) env[k] = v;
   return env;
 }
 
@@ -103,19 +101,19 @@ TEST_CASE("launch flags: argparse's spellings, the program's words untouched", "
   auto a = parseLaunchArgs({"--num_processes", "2", "--cpu", "-q", "train.py", "--cpu", "--lr", "1"});
   auto b = parseLaunchArgs({"--num-processes=2", "--cpu", "--quiet", "--", "train.py", "--cpu", "--lr", "1"});
   for (const auto* o : {&a, &b}) {
-    CHECK(o->values.at("num_processes") == "2");
+    CHECK(o->values.at("num_processes") == 2);  // typed by the schema as it is parsed
     CHECK(o->cpu);
     CHECK(o->quiet);
     CHECK(o->command == std::vector<std::string>{"train.py", "--cpu", "--lr", "1"});
   }
   auto last = parseLaunchArgs({"--num_processes", "2", "--num_processes", "4", "--env", "A=1", "--env", "B=x=y", "p"});
-  CHECK(last.values.at("num_processes") == "4");  // argparse: the last one wins
+  CHECK(last.values.at("num_processes") == 4);  // argparse: the last one wins
   CHECK(last.env == std::vector<std::string>{"A=1", "B=x=y"});
   auto keyed =
       parseLaunchArgs({"--zero_stage", "3", "--fp8_margin=2", "--dynamo_use_fullgraph", "--tee", "0", "-m", "mod"});
-  CHECK(keyed.values.at("deepspeed_config.zero_stage") == "3");
-  CHECK(keyed.values.at("fp8_config.margin") == "2");
-  CHECK(keyed.values.at("dynamo_config.dynamo_use_fullgraph") == "true");
+  CHECK(keyed.values.at("deepspeed_config.zero_stage") == 3);
+  CHECK(keyed.values.at("fp8_config.margin") == 2);
+  CHECK(keyed.values.at("dynamo_config.dynamo_use_fullgraph") == true);
   CHECK(keyed.tee == "0");
   CHECK(keyed.module);
 }
@@ -146,7 +144,10 @@ TEST_CASE("launch flags: digits past long long are out of range, with the range,
           "[launch][flags]") {
   const std::string huge = "99999999999999999999";
   CHECK(usageError({"--max_restarts", huge, "p"}) ==
-        "--max_restarts: '" + huge + "' is out of range: it must be from 0 to 9223372036854775807 | ");
+        "--max_restarts: '" + huge + "' is out of range: it must be from 0 to 1000000 | ");
+  // Within long long but past the count a round number can reach: refused, never narrowed.
+  CHECK(usageError({"--max_restarts", "4294967296", "p"}) ==
+        "--max_restarts: '4294967296' is out of range: it must be from 0 to 1000000 | ");
   CHECK(usageError({"--job_port", huge, "p"}) ==
         "--job_port: '" + huge + "' is out of range: it must be from 1 to 65535 | ");
   CHECK(usageError({"--num_cpu_threads_per_process", "-" + huge, "p"}) ==

@@ -11,43 +11,27 @@
 #include <algorithm>
 
 #include "lib/common/error.h"
+#include "lib/common/process/adopted.h"
 #include "lib/config/loader.h"
-#include "lib/launch/adopted.h"
-#include "lib/launch/cpu_affinity.h"
-#include "lib/launch/launch_plan.h"
-#include "lib/launch/program.h"
-#include "lib/launch/slurm.h"
+#include "lib/launch/facts/program.h"
+#include "lib/launch/plan/cpu_affinity.h"
+#include "lib/launch/plan/launch_plan.h"
+#include "lib/launch/settings/slurm.h"
+#include "tests/support/fake_facts.h"
 
 using namespace accel;
+using namespace accel::test;
+using namespace accel::launch::facts;
+using namespace accel::launch::plan;
+using namespace accel::process;
+using namespace accel::launch::settings;
 
 namespace {
 
-LaunchFacts facts(int gpus = 0) {
-  LaunchFacts f;
-  f.visible_gpus = f.physical_gpus = gpus;
-  f.physical_cores = 8;
-  f.hostname = "host0";
-  f.random_hex = "00112233445566778899aabbccddeeff";
-  f.env = {{"PWD", "/work"}};
-  return f;
-}
-
-std::string envOf(const WorkerSpec& w, const std::string& name) {
-  for (const auto& [k, v] : w.env) {
-    if (k == name) return v;
-  }
-  return "<unset>";
-}
-
-LaunchPlan plan(const LaunchOptions& o, const std::string& config_text = "", int gpus = 0, LaunchFacts f = facts()) {
-  f.visible_gpus = f.physical_gpus = gpus;
-  std::optional<Config> config;
-  if (!config_text.empty()) {
-    auto loaded = parseConfigText(config_text, "c.yaml");
-    REQUIRE(loaded.errors.empty());
-    config = loaded.config;
-  }
-  return makeLaunchPlan(resolveLaunchSettings(o, config, "c.yaml", f), {"/bin/true"}, f);
+// The plan of `words` on a fake machine with `gpus` GPUs (tests/support/fake_facts.h).
+LaunchPlan plan(const std::vector<std::string>& words, const std::string& config_text = "", int gpus = 0) {
+  FakeMachine m(gpus);
+  return planFor(words, m, config_text);
 }
 
 }  // namespace
@@ -83,92 +67,88 @@ TEST_CASE("slurm hostlists expand like scontrol show hostnames", "[slurm]") {
 }
 
 TEST_CASE("plan: ranks, world and rendezvous for machine 1 of 2", "[plan]") {
-  LaunchOptions o;
-  o.cpu = true;
-  o.values = {{"num_machines", "2"},
-              {"num_processes", "4"},
-              {"machine_rank", "1"},
-              {"main_process_ip", "10.0.0.1"},
-              {"main_process_port", "29555"}};
-  LaunchPlan p = plan(o);
+  const std::vector<std::string> words = {"--cpu",    "--num_machines",      "2",    "--num_processes",
+                                          "4",        "--machine_rank",      "1",    "--main_process_ip",
+                                          "10.0.0.1", "--main_process_port", "29555"};
+  FakeMachine m;
+  m.network.busy = {29555};  // machine 1 never takes machine 0's port for its own
+  LaunchPlan p = planFor(words, m);
   REQUIRE(p.workers.size() == 2);
   CHECK(p.workers[1].rank == 3);
-  CHECK(envOf(p.workers[1], "RANK") == "3");
-  CHECK(envOf(p.workers[1], "LOCAL_RANK") == "1");
-  CHECK(envOf(p.workers[1], "GROUP_RANK") == "1");
-  CHECK(envOf(p.workers[1], "MASTER_ADDR") == "10.0.0.1");
-  CHECK(envOf(p.workers[1], "OMP_NUM_THREADS") == "4");  // 8 physical cores / 2 local workers
-  CHECK(envOf(p.workers[1], "ACCEL_MACHINE") == "host0");
-  CHECK_FALSE(p.port_is_ours);
+  CHECK(envOf(p, p.workers[1], "RANK") == "3");
+  CHECK(envOf(p, p.workers[1], "LOCAL_RANK") == "1");
+  CHECK(envOf(p, p.workers[1], "GROUP_RANK") == "1");
+  CHECK(envOf(p, p.workers[1], "MASTER_ADDR") == "10.0.0.1");
+  CHECK(envOf(p, p.workers[1], "MASTER_PORT") == "29555");
+  CHECK(envOf(p, p.workers[1], "OMP_NUM_THREADS") == "4");  // 8 physical cores / 2 local workers
+  CHECK(envOf(p, p.workers[1], "ACCEL_MACHINE") == "host0");
   // Machines derive the same run id and token from the rendezvous address.
-  LaunchPlan other = plan(o, "", 0, [] {
-    auto f = facts();
-    f.random_hex = "ffffffffffffffffffffffffffffffff";
-    return f;
-  }());
-  CHECK(envOf(other.workers[0], "ACCEL_STORE_TOKEN") == envOf(p.workers[0], "ACCEL_STORE_TOKEN"));
+  FakeMachine other_machine;
+  other_machine.facts.machine.random_hex = "ffffffffffffffffffffffffffffffff";
+  LaunchPlan other = planFor(words, other_machine);
+  CHECK(envOf(other, other.workers[0], "ACCEL_STORE_TOKEN") == envOf(p, p.workers[0], "ACCEL_STORE_TOKEN"));
 }
 
 TEST_CASE("plan: precedence and origins", "[plan]") {
-  LaunchOptions o;
-  o.values = {{"mixed_precision", "fp16"}};
-  LaunchPlan p = plan(o,
-                      "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: bf16\n"
-                      "rdzv_backend: c10d\nsame_network: false\n",
-                      2);
-  CHECK(p.settings.text("mixed_precision") == "fp16");
-  CHECK(p.settings.origin("mixed_precision") == "command line");
-  CHECK(p.settings.origin("num_processes") == "config file");
-  CHECK(p.settings.origin("main_process_port") == "default");
-  CHECK(p.settings.text("rdzv_backend") == "c10d");
-  CHECK(envOf(p.workers[0], "ACCELERATE_USE_CPU") == "<unset>");  // as Accelerate's multi-GPU path: not said
+  FakeMachine m(2);
+  const std::string config =
+      "distributed_type: MULTI_GPU\nnum_processes: 2\nmixed_precision: bf16\nrdzv_backend: c10d\nsame_network: false\n";
+  const Planned p = launchFor({"--mixed_precision", "fp16"}, m, config);
+  CHECK(p.settings.keys.text("mixed_precision") == "fp16");
+  CHECK(p.settings.keys.origin("mixed_precision").source == Source::CommandLine);
+  CHECK(p.settings.placement.num_processes.origin.source == Source::ConfigFile);
+  CHECK(p.settings.placement.main_process_port.origin.source == Source::Default);
+  CHECK(settingText(p.settings, "mixed_precision") == "fp16 (command line)");
+  CHECK(settingText(p.settings, "num_processes") == "2 (config file)");
+  CHECK(settingText(p.settings, "main_process_port") == "29500 (default)");
+  CHECK(p.settings.keys.text("rdzv_backend") == "c10d");
+  CHECK(envOf(p.plan, p.plan.workers[0], "ACCELERATE_USE_CPU") ==
+        "<unset>");  // as Accelerate's multi-GPU path: not said
   bool noted = false;
   for (const auto& n : p.settings.notes) noted |= n.find("rdzv_backend c10d") != std::string::npos;
   CHECK(noted);
   // torchrun's flags that a static rendezvous has no use for are named, not silently dropped.
-  o.rdzv_conf = "join_timeout=900,read_timeout=60";
-  o.monitor_interval = 5;
-  LaunchPlan q = plan(o, "", 2);
+  const std::vector<std::string> words = {
+      "--mixed_precision", "fp16", "--rdzv_conf", "join_timeout=900,read_timeout=60", "--monitor_interval", "5"};
+  const Planned q = launchFor(words, m);
   std::string notes;
   for (const auto& n : q.settings.notes) notes += n + "\n";
   CHECK_THAT(notes,
              Catch::Contains("--rdzv_conf read_timeout ignored") && Catch::Contains("--monitor_interval ignored"));
-  CHECK(q.join_timeout == 900);  // torchrun's key, honoured
-  CHECK(q.job_port == q.master_port + 1);
-  CHECK(q.heartbeat_timeout == 30);
-  o.rdzv_conf = "join_timeout=0";
-  CHECK_THROWS_WITH(plan(o, "", 2), Catch::Contains("join_timeout: '0' is not a number of seconds above 0"));
+  CHECK(q.plan.join_timeout == 900);  // torchrun's key, honoured
+  CHECK(q.plan.job_port == q.plan.master_port + 1);
+  CHECK(q.plan.heartbeat_timeout == 30);
+  CHECK_THROWS_WITH(plan({"--rdzv_conf", "join_timeout=0"}, "", 2),
+                    Catch::Contains("join_timeout: '0' is not a number of seconds above 0"));
 }
 
 TEST_CASE("plan: DeepSpeed and FSDP settings are exported as Accelerate exports them", "[plan]") {
-  LaunchOptions o;
-  o.values = {{"deepspeed_config.zero_stage", "2"}};
-  LaunchPlan ds = plan(o,
+  LaunchPlan ds = plan({"--zero_stage", "2"},
                        "distributed_type: DEEPSPEED\nnum_processes: 2\nmixed_precision: bf16\n"
                        "deepspeed_config:\n  zero_stage: 3\n  offload_param_device: cpu\n  zero3_init_flag: true\n"
                        "  gradient_accumulation_steps: 1\n",
                        2);
   const auto& w = ds.workers[0];
-  CHECK(envOf(w, "ACCELERATE_USE_DEEPSPEED") == "true");
-  CHECK(envOf(w, "ACCELERATE_DEEPSPEED_ZERO_STAGE") == "2");  // the flag wins
-  CHECK(envOf(w, "ACCELERATE_DEEPSPEED_OFFLOAD_PARAM_DEVICE") == "cpu");
-  CHECK(envOf(w, "ACCELERATE_DEEPSPEED_ZERO3_INIT") == "true");
-  CHECK(envOf(w, "ACCELERATE_GRADIENT_ACCUMULATION_STEPS") == "1");
-  CHECK(envOf(w, "ACCELERATE_CONFIG_DS_FIELDS") ==
+  CHECK(envOf(ds, w, "ACCELERATE_USE_DEEPSPEED") == "true");
+  CHECK(envOf(ds, w, "ACCELERATE_DEEPSPEED_ZERO_STAGE") == "2");  // the flag wins
+  CHECK(envOf(ds, w, "ACCELERATE_DEEPSPEED_OFFLOAD_PARAM_DEVICE") == "cpu");
+  CHECK(envOf(ds, w, "ACCELERATE_DEEPSPEED_ZERO3_INIT") == "true");
+  CHECK(envOf(ds, w, "ACCELERATE_GRADIENT_ACCUMULATION_STEPS") == "1");
+  CHECK(envOf(ds, w, "ACCELERATE_CONFIG_DS_FIELDS") ==
         "gradient_accumulation_steps,offload_param_device,zero3_init_flag,mixed_precision");
-  CHECK(envOf(w, "PYTHONPATH") == "/work");
+  CHECK(envOf(ds, w, "PYTHONPATH") == "/work");
   LaunchPlan fsdp = plan({},
                          "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_version: 2\n"
                          "  fsdp_reshard_after_forward: true\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
                          "  fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer\n",
                          2);
   const auto& f = fsdp.workers[1];
-  CHECK(envOf(f, "ACCELERATE_USE_FSDP") == "true");
-  CHECK(envOf(f, "FSDP_VERSION") == "2");
-  CHECK(envOf(f, "FSDP_RESHARD_AFTER_FORWARD") == "true");
-  CHECK(envOf(f, "FSDP_SHARDING_STRATEGY") == "FULL_SHARD");
-  CHECK(envOf(f, "FSDP_TRANSFORMER_CLS_TO_WRAP") == "LlamaDecoderLayer");
-  CHECK(envOf(f, "FSDP_USE_ORIG_PARAMS") == "true");
+  CHECK(envOf(fsdp, f, "ACCELERATE_USE_FSDP") == "true");
+  CHECK(envOf(fsdp, f, "FSDP_VERSION") == "2");
+  CHECK(envOf(fsdp, f, "FSDP_RESHARD_AFTER_FORWARD") == "true");
+  CHECK(envOf(fsdp, f, "FSDP_SHARDING_STRATEGY") == "FULL_SHARD");
+  CHECK(envOf(fsdp, f, "FSDP_TRANSFORMER_CLS_TO_WRAP") == "LlamaDecoderLayer");
+  CHECK(envOf(fsdp, f, "FSDP_USE_ORIG_PARAMS") == "true");
   CHECK_THROWS_AS(
       plan({},
            "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_cpu_ram_efficient_loading: true\n"
@@ -178,31 +158,20 @@ TEST_CASE("plan: DeepSpeed and FSDP settings are exported as Accelerate exports 
 }
 
 TEST_CASE("plan: checks before anything starts", "[plan]") {
-  LaunchOptions o;
-  o.values = {{"num_processes", "3"}, {"num_machines", "2"}, {"main_process_ip", "h"}};
-  o.cpu = true;
-  o.values["num_processes"] = "1";
-  CHECK_THROWS_WITH(plan(o), Catch::Contains("num_processes 1 (command line) is fewer than num_machines 2"));
-  LaunchOptions multi;
-  multi.multi_gpu = true;
-  multi.values = {{"num_processes", "1"}};
-  CHECK_THROWS_WITH(plan(multi, "", 2), Catch::Contains("--multi_gpu needs at least 2 processes"));
-  LaunchOptions xla;
-  CHECK_THROWS_WITH(plan(xla, "distributed_type: XLA\n"),
+  CHECK_THROWS_WITH(plan({"--cpu", "--num_processes", "1", "--num_machines", "2", "--main_process_ip", "h"}),
+                    Catch::Contains("num_processes 1 (command line) is fewer than num_machines 2"));
+  CHECK_THROWS_WITH(plan({"--multi_gpu", "--num_processes", "1"}, "", 2),
+                    Catch::Contains("--multi_gpu needs at least 2 processes"));
+  CHECK_THROWS_WITH(plan({}, "distributed_type: XLA\n"),
                     Catch::Contains("distributed_type XLA cannot be launched by accel"));
   // Found by fuzzing (tests/fuzz/regressions/launch_settings): a typo'd count is refused before
   // a plan of that size is built, and no count is narrowed to int.
-  LaunchOptions huge;
-  huge.cpu = true;
-  huge.values = {{"num_processes", "100000000"}};
-  CHECK_THROWS_WITH(plan(huge),
+  CHECK_THROWS_WITH(plan({"--cpu", "--num_processes", "100000000"}),
                     Catch::Contains("num_processes 100000000 (command line) is more than accel can launch"));
-  huge.values = {{"num_processes", "8192"}};
-  CHECK_THROWS_WITH(plan(huge), Catch::Contains("is 8192 workers on this machine; accel starts at most 4096"));
-  LaunchOptions wide;
-  CHECK_THROWS_WITH(
-      plan(wide, "distributed_type: MULTI_GPU\nnum_machines: 4611686018427387904\nmain_process_ip: h\n", 4),
-      Catch::Contains("is more than accel can launch"));
+  CHECK_THROWS_WITH(plan({"--cpu", "--num_processes", "8192"}),
+                    Catch::Contains("is 8192 workers on this machine; accel starts at most 4096"));
+  CHECK_THROWS_WITH(plan({}, "distributed_type: MULTI_GPU\nnum_machines: 4611686018427387904\nmain_process_ip: h\n", 4),
+                    Catch::Contains("is more than accel can launch"));
 }
 
 TEST_CASE("program resolution", "[program]") {
@@ -231,26 +200,21 @@ TEST_CASE("cpu affinity: usable CPUs split into contiguous shares, one per local
   CHECK(cpuListText({3}) == "3");
   CHECK(cpuListText({}).empty());
 
-  LaunchOptions o;
-  o.cpu = true;
-  o.values = {{"num_processes", "2"}};
-  LaunchFacts f = facts();
-  f.usable_cpus = {0, 1, 2, 3, 4, 5, 6, 7};
-  LaunchPlan off = plan(o, "", 0, f);
+  FakeMachine m;
+  m.facts.machine.usable_cpus = {0, 1, 2, 3, 4, 5, 6, 7};
+  LaunchPlan off = planFor({"--cpu", "--num_processes", "2"}, m);
   CHECK(off.workers[0].cpus.empty());  // the key is off by default: workers inherit the launcher's
-  o.values["enable_cpu_affinity"] = "true";
-  LaunchPlan on = plan(o, "", 0, f);
+  LaunchPlan on = planFor({"--cpu", "--num_processes", "2", "--enable_cpu_affinity"}, m);
   CHECK(on.workers[0].cpus == V{0, 1, 2, 3});
   CHECK(on.workers[1].cpus == V{4, 5, 6, 7});
-  CHECK(envOf(on.workers[1], "ACCELERATE_CPU_AFFINITY") == "1");
-  o.values["num_processes"] = "12";
-  LaunchPlan crowded = plan(o, "", 0, f);
+  CHECK(envOf(on, on.workers[1], "ACCELERATE_CPU_AFFINITY") == "1");
+  LaunchPlan crowded = planFor({"--cpu", "--num_processes", "12", "--enable_cpu_affinity"}, m);
   CHECK(crowded.workers[9].cpus == V{1});
-  REQUIRE_FALSE(crowded.settings.notes.empty());
-  CHECK(crowded.settings.notes.back().find("12 workers but 8 usable CPU(s) (0-7)") != std::string::npos);
+  REQUIRE_FALSE(crowded.notes.empty());
+  CHECK(crowded.notes.back().find("12 workers but 8 usable CPU(s) (0-7)") != std::string::npos);
 }
 
-// lib/launch/adopted.h: the two ways of listing this process's children agree, and a
+// lib/common/process/adopted.h: the two ways of listing this process's children agree, and a
 // grandchild whose parent exits is this process's child once this process is a subreaper.
 TEST_CASE("adopted: children listed from /proc, an orphaned grandchild comes to the subreaper", "[launch][adopted]") {
   REQUIRE(adoptOrphanedDescendants());
@@ -287,18 +251,19 @@ TEST_CASE("adopted: children listed from /proc, an orphaned grandchild comes to 
 }
 
 TEST_CASE("plan: the input rank is this machine's, none here, or an error where its terminal is", "[plan]") {
-  LaunchOptions o;
-  o.cpu = true;
-  o.values = {{"num_machines", "2"}, {"num_processes", "4"}, {"machine_rank", "1"}, {"main_process_ip", "10.0.0.1"}};
-  CHECK(plan(o).stdin_rank == -1);  // the default, rank 0, runs on machine 0
-  o.stdin_rank = "3";
-  CHECK(plan(o).stdin_rank == 3);
-  o.stdin_rank = "1";
-  CHECK(plan(o).stdin_rank == -1);  // no terminal here: the same command runs on every machine
-  LaunchFacts terminal = facts();
-  terminal.stdin_terminal = true;
-  CHECK_THROWS_WITH(plan(o, "", 0, terminal),
+  std::vector<std::string> words = {"--cpu", "--num_machines",    "2",       "--num_processes", "4", "--machine_rank",
+                                    "1",     "--main_process_ip", "10.0.0.1"};
+  auto with = [&](const std::string& rank) {
+    auto w = words;
+    w.insert(w.end(), {"--stdin_rank", rank});
+    return w;
+  };
+  CHECK(plan(words).stdin_rank == -1);  // the default, rank 0, runs on machine 0
+  CHECK(plan(with("3")).stdin_rank == 3);
+  CHECK(plan(with("1")).stdin_rank == -1);  // no terminal here: the same command runs on every machine
+  FakeMachine terminal;
+  terminal.facts.machine.stdin_terminal = true;
+  CHECK_THROWS_WITH(planFor(with("1"), terminal),
                     Catch::Contains("--stdin_rank 1: rank 1 runs on machine 0, not on this one (machine 1)"));
-  o.stdin_rank = "none";
-  CHECK(plan(o, "", 0, terminal).stdin_rank == -1);
+  CHECK(planFor(with("none"), terminal).stdin_rank == -1);
 }

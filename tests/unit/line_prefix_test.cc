@@ -5,9 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include "lib/common/error.h"
-#include "lib/launch/line_prefix.h"
+#include "lib/launch/settings/line_prefix.h"
 
 using namespace accel;
+using namespace accel::launch::settings;
 
 namespace {
 const LinePrefixValues kWorker{"trainer", 5, 1, "node7"};

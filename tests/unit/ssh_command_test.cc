@@ -10,42 +10,65 @@
 #include "lib/common/build_info.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
-#include "lib/launch/fleet/host_launch.h"
 #include "lib/launch/fleet/ssh_command.h"
 #include "lib/launch/job/job_messages.h"
+#include "lib/launch/plan/build.h"
+#include "lib/launch/settings/host_environment.h"
+#include "lib/launch/settings/host_launch.h"
 #include "tests/support/errors.h"
+#include "tests/support/fake_facts.h"
 #include "tests/support/process.h"
 
 using namespace accel;
+using namespace accel::launch::fleet;
+using namespace accel::launch::job;
+using namespace accel::launch::plan;
+using namespace accel::launch::settings;
+namespace settings = accel::launch::settings;
 using accel::test::TempDir;
 using accel::test::usageError;
 using Catch::Matchers::Contains;
+namespace job = accel::launch::job;
 
 namespace {
 
-// The head's facts with nothing of the machine's in them.
-FleetFacts facts(const TempDir& cwd, const TempDir& home, std::map<std::string, std::string> env = {}) {
-  FleetFacts f;
-  f.env = std::move(env);
-  f.self = "/opt/accel/bin/accel";
-  f.cwd = cwd.path();
-  f.home = home.path();
-  f.args = {"--cpu", "train.py"};
-  f.token = "tok";
-  f.run_id = "run";
-  f.is_this_machine = [](const std::string& host) { return host == "localhost"; };
-  return f;
+// What the head knows when it forwards its environment: its variables, its directory, the home.
+struct Head {
+  std::map<std::string, std::string> env;
+  std::string cwd, home;
+};
+
+Head facts(const TempDir& cwd, const TempDir& home, std::map<std::string, std::string> env = {}) {
+  return {std::move(env), cwd.path(), home.path()};
 }
 
-HostLaunch threeHosts() {
-  HostLaunch h;
-  h.how = HostLaunch::How::Ssh;
-  h.launcher = "ssh";
-  h.hosts = {{"localhost", {0, 1}, 1}, {"node-b", {0, 1, 2}, 2}, {"node-c", {1, 3}, 3}};
-  h.main_addr = "localhost";
-  h.main_port = 29500;
-  return h;
+std::map<std::string, std::string> forwardedEnvironment(const Head& h) {
+  return settings::forwardedEnvironment(h.env, h.cwd, h.home);
 }
+
+// A head on a fake machine (tests/support/fake_facts.h) whose hostfile lists localhost (this
+// machine), node-b and node-c; `words` are its launch flags.
+struct HeadLaunch {
+  TempDir dir;
+  accel::test::FakeMachine machine;
+  LaunchSettings settings;
+  LaunchPlan plan;
+  std::vector<FleetMember> members;
+
+  explicit HeadLaunch(std::vector<std::string> words, std::map<std::string, std::string> env = {}) {
+    const std::string hostfile = dir.write("hostfile", "localhost slots=2\nnode-b slots=3\nnode-c slots=4\n");
+    machine.facts.machine.env = std::move(env);
+    machine.facts.machine.env["PWD"] = dir.path();
+    machine.facts.machine.env["HOME"] = dir.path();
+    machine.network.names = {{"node-b", "10.0.0.2"}, {"node-c", "10.0.0.3"}};
+    machine.network.routes = {{"node-b", {"10.0.0.1", "eth0"}}};
+    words.insert(words.begin(), {"--hostfile", hostfile, "--rdzv_token", "tok", "--rdzv_id", "run"});
+    words.push_back("train.py");
+    settings = accel::test::settingsFor(words, machine);
+    plan = build(settings, machine.facts);
+    members = fleetMembers(plan, settings, machine.facts);
+  }
+};
 
 }  // namespace
 
@@ -111,7 +134,7 @@ TEST_CASE("fleet: .deepspeed_env from home, then the working directory, later wi
     CHECK(only_cwd.at("B") == "from cwd");
   }
   SECTION("no home") {
-    FleetFacts f = facts(cwd, home);
+    Head f = facts(cwd, home);
     f.home = "";
     CHECK(forwardedEnvironment(f).count("A") == 0);
   }
@@ -157,13 +180,11 @@ TEST_CASE("fleet: a .deepspeed_env line that is not KEY=VALUE names file:line", 
 }
 
 TEST_CASE("fleet: this machine runs accel directly, every other host through ssh in batch mode", "[fleet]") {
-  TempDir cwd, home;
-  FleetFacts f = facts(cwd, home, {{"NCCL_DEBUG", "INFO"}});
-  f.config_path = "/c.yaml";
-  f.config_text = "distributed_type: MULTI_GPU\n";
-  const HostLaunch h = threeHosts();
-  const auto members =
-      fleetMembers(h, 2222, std::string("-F '/x y/ssh config' -i ~/.ssh/key -o \"ProxyJump=a b\" ~"), f);
+  HeadLaunch h({"--ssh_port", "2222", "--ssh_args", "-F '/x y/ssh config' -i ~/.ssh/key -o \"ProxyJump=a b\" ~",
+                "--include", "localhost@node-b@node-c:1,3"},
+               {{"NCCL_DEBUG", "INFO"}});
+  REQUIRE(h.plan.kind == LaunchPlan::Kind::Fleet);
+  const auto& members = h.members;
   REQUIRE(members.size() == 3);
 
   CHECK(members[0].host == "localhost");
@@ -174,10 +195,11 @@ TEST_CASE("fleet: this machine runs accel directly, every other host through ssh
     const FleetMember& m = members[k];
     INFO(m.host);
     CHECK_FALSE(m.local);
-    REQUIRE(m.argv.size() == 14);
-    const std::vector<std::string> head(m.argv.begin(), m.argv.end() - 1);
+    REQUIRE(m.argv.size() == 20);  // ssh, its options (the heartbeat's keepalives last), the host, the command
+    const std::vector<std::string> head(m.argv.begin(), m.argv.begin() + 12);
     CHECK(head == std::vector<std::string>{"ssh", "-o", "BatchMode=yes", "-p", "2222", "-F", "/x y/ssh config", "-i",
-                                           home.path() + "/.ssh/key", "-o", "ProxyJump=a b", "~", m.host});
+                                           h.dir.path() + "/.ssh/key", "-o", "ProxyJump=a b", "~"});
+    CHECK(m.argv[m.argv.size() - 2] == m.host);
     CHECK_THAT(m.argv.back(), Contains("/opt/accel/bin/accel") && Contains("launch --from_head"));
   }
 
@@ -187,49 +209,47 @@ TEST_CASE("fleet: this machine runs accel directly, every other host through ssh
     CHECK(members[k].machine_rank == static_cast<int>(k));
     CHECK(o.protocol == job::kProtocolVersion);
     CHECK(o.version == buildInfo().version);
-    CHECK(o.host == h.hosts[k].host);
-    CHECK(o.machine_rank == static_cast<int>(k));
-    CHECK(o.num_machines == 3);
-    CHECK(o.main_addr == "localhost");
-    CHECK(o.main_port == 29500);
-    CHECK(o.procs == static_cast<int>(h.hosts[k].slots.size()));
-    CHECK(o.token == "tok");
-    CHECK(o.run_id == "run");
-    CHECK(o.cwd == cwd.path());
-    CHECK(o.args == f.args);
-    CHECK(o.config_path == f.config_path);
-    CHECK(o.config_text == f.config_text);
-    CHECK(o.env == forwardedEnvironment(f));
+    CHECK(o.place.host == h.settings.hosts.selected[k].host);
+    CHECK(o.place.machine_rank == static_cast<int>(k));
+    CHECK(o.place.num_machines == 3);
+    // localhost is loopback here: the others reach machine 0 where its route towards them leaves.
+    CHECK(o.place.main_addr == "10.0.0.1");
+    CHECK(o.place.main_port == 29500);
+    CHECK(o.place.procs == static_cast<int>(h.settings.hosts.selected[k].slots.size()));
+    CHECK(o.place.token == "tok");
+    CHECK(o.place.run_id == "run");
+    CHECK(o.cwd == h.dir.path());
+    CHECK(o.args == h.settings.words);
+    CHECK_FALSE(o.config_path);
+    CHECK(o.env == h.settings.hosts.forwarded);
+    CHECK(o.env.at("NCCL_DEBUG") == "INFO");
   }
   // GPU ids only where the slots are not 0..n-1.
-  CHECK(members[0].orders.gpu_ids == "");
-  CHECK(members[1].orders.gpu_ids == "");
-  CHECK(members[2].orders.gpu_ids == "1,3");
+  CHECK(members[0].orders.place.gpu_ids == "");
+  CHECK(members[1].orders.place.gpu_ids == "");
+  CHECK(members[2].orders.place.gpu_ids == "1,3");
+  CHECK_THAT(h.plan.notes.front(), Contains("localhost is 127.0.0.1 here (loopback)") && Contains("10.0.0.1"));
 }
 
 TEST_CASE("fleet: slots that are not 0..n-1 become gpu_ids", "[fleet]") {
-  TempDir cwd, home;
-  HostLaunch h;
-  h.hosts = {{"a", {2}, 1}, {"b", {0}, 2}, {"c", {0, 2}, 3}, {"d", {1, 2, 3}, 4}, {"e", {0, 1, 2, 3}, 5}};
-  h.main_addr = "a";
-  h.main_port = 1;
-  const auto members = fleetMembers(h, std::nullopt, std::nullopt, facts(cwd, home));
-  REQUIRE(members.size() == 5);
-  CHECK(members[0].orders.gpu_ids == "2");
-  CHECK(members[1].orders.gpu_ids == "");
-  CHECK(members[2].orders.gpu_ids == "0,2");
-  CHECK(members[3].orders.gpu_ids == "1,2,3");
-  CHECK(members[4].orders.gpu_ids == "");
-  CHECK(members[3].orders.procs == 3);
+  HeadLaunch h({"--include", "localhost:1@node-b:0@node-c:0,2"});
+  REQUIRE(h.members.size() == 3);
+  CHECK(h.members[0].orders.place.gpu_ids == "1");
+  CHECK(h.members[1].orders.place.gpu_ids == "");
+  CHECK(h.members[2].orders.place.gpu_ids == "0,2");
+  CHECK(h.members[2].orders.place.procs == 2);
+  HeadLaunch all({});
+  CHECK(all.members[2].orders.place.gpu_ids == "");
+  CHECK(all.members[2].orders.place.procs == 4);
 }
 
 TEST_CASE("fleet: ssh's port and options from the flags or $ACCEL_SSH_ARGS", "[fleet]") {
-  TempDir cwd, home;
-  HostLaunch h = threeHosts();
+  TempDir home;
   auto sshOf = [&](const std::optional<long long>& port, const std::optional<std::string>& args,
                    std::map<std::string, std::string> env) {
-    const auto argv = fleetMembers(h, port, args, facts(cwd, home, std::move(env)))[1].argv;
-    return std::vector<std::string>(argv.begin(), argv.end() - 2);  // without the host and its command
+    auto argv = settings::sshOptions(port, args, env, home.path(), 0);
+    argv.insert(argv.begin(), "ssh");
+    return argv;
   };
   CHECK(sshOf(std::nullopt, std::nullopt, {}) == std::vector<std::string>{"ssh", "-o", "BatchMode=yes"});
   CHECK(sshOf(std::nullopt, std::string(""), {{"ACCEL_SSH_ARGS", "-v"}}) ==
@@ -245,10 +265,12 @@ TEST_CASE("fleet: ssh's port and options from the flags or $ACCEL_SSH_ARGS", "[f
   CHECK_THAT(env.what(), Contains("ACCEL_SSH_ARGS") && Contains("open quote"));
 
   // Without a home, "~/" stays as typed.
-  FleetFacts no_home = facts(cwd, home);
-  no_home.home = "";
-  const auto argv = fleetMembers(h, std::nullopt, std::string("-i ~/.ssh/k"), no_home)[1].argv;
-  CHECK(argv[4] == "~/.ssh/k");
+  const auto argv = settings::sshOptions(std::nullopt, std::string("-i ~/.ssh/k"), {}, "", 0);
+  CHECK(argv[3] == "~/.ssh/k");
+  // The heartbeat timeout: ssh gives up on a host silent that long.
+  CHECK(settings::sshOptions(std::nullopt, std::nullopt, {}, "", 4.5) ==
+        std::vector<std::string>{"-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "ServerAliveInterval=1", "-o",
+                                 "ServerAliveCountMax=5"});
 }
 
 TEST_CASE("fleet: the remote command runs this accel's path, else accel on PATH, else exits 127", "[fleet]") {
@@ -260,11 +282,10 @@ TEST_CASE("fleet: the remote command runs this accel's path, else accel on PATH,
   const std::string on_path = bin.path() + "/accel";
   std::ofstream(on_path) << "#!/bin/sh\necho \"on path: $*\"\n";
   std::filesystem::permissions(on_path, std::filesystem::perms::owner_all);
-  HostLaunch h = threeHosts();
   auto remote = [&](const std::string& self, std::map<std::string, std::string> env) {
-    FleetFacts f = facts(cwd, home, std::move(env));
-    f.self = self;
-    return fleetMembers(h, std::nullopt, std::nullopt, f)[1].argv.back();
+    HeadLaunch h({}, std::move(env));
+    h.machine.facts.machine.self = self;
+    return fleetMembers(h.plan, h.settings, h.machine.facts)[1].argv.back();
   };
   // No accel on PATH: an empty directory (the shell's builtins suffice).
   const std::map<std::string, std::string> no_path = {{"PATH", cwd.path()}};
@@ -289,10 +310,10 @@ TEST_CASE("fleet: the remote command runs this accel's path, else accel on PATH,
 
 // The message's hint names the variable to set on the head; the remote shell must not expand it.
 TEST_CASE("fleet: the remote command's hint names $ACCEL_REMOTE_ACCEL", "[fleet]") {
-  TempDir cwd, home;
-  FleetFacts f = facts(cwd, home);
-  f.self = cwd.file("missing");
-  const auto command = fleetMembers(threeHosts(), std::nullopt, std::nullopt, f)[1].argv.back();
+  TempDir cwd;
+  HeadLaunch h({});
+  h.machine.facts.machine.self = cwd.file("missing");
+  const auto command = fleetMembers(h.plan, h.settings, h.machine.facts)[1].argv.back();
   const auto r = accel::test::run({"/bin/sh", "-c", command}, "", {{"PATH", cwd.path()}, {"ACCEL_REMOTE_ACCEL", ""}});
   CHECK(r.exit_code == 127);
   CHECK_THAT(r.err, Contains("accel: hint: install accel there, or name its path in $ACCEL_REMOTE_ACCEL on the head"));

@@ -13,7 +13,10 @@
 #include "lib/launch/stacks/stack_collector.h"
 
 using namespace accel;
+using namespace accel::launch::job;
+using namespace accel::launch::stacks;
 using namespace std::chrono_literals;
+namespace job = accel::launch::job;
 
 namespace {
 

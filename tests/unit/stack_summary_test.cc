@@ -9,6 +9,7 @@
 #include "tests/support/errors.h"
 
 using namespace accel;
+using namespace accel::launch::stacks;
 
 namespace {
 // The message of the UsageError selectJob throws.

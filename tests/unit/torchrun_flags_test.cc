@@ -13,18 +13,26 @@
 #include "lib/common/error.h"
 #include "lib/config/loader.h"
 #include "lib/launch/job/job_messages.h"
-#include "lib/launch/launch_args.h"
 #include "lib/launch/launch_env.h"
-#include "lib/launch/launch_plan.h"
-#include "lib/launch/launcher_flag_table.h"
-#include "lib/launch/plan_layout.h"
-#include "lib/launch/torchrun_args.h"
+#include "lib/launch/plan/build.h"
+#include "lib/launch/plan/launch_plan.h"
+#include "lib/launch/plan/plan_layout.h"
+#include "lib/launch/plan/worker_env.h"
+#include "lib/launch/settings/launch_args.h"
+#include "lib/launch/settings/launcher_flag_table.h"
+#include "lib/launch/settings/torchrun_args.h"
+#include "tests/support/fake_facts.h"
 
 using namespace accel;
+using namespace accel::test;
+using namespace accel::launch::job;
+using namespace accel::launch::plan;
+using namespace accel::launch::settings;
+namespace job = accel::launch::job;
 
 namespace {
 
-using Env = std::map<std::string, std::string>;
+using VarMap = std::map<std::string, std::string>;
 
 // name -> disposition (acts, ignored, refused)
 std::map<std::string, std::string> torchrunFlags() {
@@ -40,31 +48,30 @@ std::map<std::string, std::string> torchrunFlags() {
   return out;
 }
 
-LaunchFacts facts(Env env = {}, int gpus = 0) {
-  LaunchFacts f;
-  f.visible_gpus = f.physical_gpus = gpus;
-  f.physical_cores = 8;
-  f.usable_cpus = {0, 1, 2, 3};
-  f.hostname = "pod-1";
-  f.random_hex = "00112233445566778899aabbccddeeff";
-  f.env = std::move(env);
-  f.names_this_machine = [](const std::string& host) { return host == "pod-0"; };
-  return f;
+// A pod named pod-1 with `gpus` GPUs and 4 usable CPUs, whose environment is `env`; pod-0 is
+// another machine, this one answers to 10.0.0.9.
+void describe(FakeMachine& m, const VarMap& env) {
+  m.facts.machine.usable_cpus = {0, 1, 2, 3};
+  m.facts.machine.hostname = "pod-1";
+  m.facts.machine.env = env;
+  m.network.names.insert({{"pod-0", "10.0.0.5"}, {"pod-1", "10.0.0.9"}, {"job-worker-0", "10.0.0.5"}});
+  m.network.interfaces["10.0.0.9"] = "eth0";
+  m.network.interfaces["10.0.0.1"] = "eth0";  // the PET_MASTER_ADDR of the cases where this is machine 0
 }
 
-LaunchPlan plan(const std::vector<std::string>& words, const Env& env = {}, const std::string& config_text = "",
+Planned launched(const std::vector<std::string>& words, const VarMap& env = {}, const std::string& config_text = "",
+                 Grammar grammar = Grammar::Launch, int gpus = 0) {
+  FakeMachine m(gpus);
+  describe(m, env);
+  return launchFor(words, m, config_text, grammar);
+}
+
+LaunchPlan plan(const std::vector<std::string>& words, const VarMap& env = {}, const std::string& config_text = "",
                 Grammar grammar = Grammar::Launch, int gpus = 0) {
-  std::optional<Config> config;
-  if (!config_text.empty()) {
-    auto loaded = parseConfigText(config_text, "c.yaml");
-    REQUIRE(loaded.errors.empty());
-    config = loaded.config;
-  }
-  LaunchFacts f = facts(env, gpus);
-  return makeLaunchPlan(resolveLaunchSettings(parseLaunchArgs(words, grammar), config, "c.yaml", f), {"/bin/true"}, f);
+  return launched(words, env, config_text, grammar, gpus).plan;
 }
 
-std::string refusal(const std::vector<std::string>& words, const Env& env = {}, Grammar grammar = Grammar::Launch,
+std::string refusal(const std::vector<std::string>& words, const VarMap& env = {}, Grammar grammar = Grammar::Launch,
                     const std::string& config_text = "") {
   try {
     plan(words, env, config_text, grammar);
@@ -74,17 +81,7 @@ std::string refusal(const std::vector<std::string>& words, const Env& env = {}, 
   return "(accepted)";
 }
 
-std::string envOf(const WorkerSpec& w, const std::string& name) {
-  for (const auto& [k, v] : w.env) {
-    if (k == name) return v;
-  }
-  return "<unset>";
-}
-
-std::string placement(const LaunchPlan& p, const std::string& key) {
-  const auto& v = p.settings.value(key);
-  return (v.is_string() ? v.get<std::string>() : v.dump()) + " (" + p.settings.origin(key) + ")";
-}
+std::string placement(const Planned& p, const std::string& key) { return settingText(p.settings, key); }
 
 }  // namespace
 
@@ -152,20 +149,21 @@ TEST_CASE("torchrun flags: a two-machine command line means what it means to tor
   REQUIRE(p.workers.size() == 2);
   const WorkerSpec& w = p.workers[1];
   CHECK(w.rank == 3);
-  CHECK(envOf(w, "LOCAL_WORLD_SIZE") == "2");
-  CHECK(envOf(w, "GROUP_RANK") == "1");
-  CHECK(envOf(w, "ROLE_NAME") == "trainer");
-  CHECK(envOf(w, "TORCHELASTIC_RUN_ID") == "job7");
-  CHECK(envOf(w, "OMP_NUM_THREADS") == "1");          // torchrun's, for several workers
-  CHECK(envOf(w, launch_env::kUseCpu) == "<unset>");  // no Accelerate variables under torchrun
-  CHECK(envOf(w, launch_env::kMixedPrecision) == "<unset>");
+  CHECK(envOf(p, w, "LOCAL_WORLD_SIZE") == "2");
+  CHECK(envOf(p, w, "GROUP_RANK") == "1");
+  CHECK(envOf(p, w, "ROLE_NAME") == "trainer");
+  CHECK(envOf(p, w, "TORCHELASTIC_RUN_ID") == "job7");
+  CHECK(envOf(p, w, "OMP_NUM_THREADS") == "1");          // torchrun's, for several workers
+  CHECK(envOf(p, w, launch_env::kUseCpu) == "<unset>");  // no Accelerate variables under torchrun
+  CHECK(envOf(p, w, launch_env::kMixedPrecision) == "<unset>");
   // One process by default under torchrun; Accelerate's default is one per GPU.
   CHECK(plan({}, {}, "", Grammar::Torchrun, 4).workers.size() == 1);
   CHECK(plan({}, {}, "", Grammar::Launch, 4).workers.size() == 4);
   CHECK(plan({"--nproc_per_node", "6"}, {}, "", Grammar::Torchrun, 4).workers.size() == 6);    // GPUs shared
   CHECK(plan({"--nproc_per_node", "cpu"}, {}, "", Grammar::Torchrun, 2).workers.size() == 4);  // usable CPUs
-  CHECK(plan({"--nproc_per_node", "cpu"}, {}, "", Grammar::Torchrun, 2).settings.flag("use_cpu"));
-  CHECK(plan({"--standalone", "--nproc_per_node", "3"}, {}, "", Grammar::Torchrun).master_port == 0);  // a free port
+  CHECK(launched({"--nproc_per_node", "cpu"}, {}, "", Grammar::Torchrun, 2).settings.paradigm.use_cpu.value);
+  // --standalone's port 0: a free one, chosen in the plan (the fake network's).
+  CHECK(plan({"--standalone", "--nproc_per_node", "3"}, {}, "", Grammar::Torchrun).master_port == 41000);
   // torchrun's console: every stream but the redirected ones; its --tee only adds files.
   CHECK(plan({"-t", "0"}, {}, "", Grammar::Torchrun).console_streams == 3);
   CHECK(plan({"-r", "1", "--log_dir", "/tmp"}, {}, "", Grammar::Torchrun).console_streams == 2);
@@ -176,30 +174,35 @@ TEST_CASE("torchrun flags: a two-machine command line means what it means to tor
   CHECK_THAT(refusal({}, {{"PET_TEE", "7"}}, Grammar::Torchrun), Catch::Contains("PET_TEE '7' is not 0-3"));
   const LaunchPlan v = plan({"--nproc_per_node", "2", "--virtual_local_rank"}, {{"CUDA_VISIBLE_DEVICES", "4,6"}}, "",
                             Grammar::Torchrun, 2);
-  CHECK(envOf(v.workers[1], "LOCAL_RANK") == "0");
-  CHECK(envOf(v.workers[1], "CUDA_VISIBLE_DEVICES") == "6");
+  CHECK(envOf(v, v.workers[1], "LOCAL_RANK") == "0");
+  CHECK(envOf(v, v.workers[1], "CUDA_VISIBLE_DEVICES") == "6");
   const LaunchPlan ids = plan({"--multi_gpu", "--num_processes", "2", "--gpu_ids", "2,3", "--virtual_local_rank"}, {},
                               "", Grammar::Launch, 4);
-  CHECK(std::count_if(ids.workers[1].env.begin(), ids.workers[1].env.end(),
-                      [](const auto& kv) { return kv.first == "CUDA_VISIBLE_DEVICES"; }) == 1);
-  CHECK(envOf(ids.workers[1], "CUDA_VISIBLE_DEVICES") == "3");
+  const VarMap ids_env = [&] {
+    VarMap out;
+    for (const auto& [name, value] : workerEnvironment(ids, ids.workers[1]))
+      CHECK(out.emplace(name, value).second);  // each once
+    return out;
+  }();
+  CHECK(ids_env.count("CUDA_VISIBLE_DEVICES") == 1);
+  CHECK(envOf(ids, ids.workers[1], "CUDA_VISIBLE_DEVICES") == "3");
 }
 
 TEST_CASE("torchrun flags: PET_* give defaults below the command line and above the config file",
           "[launch][torchrun]") {
-  const Env pet = {{"PET_NNODES", "2"},         {"PET_NODE_RANK", "1"},    {"PET_MASTER_ADDR", "10.0.0.1"},
-                   {"PET_NPROC_PER_NODE", "3"}, {"PET_MAX_RESTARTS", "2"}, {"PET_MODULE", "0"}};
+  const VarMap pet = {{"PET_NNODES", "2"},         {"PET_NODE_RANK", "1"},    {"PET_MASTER_ADDR", "10.0.0.1"},
+                      {"PET_NPROC_PER_NODE", "3"}, {"PET_MAX_RESTARTS", "2"}, {"PET_MODULE", "0"}};
   const std::string config = "distributed_type: MULTI_CPU\nmachine_rank: 0\nnum_machines: 1\nnum_processes: 8\n";
-  const LaunchPlan p = plan({"--cpu"}, pet, config);
+  const Planned p = launched({"--cpu"}, pet, config);
   CHECK(placement(p, "num_machines") == "2 (PET_NNODES)");
   CHECK(placement(p, "machine_rank") == "1 (PET_NODE_RANK)");
   CHECK(placement(p, "main_process_ip") == "10.0.0.1 (PET_MASTER_ADDR)");
   CHECK(placement(p, "nproc_per_node") == "3 (PET_NPROC_PER_NODE)");
   CHECK(placement(p, "max_restarts") == "2 (PET_MAX_RESTARTS)");
-  CHECK(p.workers.size() == 3);
-  const LaunchPlan flagged = plan({"--cpu", "--machine_rank", "0", "--num_processes", "4"}, pet, config);
+  CHECK(p.plan.workers.size() == 3);
+  const Planned flagged = launched({"--cpu", "--machine_rank", "0", "--num_processes", "4"}, pet, config);
   CHECK(placement(flagged, "machine_rank") == "0 (command line)");
-  CHECK(flagged.workers.size() == 2);  // a typed total beats PET_NPROC_PER_NODE
+  CHECK(flagged.plan.workers.size() == 2);  // a typed total beats PET_NPROC_PER_NODE
   CHECK(parseLaunchArgs({"-m", "x"}).module);
   // A typed flag beats the variable, which is then not even read.
   CHECK(plan({"--cpu", "--num_machines", "1"}, {{"PET_NNODES", "1:4"}}).num_machines == 1);
@@ -237,80 +240,94 @@ TEST_CASE("torchrun flags: every bad input is refused, naming the flag or variab
 TEST_CASE("kubernetes: each operator's pod variables make the pod's machine of one job", "[launch][torchrun]") {
   const std::string image_config =
       "distributed_type: MULTI_CPU\nmachine_rank: 0\nnum_machines: 1\n";  // what an image may ship
-  const Env trainer = {{"PET_NNODES", "3"},
-                       {"PET_NPROC_PER_NODE", "2"},
-                       {"PET_NODE_RANK", "2"},
-                       {"PET_MASTER_ADDR", "job-node-0-0.job"},
-                       {"PET_MASTER_PORT", "29400"}};
-  const LaunchPlan t = plan({"--cpu"}, trainer, image_config);
-  CHECK(t.settings.text("pod_convention") == "Kubeflow Trainer v2");
-  CHECK(t.machine_rank == 2);
-  CHECK(t.num_machines == 3);
-  CHECK(t.master_port == 29400);
-  const Env v1 = {{"KUBERNETES_SERVICE_HOST", "10.96.0.1"},
-                  {"MASTER_ADDR", "job-master-0"},
-                  {"MASTER_PORT", "23456"},
-                  {"RANK", "1"},
-                  {"WORLD_SIZE", "2"},
-                  {"PET_NPROC_PER_NODE", "2"}};
-  const LaunchPlan j = plan({"--cpu"}, v1, image_config);
-  CHECK(j.settings.text("pod_convention") == "PyTorchJob v1");
+  const VarMap trainer = {{"PET_NNODES", "3"},
+                          {"PET_NPROC_PER_NODE", "2"},
+                          {"PET_NODE_RANK", "2"},
+                          {"PET_MASTER_ADDR", "job-node-0-0.job"},
+                          {"PET_MASTER_PORT", "29400"}};
+  const Planned t = launched({"--cpu"}, trainer, image_config);
+  CHECK(t.settings.placement.pod->name == "Kubeflow Trainer v2");
+  CHECK(t.plan.machine_rank == 2);
+  CHECK(t.plan.num_machines == 3);
+  CHECK(t.plan.master_port == 29400);
+  const VarMap v1 = {{"KUBERNETES_SERVICE_HOST", "10.96.0.1"},
+                     {"MASTER_ADDR", "job-master-0"},
+                     {"MASTER_PORT", "23456"},
+                     {"RANK", "1"},
+                     {"WORLD_SIZE", "2"},
+                     {"PET_NPROC_PER_NODE", "2"}};
+  const Planned j = launched({"--cpu"}, v1, image_config);
+  CHECK(j.settings.placement.pod->name == "PyTorchJob v1");
   CHECK(placement(j, "machine_rank") == "1 (PyTorchJob v1 RANK)");
   CHECK(placement(j, "num_machines") == "2 (PyTorchJob v1 WORLD_SIZE)");
-  CHECK(j.workers[0].rank == 2);
-  CHECK(j.workers[0].unset == std::vector<std::string>{"RANK", "WORLD_SIZE"});
-  CHECK(envOf(j.workers[0], "RANK") == "2");  // the worker's own, never the pod's
-  Env in_slurm = v1;                          // an sbatch script exporting the same four is no pod
+  CHECK(j.plan.workers[0].rank == 2);
+  CHECK(j.plan.unset == std::vector<std::string>{"RANK", "WORLD_SIZE"});
+  CHECK(envOf(j.plan, j.plan.workers[0], "RANK") == "2");  // the worker's own, never the pod's
+  VarMap in_slurm = v1;                                    // an sbatch script exporting the same four is no pod
   in_slurm["SLURM_JOB_ID"] = "7";
-  CHECK_FALSE(plan({"--cpu"}, in_slurm, image_config).settings.has("pod_convention"));
-  Env bad_rank = v1;
+  CHECK_FALSE(launched({"--cpu"}, in_slurm, image_config).settings.placement.pod);
+  VarMap bad_rank = v1;
   bad_rank["RANK"] = "2";
   CHECK_THAT(refusal({"--cpu"}, bad_rank), Catch::Contains("RANK=2 is not below WORLD_SIZE=2"));
-  Env off = v1;
+  VarMap off = v1;
   off["ACCEL_K8S"] = "0";
   CHECK(plan({"--cpu"}, off, image_config).machine_rank == 0);
-  const Env elastic = {
+  const VarMap elastic = {
       {"PET_NNODES", "2:2"}, {"PET_RDZV_BACKEND", "c10d"}, {"PET_RDZV_ENDPOINT", "job-worker-0:23456"}};
-  const LaunchPlan e = plan({"--cpu"}, elastic, image_config);
-  CHECK(e.settings.text("pod_convention") == "PyTorchJob v1 with elasticPolicy");
-  CHECK(e.machine_rank == -1);  // not the endpoint's pod: numbered as it joins
-  CHECK(e.master_addr == "job-worker-0");
-  CHECK(e.master_port == 23456);
+  const Planned e = launched({"--cpu"}, elastic, image_config);
+  CHECK(e.settings.placement.pod->name == "PyTorchJob v1 with elasticPolicy");
+  CHECK(e.plan.machine_rank == -1);  // not the endpoint's pod: numbered as it joins
+  CHECK(e.plan.master_addr == "job-worker-0");
+  CHECK(e.plan.master_port == 23456);
   // The image's total is per machine of its own count once the pod says how many machines.
   const LaunchPlan per = plan({"--cpu"}, elastic, image_config + "num_processes: 2\n");
   CHECK(per.workers.size() == 2);
   CHECK(per.world_size == 4);
-  Env v6 = elastic;
+  VarMap v6 = elastic;
   v6["PET_RDZV_ENDPOINT"] = "[fd00::1]:23456";
   CHECK(plan({"--cpu"}, v6).master_addr == "fd00::1");
   CHECK(plan({"--cpu"}, v6).master_port == 23456);
-  Env on_zero = elastic;
-  on_zero["PET_RDZV_ENDPOINT"] = "pod-0";
+  VarMap on_zero = elastic;
+  on_zero["PET_RDZV_ENDPOINT"] = "pod-1";  // this pod
   CHECK(plan({"--cpu"}, on_zero).machine_rank == 0);
   CHECK(plan({"--cpu"}, on_zero).master_port == kRdzvDefaultPort);
-  Env growing = elastic;
+  VarMap growing = elastic;
   growing["PET_NNODES"] = "1:3";
   CHECK_THAT(refusal({"--cpu"}, growing), Catch::Contains("PET_NNODES 1:3: elastic membership"));
 }
 
 TEST_CASE("layouts: machines of 1, 2 and 3 workers get contiguous ranks and torchrun's variables",
           "[launch][torchrun]") {
-  LaunchPlan p = plan({"--cpu", "--nproc_per_node", "2", "--nnodes", "3", "--node_rank", "1", "--master_addr", "h"});
+  // Machine 0 settles the layout at the join; the round's plan is built anew from it.
+  FakeMachine m;
+  describe(m, {});
+  const LaunchSettings s =
+      settingsFor({"--cpu", "--nproc_per_node", "2", "--nnodes", "3", "--node_rank", "1", "--master_addr", "h"}, m);
+  const LaunchPlan before = build(s, m.facts);
+  CHECK(before.world_size == 6);  // as this machine knows it: every machine as its own
+  CHECK(before.layout == std::vector<MachineShare>(3, {2, "default"}));
   const std::vector<MachineShare> layout = {{1, "default"}, {2, "default"}, {3, "default"}};
-  setLayout(p, 1, layout);
+  const LaunchPlan p = build(s, m.facts, {0, 29511, 1, layout});
+  CHECK(p.master_port == 29511);
+  CHECK(envOf(p, p.workers[0], "MASTER_PORT") == "29511");
   CHECK(p.world_size == 6);
   CHECK(p.workers[0].rank == 1);
   CHECK(p.workers[1].rank == 2);
-  CHECK(envOf(p.workers[1], "WORLD_SIZE") == "6");
-  CHECK(envOf(p.workers[1], "ROLE_WORLD_SIZE") == "6");
-  CHECK(envOf(p.workers[1], "LOCAL_WORLD_SIZE") == "2");
+  CHECK(envOf(p, p.workers[1], "WORLD_SIZE") == "6");
+  CHECK(envOf(p, p.workers[1], "ROLE_WORLD_SIZE") == "6");
+  CHECK(envOf(p, p.workers[1], "LOCAL_WORLD_SIZE") == "2");
   CHECK(machineOfRank(p, 0) == 0);
   CHECK(machineOfRank(p, 2) == 1);
   CHECK(machineOfRank(p, 5) == 2);
   // Roles count among their own machines, as torchrun's rank assignment.
-  setLayout(p, 1, {{1, "eval"}, {2, "default"}, {3, "default"}});
-  CHECK(envOf(p.workers[1], "ROLE_RANK") == "1");
-  CHECK(envOf(p.workers[1], "ROLE_WORLD_SIZE") == "5");
+  const LaunchPlan roles = build(s, m.facts, {0, 29511, 1, {{1, "eval"}, {2, "default"}, {3, "default"}}});
+  CHECK(envOf(roles, roles.workers[1], "ROLE_RANK") == "1");
+  CHECK(envOf(roles, roles.workers[1], "ROLE_WORLD_SIZE") == "5");
+  CHECK(envOf(roles, roles.workers[1], "RANK") == "2");
+  // A later round: the next port machine 0 gave, the same layout; the plan before it is untouched.
+  const LaunchPlan next = build(s, m.facts, {1, 29600, 1, layout});
+  CHECK(envOf(next, next.workers[1], "MASTER_PORT") == "29600");
+  CHECK(envOf(p, p.workers[1], "MASTER_PORT") == "29511");
   // A total that does not divide: the first machines run one more.
   CHECK(plan({"--cpu", "--num_processes", "5", "--num_machines", "2", "--main_process_ip", "h"}).workers.size() == 3);
   CHECK(plan({"--cpu", "--num_processes", "5", "--num_machines", "2", "--machine_rank", "1", "--main_process_ip", "h"})

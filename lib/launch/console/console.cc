@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/write_fully.h"
 #include "lib/launch/console/escapes.h"
-#include "lib/launch/output_router.h"
 
-namespace accel {
+namespace accel::launch::console {
 
 namespace {
 
@@ -123,4 +123,4 @@ void Console::erase() {
   dirty_ = !live_.empty();
 }
 
-}  // namespace accel
+}  // namespace accel::launch::console

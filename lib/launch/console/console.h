@@ -8,7 +8,7 @@
 // order (rank, then stdout before stderr); finished lines of any stream are printed above them
 // all, the way cargo and pip keep their log lines above live bars. Live lines are cut to the
 // screen's width so that they never wrap, and redrawn at most every kRedraw. On a sink that is
-// not a terminal nothing is live: the streams decide what to write (output_router.h).
+// not a terminal nothing is live: the streams decide what to write (output_stream.h).
 // Single-threaded; not thread-safe.
 #pragma once
 
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-namespace accel {
+namespace accel::launch::console {
 
 class Console {
  public:
@@ -78,4 +78,4 @@ class Console {
   Clock::time_point drawn_at_{};
 };
 
-}  // namespace accel
+}  // namespace accel::launch::console

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace accel {
+namespace accel::launch::console {
 
 namespace {
 
@@ -87,4 +87,4 @@ std::string fitToWidth(std::string_view text, size_t columns) {
   return out;
 }
 
-}  // namespace accel
+}  // namespace accel::launch::console

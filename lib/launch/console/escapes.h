@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace accel {
+namespace accel::launch::console {
 
 // Removes ECMA-48 escape sequences (CSI "ESC [ … final", OSC "ESC ] … BEL or ESC \", a
 // character set's "ESC ( B", and the two-byte ones) from a stream given in pieces.
@@ -28,4 +28,4 @@ class EscapeFilter {
 // "ESC[0m" so the next line starts in the terminal's own colours.
 std::string fitToWidth(std::string_view text, size_t columns);
 
-}  // namespace accel
+}  // namespace accel::launch::console

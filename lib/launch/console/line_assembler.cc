@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace accel {
+namespace accel::launch::console {
 
 void LineAssembler::feed(std::string_view data, FunctionRef<void(std::string_view)> line,
                          FunctionRef<void(std::string_view)> frame) {
@@ -48,4 +48,4 @@ void LineAssembler::endLine(FunctionRef<void(std::string_view)> line) {
   framed_ = false;
 }
 
-}  // namespace accel
+}  // namespace accel::launch::console

@@ -12,7 +12,7 @@
 
 #include "lib/common/function_ref.h"
 
-namespace accel {
+namespace accel::launch::console {
 
 class LineAssembler {
  public:
@@ -38,4 +38,4 @@ class LineAssembler {
   bool framed_ = false;
 };
 
-}  // namespace accel
+}  // namespace accel::launch::console

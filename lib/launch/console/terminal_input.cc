@@ -5,9 +5,7 @@
 
 #include <cerrno>
 
-#include "lib/launch/output_router.h"
-
-namespace accel {
+namespace accel::launch::console {
 
 TerminalInput::TerminalInput(int fd) : fd_(fd) {
   terminal_ = ::isatty(fd_) == 1 && ::tcgetattr(fd_, &saved_) == 0;
@@ -60,4 +58,4 @@ void TerminalInput::forward(int target) {
   release();
 }
 
-}  // namespace accel
+}  // namespace accel::launch::console

@@ -13,7 +13,7 @@
 #include <signal.h>
 #include <termios.h>
 
-namespace accel {
+namespace accel::launch::console {
 
 class TerminalInput {
  public:
@@ -46,4 +46,4 @@ class TerminalInput {
   struct sigaction old_ttin_ {};
 };
 
-}  // namespace accel
+}  // namespace accel::launch::console

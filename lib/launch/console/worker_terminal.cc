@@ -14,7 +14,7 @@
 
 #include "lib/common/error.h"
 
-namespace accel {
+namespace accel::launch::console {
 
 namespace {
 
@@ -53,4 +53,4 @@ void setPtySize(int master, int columns, int rows) {
   ::ioctl(master, TIOCSWINSZ, &size);
 }
 
-}  // namespace accel
+}  // namespace accel::launch::console

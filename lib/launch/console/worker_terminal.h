@@ -6,7 +6,7 @@
 // into the master (a debugger's input: terminal_input.h).
 #pragma once
 
-namespace accel {
+namespace accel::launch::console {
 
 struct Pty {
   int master = -1;  // the launcher's side: non-blocking, close-on-exec
@@ -19,4 +19,4 @@ Pty openPty(int columns, int rows);
 // Tells the worker's side its new size (the kernel signals SIGWINCH to its foreground group).
 void setPtySize(int master, int columns, int rows);
 
-}  // namespace accel
+}  // namespace accel::launch::console

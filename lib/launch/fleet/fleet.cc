@@ -18,11 +18,11 @@
 #include <fmt/format.h>
 
 #include "lib/common/error.h"
+#include "lib/common/process/signal_channel.h"
+#include "lib/common/write_fully.h"
 #include "lib/launch/fleet/member_process.h"
-#include "lib/launch/output_router.h"
-#include "lib/launch/signal_channel.h"
 
-namespace accel {
+namespace accel::launch::fleet {
 
 namespace {
 
@@ -41,7 +41,7 @@ class Fleet {
   }
 
   int run() {
-    SignalChannel signals;
+    process::SignalChannel signals;
     for (auto& c : children_) spawn(c);
     while (busy()) {
       pump(signals);
@@ -109,7 +109,7 @@ class Fleet {
     c.pending.clear();
   }
 
-  void pump(SignalChannel& signals) {
+  void pump(process::SignalChannel& signals) {
     std::vector<pollfd> fds = {{signals.fd(), POLLIN, 0}};
     std::vector<std::pair<Child*, Stream*>> readers;
     std::vector<Child*> writers;
@@ -252,8 +252,8 @@ int runFleet(const std::vector<FleetMember>& members, const FleetTimes& times, b
   if (!quiet) {
     std::vector<std::string> each;
     for (const auto& m : members) {
-      each.push_back(fmt::format("{} ({} process{}{})", m.host, m.orders.procs, m.orders.procs == 1 ? "" : "es",
-                                 m.local ? ", here" : ""));
+      each.push_back(fmt::format("{} ({} process{}{})", m.host, m.orders.place.procs,
+                                 m.orders.place.procs == 1 ? "" : "es", m.local ? ", here" : ""));
     }
     std::cerr << fmt::format("accel: starting {} machine(s): {}\n", members.size(), fmt::join(each, ", "));
   }
@@ -261,4 +261,8 @@ int runFleet(const std::vector<FleetMember>& members, const FleetTimes& times, b
   return fleet.run();
 }
 
-}  // namespace accel
+int runHead(const plan::LaunchPlan& plan, const settings::LaunchSettings& s, const facts::Facts& f) {
+  return runFleet(fleetMembers(plan, s, f), {plan.grace_period, plan.heartbeat_timeout}, s.quiet);
+}
+
+}  // namespace accel::launch::fleet

@@ -33,7 +33,7 @@
 
 #include "lib/launch/fleet/ssh_command.h"
 
-namespace accel {
+namespace accel::launch::fleet {
 
 struct FleetTimes {
   double grace_period = 0;
@@ -42,4 +42,7 @@ struct FleetTimes {
 
 int runFleet(const std::vector<FleetMember>& members, const FleetTimes& times, bool quiet);
 
-}  // namespace accel
+// A hostfile head's plan (Kind::Fleet): its members (ssh_command.h) run as above.
+int runHead(const plan::LaunchPlan& plan, const settings::LaunchSettings& s, const facts::Facts& f);
+
+}  // namespace accel::launch::fleet

@@ -17,9 +17,8 @@
 #include "lib/common/error.h"
 #include "lib/common/json_fields.h"
 #include "lib/launch/job/job_messages.h"
-#include "lib/launch/launch_args.h"
 
-namespace accel {
+namespace accel::launch::fleet {
 
 namespace {
 
@@ -57,17 +56,18 @@ std::map<std::string, std::string> textMap(const json& object, const char* what)
 }  // namespace
 
 std::string encodeHeadOrders(const HeadOrders& o) {
+  const settings::HeadPlace& p = o.place;
   json j = {{"protocol", o.protocol},
             {"version", o.version},
-            {"host", o.host},
-            {"machine_rank", o.machine_rank},
-            {"num_machines", o.num_machines},
-            {"main_addr", o.main_addr},
-            {"main_port", o.main_port},
-            {"procs", o.procs},
-            {"gpu_ids", o.gpu_ids},
-            {"token", o.token},
-            {"run_id", o.run_id},
+            {"host", p.host},
+            {"machine_rank", p.machine_rank},
+            {"num_machines", p.num_machines},
+            {"main_addr", p.main_addr},
+            {"main_port", p.main_port},
+            {"procs", p.procs},
+            {"gpu_ids", p.gpu_ids},
+            {"token", p.token},
+            {"run_id", p.run_id},
             {"cwd", o.cwd},
             {"env", o.env},
             {"args", o.args}};
@@ -83,15 +83,16 @@ HeadOrders decodeHeadOrders(const std::string& line) {
     HeadOrders o;
     o.protocol = f.small("protocol", 0, 1 << 20);
     o.version = f.text("version");
-    o.host = f.text("host");
-    o.machine_rank = f.small("machine_rank", 0, 65535);
-    o.num_machines = f.small("num_machines", 1, 65536);
-    o.main_addr = f.text("main_addr");
-    o.main_port = f.small("main_port", 1, 65535);
-    o.procs = f.small("procs", 1, 65536);
-    o.gpu_ids = f.text("gpu_ids");
-    o.token = f.text("token");
-    o.run_id = f.text("run_id");
+    settings::HeadPlace& p = o.place;
+    p.host = f.text("host");
+    p.machine_rank = f.small("machine_rank", 0, 65535);
+    p.num_machines = f.small("num_machines", 1, 65536);
+    p.main_addr = f.text("main_addr");
+    p.main_port = f.small("main_port", 1, 65535);
+    p.procs = f.small("procs", 1, 65536);
+    p.gpu_ids = f.text("gpu_ids");
+    p.token = f.text("token");
+    p.run_id = f.text("run_id");
     o.cwd = f.text("cwd");
     o.env = textMap(f.object("env", false), "env");
     o.args = f.lines("args", 65536, kMaxField);
@@ -134,28 +135,6 @@ HeadOrders readHeadOrders(int fd, double timeout_seconds) {
   return decodeHeadOrders(line);
 }
 
-LaunchOptions ordersToOptions(const HeadOrders& orders) {
-  LaunchOptions o = parseLaunchArgs(orders.args, Grammar::Launch);
-  o.from_head = true;
-  o.values["num_machines"] = std::to_string(orders.num_machines);
-  o.values["machine_rank"] = std::to_string(orders.machine_rank);
-  o.values["main_process_ip"] = orders.main_addr;
-  o.values["main_process_port"] = std::to_string(orders.main_port);
-  o.values.erase("num_processes");  // the head checked it against the hostfile: procs says this machine's
-  if (!orders.gpu_ids.empty()) o.values["gpu_ids"] = orders.gpu_ids;
-  o.nproc_per_node = std::to_string(orders.procs);
-  o.nnodes.reset();
-  o.node_rank.reset();
-  o.master_addr.reset();
-  o.master_port.reset();
-  o.rdzv_endpoint.reset();
-  o.standalone = false;
-  o.rdzv_token = orders.token;
-  o.rdzv_id = orders.run_id;
-  o.dry_run = false;
-  return o;
-}
-
 void watchHeadLink(int fd) {
   // The thread takes no signal: the launcher reads its signals from a signalfd (signal_channel.h),
   // which sees only those blocked in every thread.
@@ -185,4 +164,4 @@ void watchHeadLink(int fd) {
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-}  // namespace accel
+}  // namespace accel::launch::fleet

@@ -10,10 +10,11 @@
 //
 // The receiving side is `accel launch --from_head` (apps/cmd_launch.cc): it reads the line
 // (bounded in size and time), refuses another protocol naming both versions, then launches its
-// machine's share as one machine of the job: the arguments parsed as on the head, with the
-// machine's place (rank, count, main address, its process count and GPUs) put over them. The
-// end of its stdin is the head's order to stop (watchHeadLink): the head stopped the job, or the
-// ssh connection is gone.
+// machine's share as one machine of the job: the arguments parsed as on the head, and the
+// machine's place (settings/head_place.h: rank, count, main address, its process count and GPUs,
+// the job's token and run id) as the source of placement that outranks every other. The end of
+// its stdin is the head's order to stop (watchHeadLink): the head stopped the job, or the ssh
+// connection is gone.
 #pragma once
 
 #include <map>
@@ -21,22 +22,14 @@
 #include <string>
 #include <vector>
 
-#include "lib/launch/launch_options.h"
+#include "lib/launch/settings/head_place.h"
 
-namespace accel {
+namespace accel::launch::fleet {
 
 struct HeadOrders {
-  int protocol = 0;     // the job channel's (job_messages.h kProtocolVersion)
-  std::string version;  // the head's accel version, for messages
-  std::string host;     // this machine's name in the hostfile: the label of its output
-  int machine_rank = 0;
-  int num_machines = 1;
-  std::string main_addr;  // machine 0's address, as every host can reach it
-  int main_port = 0;
-  int procs = 1;        // this machine's processes
-  std::string gpu_ids;  // the slots it runs, as gpu_ids; "" for its own GPUs from 0
-  std::string token;    // the job's store token
-  std::string run_id;
+  int protocol = 0;                        // the job channel's (job_messages.h kProtocolVersion)
+  std::string version;                     // the head's accel version, for messages
+  settings::HeadPlace place;               // this machine's place in the job
   std::string cwd;                         // the head's working directory, where the workers start
   std::map<std::string, std::string> env;  // set in this launcher's environment first
   std::vector<std::string> args;           // the head's `accel launch` arguments
@@ -63,14 +56,9 @@ HeadOrders decodeHeadOrders(const std::string& line);
 // too much, or closed the link first.
 HeadOrders readHeadOrders(int fd, double timeout_seconds);
 
-// The head's arguments with the machine's place put over them: its rank and count, the main
-// address and port, its process count (torchrun's --nproc_per_node: machines may differ) and
-// GPUs, the job's token and run id. The result launches one machine and never another head.
-LaunchOptions ordersToOptions(const HeadOrders& orders);
-
 // From now on the end of `fd` (the head's link) stops this launcher as SIGTERM does, and a
 // kForwardUsr1/kForwardUsr2 line raises that signal in it. A thread that only reads; the
 // process's exit ends it.
 void watchHeadLink(int fd);
 
-}  // namespace accel
+}  // namespace accel::launch::fleet

@@ -3,51 +3,20 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <vector>
 
 #include <fmt/format.h>
 
 #include "lib/common/error.h"
+#include "lib/common/process/child.h"
 #include "lib/launch/fleet/head_orders.h"
 
-namespace accel {
+namespace accel::launch::fleet {
 
 namespace {
-
-// `fd` as the child's `target` (0, 1, 2), open across exec even when it already is that number
-// (the head started with that descriptor closed).
-void becomes(int fd, int target) {
-  if (fd == target) {
-    ::fcntl(target, F_SETFD, 0);
-  } else {
-    ::dup2(fd, target);
-  }
-}
-
-// Runs in the child between fork and exec: async-signal-safe calls only. Dispositions as
-// worker_process.h gives the workers: SIGHUP ignored on entry stays so (signal_channel.h).
-[[noreturn]] void execMember(pid_t head, int in, int out, int err, char* const* args) {
-  ::setpgid(0, 0);
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (::getppid() != head) _exit(1);
-  becomes(in, 0);
-  becomes(out, 1);
-  becomes(err, 2);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGQUIT}) ::signal(s, SIG_DFL);
-  ::execvp(args[0], args);
-  const char* why = ::strerror(errno);
-  const char* parts[] = {"accel: error: cannot execute ", args[0], ": ", why, "\n"};
-  for (const char* s : parts) (void)!::write(2, s, ::strlen(s));
-  _exit(127);
-}
 
 void pipeOrThrow(int fds[2]) {
   if (::pipe2(fds, O_CLOEXEC) != 0) {
@@ -63,13 +32,22 @@ void spawn(Child& c) {
   pipeOrThrow(in);
   pipeOrThrow(out);
   pipeOrThrow(err);
-  std::vector<char*> args;
-  for (const auto& a : c.m->argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const pid_t head = ::getpid();
-  c.pid = ::fork();
-  if (c.pid < 0) throw Error(fmt::format("cannot start {}'s launcher: fork: {}", c.m->host, ::strerror(errno)));
-  if (c.pid == 0) execMember(head, in[0], out[1], err[1], args.data());
+  process::ChildSpec spec;
+  spec.argv = c.m->argv;
+  spec.search_path = true;  // ssh, or this accel
+  spec.stdin_fd = in[0];
+  spec.stdout_fd = out[1];
+  spec.stderr_fd = err[1];
+  spec.own_group = true;  // a Ctrl-C reaches the head only, which ends the job in order
+  // The head's death is a stop (SIGTERM: the launcher stops its workers), not a kill that would
+  // leave them to their own parent-death signal without a word.
+  spec.death_signal = SIGTERM;
+  try {
+    c.pid = process::spawnChild(spec);
+  } catch (...) {
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
+    throw;
+  }
   ::close(in[0]);
   ::close(out[1]);
   ::close(err[1]);
@@ -83,4 +61,4 @@ void spawn(Child& c) {
   c.running = true;
 }
 
-}  // namespace accel
+}  // namespace accel::launch::fleet

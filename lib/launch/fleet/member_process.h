@@ -12,7 +12,7 @@
 
 #include "lib/launch/fleet/ssh_command.h"
 
-namespace accel {
+namespace accel::launch::fleet {
 
 // One of a launcher's output streams, relayed line by line to the head's `to` (1 or 2).
 struct Stream {
@@ -40,4 +40,4 @@ struct Child {
 // host when a pipe or the fork fails; an exec failure shows as exit code 127 with a message.
 void spawn(Child& c);
 
-}  // namespace accel
+}  // namespace accel::launch::fleet

@@ -14,7 +14,7 @@
 
 #include "lib/common/defaults.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 class HangWatch {
  public:
@@ -65,4 +65,4 @@ class HangWatch {
 // How often a machine tells machine 0 that its ranks made progress, at most.
 inline constexpr std::chrono::milliseconds kProgressEvery{500};
 
-}  // namespace accel
+}  // namespace accel::launch::job

@@ -12,7 +12,7 @@
 #include "lib/common/socket.h"
 #include "lib/common/strings.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 namespace {
 
@@ -166,4 +166,4 @@ void HubDoor::note(const std::string& line) {
   last_note_ = now;
 }
 
-}  // namespace accel
+}  // namespace accel::launch::job

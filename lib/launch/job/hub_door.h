@@ -17,7 +17,7 @@
 //   - when the process runs out of descriptors, the oldest waiting connection is closed to make
 //     room, or, with none waiting, accepting pauses for `backoff` instead of spinning.
 // The token keeps out whoever does not know it: without --rdzv_token it is derived from
-// main_process_ip:port (launch_plan.cc), which keeps other jobs out, not a person who knows the
+// main_process_ip:port (plan/build.cc), which keeps other jobs out, not a person who knows the
 // address and this code.
 // Single-threaded, polled by the hub.
 #pragma once
@@ -34,7 +34,7 @@
 #include "lib/launch/job/job_messages.h"
 #include "lib/launch/job/line_connection.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 class HubDoor {
  public:
@@ -88,4 +88,4 @@ class HubDoor {
   size_t unsaid_ = 0;  // notes held back since the last one
 };
 
-}  // namespace accel
+}  // namespace accel::launch::job

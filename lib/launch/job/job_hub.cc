@@ -13,12 +13,12 @@
 
 #include "lib/common/defaults.h"
 #include "lib/common/error.h"
+#include "lib/common/process/signal_channel.h"
 #include "lib/common/socket.h"
 #include "lib/common/strings.h"
-#include "lib/launch/output_router.h"
-#include "lib/launch/signal_channel.h"
+#include "lib/common/write_fully.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 namespace {
 
@@ -30,7 +30,7 @@ HubDoor::Note stderrNote() {
 
 }  // namespace
 
-JobHub::JobHub(const LaunchPlan& plan, HubDoor::Limits limits, HubDoor::Note note)
+JobHub::JobHub(const plan::LaunchPlan& plan, HubDoor::Limits limits, HubDoor::Note note)
     : plan_(plan), absence_(plan.heartbeat_timeout, "machine 0"), hang_(plan.hang_timeout) {
   std::string error;
   int error_number = 0;
@@ -91,7 +91,7 @@ void JobHub::route(int asker, long long their_id, int rank) {
     return deliver(asker, their_id,
                    fmt::format("rank {} is not in this job (ranks 0 to {})", rank, plan_.world_size - 1));
   }
-  const int k = machineOfRank(plan_, rank);
+  const int k = plan::machineOfRank(plan_, rank);
   auto it = members_.find(k);
   if (k != 0 && (it == members_.end() || it->second.lost || !it->second.conn->open())) {
     return deliver(asker, their_id,
@@ -275,4 +275,4 @@ void JobHub::decideIfEnded() {
   queued_.push_back(std::move(e));
 }
 
-}  // namespace accel
+}  // namespace accel::launch::job

@@ -22,13 +22,13 @@
 #include "lib/launch/job/question_routes.h"
 #include "lib/launch/job/stack_gatherings.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 class JobHub final : public JobLink {
  public:
   // Listens on plan.job_port (0: a free port, see port()); throws Error when it cannot.
   // `note` takes the door's one-line notes (default: the launcher's stderr).
-  explicit JobHub(const LaunchPlan& plan, HubDoor::Limits limits = {}, HubDoor::Note note = {});
+  explicit JobHub(const plan::LaunchPlan& plan, HubDoor::Limits limits = {}, HubDoor::Note note = {});
   ~JobHub() override;
 
   int port() const;
@@ -44,7 +44,7 @@ class JobHub final : public JobLink {
   void tell(long long id, const std::string& text) override;
   void hold(bool stopped) override;
   void progressed() override { hang_.progress(); }
-  void stacksCollected(long long id, const std::vector<RankStack>& stacks) override;
+  void stacksCollected(long long id, const std::vector<stacks::RankStack>& stacks) override;
   void wantStacks(long long id, double seconds) override { gather(0, id, "", seconds); }
 
  private:
@@ -83,7 +83,7 @@ class JobHub final : public JobLink {
   void finishGatherings();
   void watchForHang();
 
-  const LaunchPlan& plan_;
+  const plan::LaunchPlan& plan_;
   int listen_fd_ = -1;
   std::unique_ptr<HubDoor> door_;
   bool started_ = false;
@@ -105,4 +105,4 @@ class JobHub final : public JobLink {
   std::string hung_;  // why the job stopped for --hang_timeout, "" when it did not
 };
 
-}  // namespace accel
+}  // namespace accel::launch::job

@@ -11,11 +11,11 @@
 
 #include "lib/common/defaults.h"
 #include "lib/common/error.h"
+#include "lib/common/process/signal_channel.h"
 #include "lib/common/socket.h"
 #include "lib/launch/job/job_hub.h"
-#include "lib/launch/signal_channel.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 using Clock = std::chrono::steady_clock;
 
@@ -27,7 +27,7 @@ int JobHub::rendezvous(int signal_fd) {
     addPollFds(fds);
     int rc = ::poll(fds.data(), fds.size(), std::min(net::remainingMs(deadline), timeoutMs()));
     if (rc < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
-    if (int signal = readInterrupt(signal_fd, fds[0].revents)) {
+    if (int signal = process::readInterrupt(signal_fd, fds[0].revents)) {
       broadcast(job::End{128 + signal, signal, "", "", std::nullopt});
       return 128 + signal;
     }
@@ -102,4 +102,4 @@ FindJoined JobHub::joined() const {
   };
 }
 
-}  // namespace accel
+}  // namespace accel::launch::job

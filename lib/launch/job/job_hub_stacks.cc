@@ -8,7 +8,7 @@
 #include "lib/common/strings.h"
 #include "lib/launch/job/job_hub.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 void JobHub::gather(int asker, long long asker_id, const std::string& why, double seconds) {
   std::vector<StackGatherings::Owed> owed = {{0, plan_.host}};
@@ -31,8 +31,8 @@ void JobHub::stopAfterStacks(const std::string& why) {
   gather(0, 0, why, plan_.stacks_timeout);
 }
 
-void JobHub::stacksCollected(long long id, const std::vector<RankStack>& stacks) {
-  for (RankStack s : stacks) {
+void JobHub::stacksCollected(long long id, const std::vector<stacks::RankStack>& stacks) {
+  for (stacks::RankStack s : stacks) {
     s.host = plan_.host;
     gatherings_.part(id, 0, s);
   }
@@ -44,7 +44,7 @@ void JobHub::stacksCollected(long long id, const std::vector<RankStack>& stacks)
 void JobHub::onStacksMessage(int machine, const job::Message& message) {
   if (auto* w = std::get_if<job::StacksWanted>(&message)) return gather(machine, w->id, "", w->seconds);
   if (auto* p = std::get_if<job::StackPart>(&message)) {
-    RankStack piece = stackPiece(*p);
+    stacks::RankStack piece = stackPiece(*p);
     piece.host = members_.at(machine).who.host;
     return gatherings_.part(p->id, machine, piece);
   }
@@ -63,7 +63,7 @@ void JobHub::finishGatherings() {
     }
     auto it = members_.find(f.asker);
     if (it == members_.end() || !it->second.conn->open()) continue;
-    for (const RankStack& s : f.stacks.ranks) {
+    for (const stacks::RankStack& s : f.stacks.ranks) {
       for (const auto& part : stackParts(f.asker_id, s)) it->second.conn->send(job::encode(part));
     }
     it->second.conn->send(job::encode(job::StacksDone{f.asker_id, -1, join(f.stacks.notes, "; ")}));
@@ -77,4 +77,4 @@ void JobHub::watchForHang() {
   stopAfterStacks(hung_);
 }
 
-}  // namespace accel
+}  // namespace accel::launch::job

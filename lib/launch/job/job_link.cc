@@ -15,13 +15,13 @@
 #include "lib/launch/job/job_round.h"
 #include "lib/launch/job/stack_gatherings.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 namespace {
 
 class SoloLink final : public JobLink {
  public:
-  explicit SoloLink(const LaunchPlan& plan) : plan_(plan), hang_(plan.hang_timeout) {}
+  explicit SoloLink(const plan::LaunchPlan& plan) : plan_(plan), hang_(plan.hang_timeout) {}
 
   int rendezvous(int) override { return 0; }
   void addPollFds(std::vector<pollfd>&) const override {}
@@ -69,8 +69,8 @@ class SoloLink final : public JobLink {
   void hold(bool stopped) override { hang_.hold(stopped); }  // no other machine to tell
 
   void progressed() override { hang_.progress(); }
-  void stacksCollected(long long id, const std::vector<RankStack>& stacks) override {
-    for (RankStack s : stacks) {
+  void stacksCollected(long long id, const std::vector<stacks::RankStack>& stacks) override {
+    for (stacks::RankStack s : stacks) {
       s.host = plan_.host;
       gatherings_.part(id, 0, s);
     }
@@ -79,7 +79,7 @@ class SoloLink final : public JobLink {
   void wantStacks(long long id, double seconds) override { gather(id, "", seconds); }
 
  private:
-  const LaunchPlan& plan_;
+  const plan::LaunchPlan& plan_;
   FailureLedger ledger_;
   int signal_ = 0;
   std::vector<JobEvent> queued_;
@@ -112,10 +112,10 @@ class SoloLink final : public JobLink {
 
 }  // namespace
 
-std::unique_ptr<JobLink> makeJobLink(const LaunchPlan& plan) {
+std::unique_ptr<JobLink> makeJobLink(const plan::LaunchPlan& plan) {
   if (plan.num_machines <= 1) return std::make_unique<SoloLink>(plan);
   if (plan.machine_rank == 0) return std::make_unique<JobHub>(plan);
   return makeMemberLink(plan);
 }
 
-}  // namespace accel
+}  // namespace accel::launch::job

@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "lib/launch/launch_plan.h"
+#include "lib/launch/plan/launch_plan.h"
 #include "lib/launch/stacks/collect_stacks.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 // A worker that failed, as every machine's summary names it.
 struct WorkerFailure {
@@ -63,8 +63,8 @@ struct JobEvent {
   bool stopped = false;                  // Hold
   std::string message;                   // Stop: why; End: a lost machine or a refused join; Answer
   std::string hint;
-  std::shared_ptr<const GatheredStacks> stacks;  // Stacks
-  double seconds = 0;                            // Collect: how long the tools may take
+  std::shared_ptr<const stacks::GatheredStacks> stacks;  // Stacks
+  double seconds = 0;                                    // Collect: how long the tools may take
 
   static JobEvent stop(int round, std::string why) {
     JobEvent e;
@@ -106,11 +106,11 @@ struct JobEvent {
     e.seconds = seconds;
     return e;
   }
-  static JobEvent gathered(long long id, GatheredStacks stacks) {
+  static JobEvent gathered(long long id, stacks::GatheredStacks stacks) {
     JobEvent e;
     e.kind = Kind::Stacks;
     e.id = id;
-    e.stacks = std::make_shared<const GatheredStacks>(std::move(stacks));
+    e.stacks = std::make_shared<const stacks::GatheredStacks>(std::move(stacks));
     return e;
   }
   static JobEvent end(int exit_code, std::string message = {}, std::string hint = {}) {
@@ -133,10 +133,10 @@ class JobLink {
   // The MASTER_PORT of round 0 as the job agreed it (machine 0's), or 0 to keep the plan's.
   virtual int firstPort() const { return 0; }
   // Several machines, after rendezvous: every machine's share as machine 0 settled it, and this
-  // machine's rank (given out at the join where the plan had none), for setLayout.
+  // machine's rank (given out at the join where the plan had none), for the next plan (plan/build.h).
   struct Layout {
     int machine = 0;
-    std::vector<MachineShare> shares;
+    std::vector<plan::MachineShare> shares;
   };
   virtual std::optional<Layout> layout() const { return std::nullopt; }
 
@@ -169,13 +169,13 @@ class JobLink {
   // collective's timeout (timedOutInCollective()), and for `accel stacks` (wantStacks()); a Stacks
   // event brings them. A Stop comes after them, within the stacks timeout and its slack.
   virtual void progressed() = 0;
-  virtual void stacksCollected(long long id, const std::vector<RankStack>& stacks) = 0;
+  virtual void stacksCollected(long long id, const std::vector<stacks::RankStack>& stacks) = 0;
   virtual void wantStacks(long long id, double seconds) = 0;  // the tools' limit
 };
 
 // Chooses the link for `plan`: SoloLink on one machine, JobHub on machine 0 of several,
 // JobMember on the others. Throws Error when the hub cannot listen on the job port.
-std::unique_ptr<JobLink> makeJobLink(const LaunchPlan& plan);
+std::unique_ptr<JobLink> makeJobLink(const plan::LaunchPlan& plan);
 
 // Who decides which failure was the job's first: the earliest report, except that a worker
 // SIGKILLed from outside and reported within `kKilledFirstWindow` of a failure that ended with an
@@ -183,4 +183,4 @@ std::unique_ptr<JobLink> makeJobLink(const LaunchPlan& plan);
 // can be reported first).
 inline constexpr double kKilledFirstWindow = 0.5;
 
-}  // namespace accel
+}  // namespace accel::launch::job

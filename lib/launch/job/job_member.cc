@@ -11,28 +11,28 @@
 
 #include "lib/common/defaults.h"
 #include "lib/common/error.h"
+#include "lib/common/process/signal_channel.h"
 #include "lib/common/socket.h"
 #include "lib/launch/job/hang_watch.h"
 #include "lib/launch/job/job_messages.h"
 #include "lib/launch/job/line_connection.h"
 #include "lib/launch/job/member_stacks.h"
 #include "lib/launch/job/own_absence.h"
-#include "lib/launch/signal_channel.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 // "machine 2", or "this machine" before machine 0 gave it a rank.
-std::string self(const LaunchPlan& plan) {
+std::string self(const plan::LaunchPlan& plan) {
   return plan.machine_rank < 0 ? std::string("this machine") : fmt::format("machine {}", plan.machine_rank);
 }
 
 class JobMember final : public JobLink {
  public:
-  explicit JobMember(const LaunchPlan& plan) : plan_(plan), absence_(plan.heartbeat_timeout, self(plan)) {}
+  explicit JobMember(const plan::LaunchPlan& plan) : plan_(plan), absence_(plan.heartbeat_timeout, self(plan)) {}
 
   int rendezvous(int signal_fd) override {
     const auto deadline = Clock::now() + defaults::fromSeconds(plan_.join_timeout);
@@ -47,7 +47,7 @@ class JobMember final : public JobLink {
       addPollFds(fds);
       int rc = ::poll(fds.data(), fds.size(), timeoutMs());
       if (rc < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
-      if (int signal = readInterrupt(signal_fd, fds[0].revents)) return 128 + signal;
+      if (int signal = process::readInterrupt(signal_fd, fds[0].revents)) return 128 + signal;
       for (auto& e : service(fds)) {
         if (e.kind != JobEvent::Kind::End) {
           kept.push_back(std::move(e));
@@ -117,10 +117,12 @@ class JobMember final : public JobLink {
     progress_sent_ = Clock::now();
     send(job::Progress{});
   }
-  void stacksCollected(long long id, const std::vector<RankStack>& stacks) override { stacks_.collected(id, stacks); }
+  void stacksCollected(long long id, const std::vector<stacks::RankStack>& stacks) override {
+    stacks_.collected(id, stacks);
+  }
   void wantStacks(long long id, double seconds) override {
     if (ended_ || stacks_.gathering() || !hub_ || !hub_->open()) {
-      GatheredStacks none;
+      stacks::GatheredStacks none;
       none.notes.push_back(fmt::format("this launcher no longer hears machine 0 ({})", hubAddress()));
       return queued_.push_back(JobEvent::gathered(id, std::move(none)));
     }
@@ -128,7 +130,7 @@ class JobMember final : public JobLink {
   }
 
  private:
-  const LaunchPlan& plan_;
+  const plan::LaunchPlan& plan_;
   std::unique_ptr<LineConnection> hub_;
   int first_port_ = 0;
   std::optional<Layout> layout_;
@@ -155,7 +157,7 @@ class JobMember final : public JobLink {
     if (int signal = connect(signal_fd, deadline)) return signal;
     send(job::Join{job::kProtocolVersion, plan_.machine_rank, plan_.host, ::getpid(), plan_.num_machines,
                    plan_.world_at_join ? 0 : plan_.world_size, plan_.token, static_cast<int>(plan_.workers.size()),
-                   plan_.settings.text("role")});
+                   plan_.role});
     return 0;
   }
 
@@ -172,7 +174,7 @@ class JobMember final : public JobLink {
       if (Clock::now() >= deadline) break;
       pollfd p{signal_fd, POLLIN, 0};
       ::poll(&p, 1, std::min(200, net::remainingMs(deadline)));
-      if (int signal = readInterrupt(signal_fd, p.revents)) return 128 + signal;
+      if (int signal = process::readInterrupt(signal_fd, p.revents)) return 128 + signal;
     }
     const net::Route route = net::routeTowards(plan_.master_addr);
     throw Error(
@@ -285,6 +287,6 @@ class JobMember final : public JobLink {
 
 }  // namespace
 
-std::unique_ptr<JobLink> makeMemberLink(const LaunchPlan& plan) { return std::make_unique<JobMember>(plan); }
+std::unique_ptr<JobLink> makeMemberLink(const plan::LaunchPlan& plan) { return std::make_unique<JobMember>(plan); }
 
-}  // namespace accel
+}  // namespace accel::launch::job

@@ -12,8 +12,8 @@
 
 #include "lib/launch/job/job_link.h"
 
-namespace accel {
+namespace accel::launch::job {
 
-std::unique_ptr<JobLink> makeMemberLink(const LaunchPlan& plan);
+std::unique_ptr<JobLink> makeMemberLink(const plan::LaunchPlan& plan);
 
-}  // namespace accel
+}  // namespace accel::launch::job

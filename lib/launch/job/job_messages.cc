@@ -11,7 +11,7 @@
 #include "lib/common/json_fields.h"
 #include "lib/common/utf8.h"
 
-namespace accel::job {
+namespace accel::launch::job {
 
 namespace {
 
@@ -20,7 +20,7 @@ using nlohmann::json;
 using Bad = FieldError;
 
 constexpr long long kMaxRound = 1000000;
-constexpr long long kMaxMachines = 1 << 20;  // the store's largest world (launch_plan.cc)
+constexpr long long kMaxMachines = 1 << 20;  // the store's largest world (plan/launch_checks.cc)
 constexpr long long kMaxPid = std::numeric_limits<int>::max();
 constexpr long long kMaxId = 1LL << 53;  // exact in every JSON reader
 constexpr long long kMaxWorkers = 4096;  // one launcher's workers (launch_checks.h)
@@ -66,7 +66,7 @@ json toJson(const Join& m) {
           {"procs", m.procs},     {"role", clamp(m.role, kMaxRoleText)}};
 }
 // The layout as runs of alike machines, "COUNT PROCS ROLE" (the role last: it may hold spaces).
-json runsOf(const std::vector<MachineShare>& layout) {
+json runsOf(const std::vector<plan::MachineShare>& layout) {
   json runs = json::array();
   for (size_t k = 0; k < layout.size();) {
     size_t n = 1;
@@ -167,8 +167,8 @@ std::string shown(const std::string& text) {
   return out;
 }
 
-std::vector<MachineShare> readRuns(Fields& f) {
-  std::vector<MachineShare> layout;
+std::vector<plan::MachineShare> readRuns(Fields& f) {
+  std::vector<plan::MachineShare> layout;
   for (const std::string& run : f.lines("runs", kMaxRuns)) {
     long long count = 0, procs = 0;
     int used = 0;
@@ -179,7 +179,7 @@ std::vector<MachineShare> readRuns(Fields& f) {
       throw Bad(fmt::format("field 'runs': '{}' is not COUNT PROCS ROLE", shown(run)));
     }
     layout.insert(layout.end(), static_cast<size_t>(count),
-                  MachineShare{static_cast<int>(procs), run.substr(static_cast<size_t>(used) + 1)});
+                  plan::MachineShare{static_cast<int>(procs), run.substr(static_cast<size_t>(used) + 1)});
   }
   if (layout.empty()) throw Bad("field 'runs': no machine");
   return layout;
@@ -344,4 +344,4 @@ const char* kindName(const Message& message) {
   return kNames[message.index()];
 }
 
-}  // namespace accel::job
+}  // namespace accel::launch::job

@@ -32,7 +32,7 @@
 
 #include "lib/launch/job/job_link.h"
 
-namespace accel::job {
+namespace accel::launch::job {
 
 inline constexpr int kProtocolVersion = 5;  // 1: the unversioned channel of accel before it
 
@@ -65,7 +65,7 @@ struct Start {
   int version = kProtocolVersion;
   int port = 0;
   int machine = 0;
-  std::vector<MachineShare> layout;
+  std::vector<plan::MachineShare> layout;
 };
 struct Refuse {
   int version = kProtocolVersion;
@@ -168,4 +168,4 @@ bool sameToken(std::string_view a, std::string_view b);
 // The message's "t", for notes ("join", "hb", …).
 const char* kindName(const Message& message);
 
-}  // namespace accel::job
+}  // namespace accel::launch::job

@@ -7,7 +7,7 @@
 
 #include "lib/common/strings.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 std::string describeWorker(const WorkerFailure& f) {
   return fmt::format("{} on machine {} ({})", f.who, f.machine, f.host);
@@ -68,4 +68,4 @@ JobEvent decideRound(int round, int max_restarts, const RoundOutcome& o) {
   return e;
 }
 
-}  // namespace accel
+}  // namespace accel::launch::job

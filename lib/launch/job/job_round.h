@@ -9,7 +9,7 @@
 
 #include "lib/launch/job/job_link.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 // "rank 3 on machine 1 (gpu07)".
 std::string describeWorker(const WorkerFailure& f);
@@ -46,4 +46,4 @@ struct RoundOutcome {
 };
 JobEvent decideRound(int round, int max_restarts, const RoundOutcome& outcome);
 
-}  // namespace accel
+}  // namespace accel::launch::job

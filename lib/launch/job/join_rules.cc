@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 
 #include "lib/common/strings.h"
-#include "lib/launch/plan_layout.h"
+#include "lib/launch/plan/plan_layout.h"
 
-namespace accel {
+namespace accel::launch::job {
 
-std::optional<JoinRefusal> refuseJoin(const LaunchPlan& plan, const job::Join& join, const std::string& address,
+std::optional<JoinRefusal> refuseJoin(const plan::LaunchPlan& plan, const job::Join& join, const std::string& address,
                                       const FindJoined& joined, bool started) {
   const int k = join.machine;
   const std::string who = fmt::format("machine {} ({}, {})", k, join.host, address);
@@ -42,16 +42,16 @@ std::optional<JoinRefusal> refuseJoin(const LaunchPlan& plan, const job::Join& j
   return std::nullopt;
 }
 
-int freeMachine(const LaunchPlan& plan, const FindJoined& joined) {
+int freeMachine(const plan::LaunchPlan& plan, const FindJoined& joined) {
   for (int k = 1; k < plan.num_machines; ++k) {
     if (!joined(k)) return k;
   }
   return -1;
 }
 
-Settled settleLayout(const LaunchPlan& plan, const FindJoined& joined) {
+Settled settleLayout(const plan::LaunchPlan& plan, const FindJoined& joined) {
   Settled out;
-  out.layout.push_back({static_cast<int>(plan.workers.size()), plan.settings.text("role")});
+  out.layout.push_back({static_cast<int>(plan.workers.size()), plan.role});
   std::vector<std::string> counts = {fmt::format("machine 0 ({}) {}", plan.host, plan.workers.size())};
   std::vector<std::pair<std::string, long long>> totals;
   if (!plan.world_at_join) totals.emplace_back(fmt::format("machine 0 ({})", plan.host), plan.world_size);
@@ -61,7 +61,7 @@ Settled settleLayout(const LaunchPlan& plan, const FindJoined& joined) {
     counts.push_back(fmt::format("machine {} ({}) {}", k, j->host, j->share.procs));
     if (j->world) totals.emplace_back(fmt::format("machine {} ({})", k, j->host), j->world);
   }
-  const long long world = worldOf(out.layout);
+  const long long world = plan::worldOf(out.layout);
   for (const auto& [who, total] : totals) {
     if (total == world) continue;
     out.refusal = JoinRefusal{fmt::format("{} was given --num_processes {}, but the machines' workers add up to {}: {}",
@@ -72,7 +72,7 @@ Settled settleLayout(const LaunchPlan& plan, const FindJoined& joined) {
   return out;
 }
 
-std::string missingMachines(const LaunchPlan& plan, const FindJoined& joined) {
+std::string missingMachines(const plan::LaunchPlan& plan, const FindJoined& joined) {
   std::vector<std::string> missing, here;
   for (int k = 1; k < plan.num_machines; ++k) {
     if (const Joined* j = joined(k)) {
@@ -89,4 +89,4 @@ std::string missingMachines(const LaunchPlan& plan, const FindJoined& joined) {
       plan.main_process_port);
 }
 
-}  // namespace accel
+}  // namespace accel::launch::job

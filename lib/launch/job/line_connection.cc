@@ -12,7 +12,7 @@
 #include "lib/common/strings.h"
 #include "lib/launch/job/job_messages.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 using Clock = std::chrono::steady_clock;
 
@@ -78,4 +78,4 @@ std::vector<std::string> LineConnection::service(short revents) {
   return lines;
 }
 
-}  // namespace accel
+}  // namespace accel::launch::job

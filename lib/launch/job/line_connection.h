@@ -14,7 +14,7 @@
 
 #include "lib/common/defaults.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 class LineConnection {
  public:
@@ -58,4 +58,4 @@ inline std::chrono::milliseconds heartbeatInterval(double timeout_seconds) {
   return std::max(std::chrono::milliseconds(1), defaults::fromSeconds(timeout_seconds) / 6);
 }
 
-}  // namespace accel
+}  // namespace accel::launch::job

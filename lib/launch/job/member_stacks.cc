@@ -3,7 +3,7 @@
 
 #include "lib/common/defaults.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 std::optional<JobEvent> MemberStacks::fromHub(const job::Message& m) {
   if (auto* w = std::get_if<job::StacksWanted>(&m)) {
@@ -19,10 +19,10 @@ std::optional<JobEvent> MemberStacks::fromHub(const job::Message& m) {
 }
 
 // One collection may answer both machine 0's gathering and this machine's own.
-void MemberStacks::collected(long long id, const std::vector<RankStack>& stacks) {
+void MemberStacks::collected(long long id, const std::vector<stacks::RankStack>& stacks) {
   const int self = plan_.machine_rank;
   const bool owed = owed_.erase(id) > 0;
-  for (RankStack s : stacks) {
+  for (stacks::RankStack s : stacks) {
     s.machine = self;
     s.host = plan_.host;
     if (owed) {
@@ -50,4 +50,4 @@ std::vector<JobEvent> MemberStacks::finished() {
   return out;
 }
 
-}  // namespace accel
+}  // namespace accel::launch::job

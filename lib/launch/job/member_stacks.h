@@ -14,18 +14,18 @@
 #include "lib/launch/job/job_messages.h"
 #include "lib/launch/job/stack_gatherings.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 class MemberStacks {
  public:
   using Send = std::function<void(const job::Message&)>;
-  MemberStacks(const LaunchPlan& plan, Send send) : plan_(plan), send_(std::move(send)) {}
+  MemberStacks(const plan::LaunchPlan& plan, Send send) : plan_(plan), send_(std::move(send)) {}
 
   // A sw, sp or sd from machine 0: the event it brings (a Collect, or the Stacks of a question
   // once its done arrives), if any.
   std::optional<JobEvent> fromHub(const job::Message& m);
   // This machine's stacks for a Collect: machine 0's share is sent, the own gathering's kept.
-  void collected(long long id, const std::vector<RankStack>& stacks);
+  void collected(long long id, const std::vector<stacks::RankStack>& stacks);
   // Machine 0 is lost: this machine's own gathering for `end`, which waits for it; returns the
   // Collect event to queue.
   JobEvent gatherOwn(JobEvent end);
@@ -35,7 +35,7 @@ class MemberStacks {
   int timeoutMs() const { return own_.timeoutMs(); }
 
  private:
-  const LaunchPlan& plan_;
+  const plan::LaunchPlan& plan_;
   Send send_;
   std::set<long long> owed_;  // machine 0's gatherings this machine owes
   RelayedStacks relayed_;     // the job's stacks for this machine's questions
@@ -43,4 +43,4 @@ class MemberStacks {
   std::optional<JobEvent> held_end_;
 };
 
-}  // namespace accel
+}  // namespace accel::launch::job

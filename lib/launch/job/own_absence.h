@@ -15,7 +15,7 @@
 #include "lib/common/defaults.h"
 #include "lib/launch/job/line_connection.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 class OwnAbsence {
  public:
@@ -54,4 +54,4 @@ class OwnAbsence {
   double absent_for_ = 0;
 };
 
-}  // namespace accel
+}  // namespace accel::launch::job

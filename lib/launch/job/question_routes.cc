@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/job/question_routes.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 long long QuestionRoutes::add(int asker, long long their_id) {
   const auto now = std::chrono::steady_clock::now();
@@ -21,4 +21,4 @@ std::optional<QuestionRoutes::Route> QuestionRoutes::take(long long id) {
   return r;
 }
 
-}  // namespace accel
+}  // namespace accel::launch::job

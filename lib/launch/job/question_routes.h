@@ -9,7 +9,7 @@
 #include <map>
 #include <optional>
 
-namespace accel {
+namespace accel::launch::job {
 
 class QuestionRoutes {
  public:
@@ -31,4 +31,4 @@ class QuestionRoutes {
   long long next_ = 1;
 };
 
-}  // namespace accel
+}  // namespace accel::launch::job

@@ -9,7 +9,7 @@
 #include "lib/common/strings.h"
 #include "lib/common/utf8.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 long long StackGatherings::start(const std::vector<Owed>& machines, std::chrono::milliseconds wait, int asker,
                                  long long asker_id, std::string why) {
@@ -25,10 +25,10 @@ long long StackGatherings::start(const std::vector<Owed>& machines, std::chrono:
   return id;
 }
 
-void StackGatherings::part(long long id, int machine, const RankStack& piece) {
+void StackGatherings::part(long long id, int machine, const stacks::RankStack& piece) {
   auto it = running_.find(id);
   if (it == running_.end() || !it->second.owed.count(machine)) return;  // late, or from a stranger
-  RankStack& s = it->second.ranks[{machine, piece.rank}];
+  stacks::RankStack& s = it->second.ranks[{machine, piece.rank}];
   std::string text = std::move(s.text);
   if (text.size() < kMaxStackText) text += piece.text;  // past it, the rest was cut already
   if (text.size() > kMaxStackText) text = std::string(utf8Prefix(text, kMaxStackText)) + "\n... (cut)\n";
@@ -52,15 +52,15 @@ void StackGatherings::lost(int machine) {
   }
 }
 
-GatheredStacks StackGatherings::result(Gathering& g) const {
-  GatheredStacks out = std::move(g.out.stacks);
+stacks::GatheredStacks StackGatherings::result(Gathering& g) const {
+  stacks::GatheredStacks out = std::move(g.out.stacks);
   const double waited = std::chrono::duration<double>(g.deadline - g.started).count();
   for (const auto& [machine, host] : g.owed) {
     out.notes.push_back(fmt::format("machine {} ({}) sent no stacks within {:g} s", machine, host, waited));
   }
   for (auto& [key, stack] : g.ranks) out.ranks.push_back(std::move(stack));
   std::stable_sort(out.ranks.begin(), out.ranks.end(),
-                   [](const RankStack& a, const RankStack& b) { return a.rank < b.rank; });
+                   [](const stacks::RankStack& a, const stacks::RankStack& b) { return a.rank < b.rank; });
   out.seconds = std::chrono::duration<double>(Clock::now() - g.started).count();
   return out;
 }
@@ -106,8 +106,8 @@ void RelayedStacks::part(const job::StackPart& p) {
   }
 }
 
-GatheredStacks RelayedStacks::done(const job::StacksDone& d) {
-  GatheredStacks g = std::move(arriving_[d.id]);
+stacks::GatheredStacks RelayedStacks::done(const job::StacksDone& d) {
+  stacks::GatheredStacks g = std::move(arriving_[d.id]);
   arriving_.erase(d.id);
   for (const std::string& note : split(d.note, ';')) {
     if (!trim(note).empty()) g.notes.push_back(trim(note));
@@ -118,7 +118,7 @@ GatheredStacks RelayedStacks::done(const job::StacksDone& d) {
   return g;
 }
 
-std::vector<job::StackPart> stackParts(long long id, const RankStack& s) {
+std::vector<job::StackPart> stackParts(long long id, const stacks::RankStack& s) {
   // Parts of at most job::kMaxText bytes, cut between UTF-8 characters.
   constexpr size_t kPiece = job::kMaxText - 8;
   std::vector<job::StackPart> parts;
@@ -134,8 +134,8 @@ std::vector<job::StackPart> stackParts(long long id, const RankStack& s) {
   return parts;
 }
 
-RankStack stackPiece(const job::StackPart& p) {
-  RankStack s;
+stacks::RankStack stackPiece(const job::StackPart& p) {
+  stacks::RankStack s;
   s.rank = p.rank;
   s.pid = p.pid;
   s.machine = p.machine;
@@ -147,4 +147,4 @@ RankStack stackPiece(const job::StackPart& p) {
   return s;
 }
 
-}  // namespace accel
+}  // namespace accel::launch::job

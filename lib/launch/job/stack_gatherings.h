@@ -15,7 +15,7 @@
 #include "lib/launch/job/job_messages.h"
 #include "lib/launch/stacks/collect_stacks.h"
 
-namespace accel {
+namespace accel::launch::job {
 
 inline constexpr size_t kMaxStackText = 512 * 1024;
 
@@ -29,7 +29,7 @@ class StackGatherings {
   struct Finished {
     int asker = 0;           // the machine whose `accel stacks` it answers
     long long asker_id = 0;  // ... and its question's id there; 0: it comes before a stop
-    GatheredStacks stacks;
+    stacks::GatheredStacks stacks;
   };
 
   // A gathering from `machines` that ends by `wait` at the latest; returns its id (for the
@@ -37,7 +37,7 @@ class StackGatherings {
   long long start(const std::vector<Owed>& machines, std::chrono::milliseconds wait, int asker, long long asker_id,
                   std::string why);
   // From machine `machine`: a part of a rank's stack, every one it had, or (lost) nothing more.
-  void part(long long id, int machine, const RankStack& piece);
+  void part(long long id, int machine, const stacks::RankStack& piece);
   void done(long long id, int machine);
   void lost(int machine);
 
@@ -49,11 +49,11 @@ class StackGatherings {
  private:
   struct Gathering {
     std::map<int, std::string> owed;  // machine -> host, until it is done
-    std::map<std::pair<int, int>, RankStack> ranks;
+    std::map<std::pair<int, int>, stacks::RankStack> ranks;
     Clock::time_point started, deadline;
     Finished out;
   };
-  GatheredStacks result(Gathering& g) const;
+  stacks::GatheredStacks result(Gathering& g) const;
 
   std::map<long long, Gathering> running_;
   long long next_id_ = 1;
@@ -64,15 +64,15 @@ class StackGatherings {
 class RelayedStacks {
  public:
   void part(const job::StackPart& part);
-  GatheredStacks done(const job::StacksDone& done);
+  stacks::GatheredStacks done(const job::StacksDone& done);
 
  private:
-  std::map<long long, GatheredStacks> arriving_;
+  std::map<long long, stacks::GatheredStacks> arriving_;
 };
 
 // A rank's stack as the messages that carry it (at least one), and one of them back as the piece
 // StackGatherings::part takes.
-std::vector<job::StackPart> stackParts(long long id, const RankStack& stack);
-RankStack stackPiece(const job::StackPart& part);
+std::vector<job::StackPart> stackParts(long long id, const stacks::RankStack& stack);
+stacks::RankStack stackPiece(const job::StackPart& part);
 
-}  // namespace accel
+}  // namespace accel::launch::job

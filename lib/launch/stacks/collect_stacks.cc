@@ -3,12 +3,12 @@
 
 #include <fmt/format.h>
 
-#include "lib/common/child_process.h"
+#include "lib/common/process/child_process.h"
 #include "lib/common/strings.h"
 #include "lib/launch/stacks/stack_summary.h"
 #include "lib/launch/stacks/stack_tools.h"
 
-namespace accel {
+namespace accel::launch::stacks {
 
 namespace {
 
@@ -19,7 +19,7 @@ std::string lastLine(const std::string& text) {
 
 // A tool's failure is the rank's problem only when it printed no frame: gdb exits 1 after a
 // command that failed (the collective in a program without libaccel_runtime) and a stack.
-void finish(RankStack& s, const Captured& c, bool python, std::chrono::milliseconds limit) {
+void finish(RankStack& s, const process::Captured& c, bool python, std::chrono::milliseconds limit) {
   s.summary = python ? summarizePythonStack(c.output) : summarizeNativeStack(c.output);
   if (c.timed_out) {
     s.problem = fmt::format("{} did not finish within {:g} s", s.tool, limit.count() / 1000.0);
@@ -50,7 +50,7 @@ std::vector<RankStack> collectStacks(const std::vector<RunningRank>& ranks,
     if (!c.argv.empty()) argvs.push_back(c.argv);
     commands.push_back(std::move(c));
   }
-  const std::vector<Captured> captured = captureOutputs(argvs, limit, true);
+  const std::vector<process::Captured> captured = process::captureOutputs(argvs, limit, true);
   for (size_t i = 0, k = 0; i < out.size(); ++i) {
     if (!commands[i].argv.empty()) finish(out[i], captured[k++], commands[i].python, limit);
   }
@@ -94,4 +94,4 @@ std::string stacksText(const std::vector<RankStack>& stacks) {
   return out;
 }
 
-}  // namespace accel
+}  // namespace accel::launch::stacks

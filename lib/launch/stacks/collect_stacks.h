@@ -11,7 +11,7 @@
 
 #include "lib/launch/stacks/running_jobs.h"
 
-namespace accel {
+namespace accel::launch::stacks {
 
 struct RankStack {
   int rank = 0;
@@ -47,4 +47,4 @@ std::string stacksText(const std::vector<RankStack>& stacks);
 // Whether the stacks come from more than one machine.
 bool severalMachines(const std::vector<RankStack>& stacks);
 
-}  // namespace accel
+}  // namespace accel::launch::stacks

@@ -14,7 +14,7 @@
 #include "lib/common/strings.h"
 #include "lib/launch/launch_env.h"
 
-namespace accel {
+namespace accel::launch::stacks {
 
 namespace {
 
@@ -126,4 +126,4 @@ RunningJob selectJob(const std::vector<RunningJob>& jobs, const std::string& sel
                    jobs.empty() ? "no accel job is running on this machine" : "running: " + listed(jobs));
 }
 
-}  // namespace accel
+}  // namespace accel::launch::stacks

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace accel {
+namespace accel::launch::stacks {
 
 struct RunningRank {
   int rank = 0;
@@ -30,4 +30,4 @@ std::vector<RunningJob> findRunningJobs();
 // a pid that is no launcher of a job (saying what it runs), an unknown run id.
 RunningJob selectJob(const std::vector<RunningJob>& jobs, const std::string& selector);
 
-}  // namespace accel
+}  // namespace accel::launch::stacks

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,7 +12,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-namespace accel {
+#include "lib/common/error.h"
+#include "lib/common/process/child.h"
+#include "lib/common/write_fully.h"
+
+namespace accel::launch::stacks {
 
 namespace {
 
@@ -24,33 +27,15 @@ constexpr size_t kMaxOutput = 64u << 20;
 // How much longer than the tools' limit the process may take to write and end.
 constexpr auto kMargin = std::chrono::seconds(1);
 
-void writeAll(int fd, const std::string& text) {
-  for (size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
-  }
-}
-
-// The collecting process: the launcher's signals back to their defaults (they are blocked
-// there for its signalfd), dead with the launcher, then the tools and the answer.
-[[noreturn]] void collectInChild(int out, pid_t launcher, const std::vector<RunningRank>& ranks,
-                                 const std::map<std::string, std::string>& env, std::chrono::milliseconds limit) {
-  ::setpgid(0, 0);
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != launcher) _exit(1);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) ::signal(s, SIG_DFL);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  GatheredStacks g;
-  g.ranks = collectStacks(ranks, env, limit);
-  writeAll(out, encodeStacks(g));
-  _exit(0);
-}
-
 }  // namespace
+
+process::ChildSpec collectorChild(std::function<int()> body) {
+  process::ChildSpec spec;
+  spec.own_group = true;
+  spec.death_signal = SIGKILL;
+  spec.body = std::move(body);
+  return spec;
+}
 
 StackCollector::~StackCollector() { stop(); }
 
@@ -75,19 +60,23 @@ void StackCollector::start(const std::vector<RunningRank>& ranks, const std::map
     ready_ = finish(fmt::format("the launcher could not make a pipe: {}", std::strerror(errno)));
     return;
   }
-  const pid_t launcher = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
+  // The tools run from the collecting process, which writes their answer on the pipe.
+  const int out = ends[1];
+  pid_t pid = -1;
+  try {
+    pid = process::spawnChild(collectorChild([&ranks, &env, limit, out] {
+      GatheredStacks g;
+      g.ranks = collectStacks(ranks, env, limit);
+      writeFully(out, encodeStacks(g));
+      return 0;
+    }));
+  } catch (const Error& e) {
     ::close(ends[0]);
-    collectInChild(ends[1], launcher, ranks, env, limit);
-  }
-  ::close(ends[1]);
-  if (pid < 0) {
-    ::close(ends[0]);
-    ready_ = finish(fmt::format("the launcher could not fork: {}", std::strerror(errno)));
+    ::close(ends[1]);
+    ready_ = finish(fmt::format("the launcher could not start the collecting process: {}", e.what()));
     return;
   }
-  ::setpgid(pid, pid);  // as the child does: whichever runs first
+  ::close(ends[1]);
   pid_ = pid;
   fd_ = ends[0];
   limit_ = limit;
@@ -184,4 +173,4 @@ std::optional<GatheredStacks> decodeStacks(const std::string& text) {
   }
 }
 
-}  // namespace accel
+}  // namespace accel::launch::stacks

@@ -12,14 +12,16 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "lib/common/process/child.h"
 #include "lib/launch/stacks/collect_stacks.h"
 
-namespace accel {
+namespace accel::launch::stacks {
 
 class StackCollector {
  public:
@@ -55,9 +57,13 @@ class StackCollector {
   std::optional<std::vector<RankStack>> ready_;
 };
 
+// The collecting process as lib/common/process/child.h starts it: `body` in a process group of
+// its own (stop() ends the tools with it), dying with the launcher as its workers do.
+process::ChildSpec collectorChild(std::function<int()> body);
+
 // The wire between the collecting process and the launcher, and between the launcher and `accel
 // stacks`: one JSON object, and back; nullopt when `text` is not that.
 std::string encodeStacks(const GatheredStacks& stacks);
 std::optional<GatheredStacks> decodeStacks(const std::string& text);
 
-}  // namespace accel
+}  // namespace accel::launch::stacks

@@ -7,7 +7,7 @@
 #include "lib/common/strings.h"
 #include "lib/launch/stacks/stack_tools.h"
 
-namespace accel {
+namespace accel::launch::stacks {
 
 namespace {
 
@@ -109,4 +109,4 @@ std::string summarizeNativeStack(const std::string& text) {
   return where.empty() ? collective : where + "; " + collective;
 }
 
-}  // namespace accel
+}  // namespace accel::launch::stacks

@@ -10,9 +10,9 @@
 
 #include <string>
 
-namespace accel {
+namespace accel::launch::stacks {
 
 std::string summarizePythonStack(const std::string& py_spy_dump);
 std::string summarizeNativeStack(const std::string& gdb_or_eu_stack);
 
-}  // namespace accel
+}  // namespace accel::launch::stacks

@@ -7,10 +7,11 @@
 #include <fstream>
 
 #include "lib/common/strings.h"
+#include "lib/common/variables.h"
+#include "lib/launch/facts/program.h"
 #include "lib/launch/launch_env.h"
-#include "lib/launch/program.h"
 
-namespace accel {
+namespace accel::launch::stacks {
 
 namespace {
 
@@ -23,20 +24,15 @@ bool isPythonName(const std::string& exe) {
 
 std::string executableAt(const std::string& path) { return ::access(path.c_str(), X_OK) == 0 ? path : ""; }
 
-std::string valueOf(const std::map<std::string, std::string>& env, const char* name) {
-  auto it = env.find(name);
-  return it == env.end() ? "" : it->second;
-}
-
 // PATH, then the interpreter's own bin/ (where `pip install py-spy` in a venv puts it), then
 // ACCEL_PY_SPY.
-std::string findPySpy(const std::string& interpreter, const std::map<std::string, std::string>& env) {
-  if (std::string found = findExecutable("py-spy", valueOf(env, "PATH")); !found.empty()) return found;
+std::string findPySpy(const std::string& interpreter, const std::map<std::string, std::string>& vars) {
+  if (std::string found = facts::findExecutable("py-spy", env::kPath.in(vars)); !found.empty()) return found;
   if (std::string beside = executableAt(interpreter.substr(0, interpreter.rfind('/') + 1) + "py-spy");
       !beside.empty()) {
     return beside;
   }
-  return executableAt(valueOf(env, launch_env::kPySpy));
+  return executableAt(env::kPySpy.in(vars));
 }
 
 // The interpreter as it was started: a virtual environment's bin/python is a link to the real
@@ -72,8 +68,8 @@ StackCommand stackCommand(pid_t pid, const std::map<std::string, std::string>& e
     }
     return c;
   }
-  const std::string path = valueOf(env, "PATH");
-  if (std::string gdb = findExecutable("gdb", path); !gdb.empty()) {
+  const std::string path = env::kPath.in(env);
+  if (std::string gdb = facts::findExecutable("gdb", path); !gdb.empty()) {
     c.tool = "gdb";
     // Last, so that in a program without libaccel_runtime its "No symbol" error ends nothing.
     c.argv = {gdb,
@@ -87,7 +83,7 @@ StackCommand stackCommand(pid_t pid, const std::map<std::string, std::string>& e
               "thread apply all bt",
               "-ex",
               std::string("printf \"") + kCollectiveNowMark + "%s\\n\", (char*) &accel_collective_now"};
-  } else if (std::string eu_stack = findExecutable("eu-stack", path); !eu_stack.empty()) {
+  } else if (std::string eu_stack = facts::findExecutable("eu-stack", path); !eu_stack.empty()) {
     c.tool = "eu-stack";
     c.argv = {eu_stack, "-p", id};
   } else {
@@ -97,4 +93,4 @@ StackCommand stackCommand(pid_t pid, const std::map<std::string, std::string>& e
   return c;
 }
 
-}  // namespace accel
+}  // namespace accel::launch::stacks

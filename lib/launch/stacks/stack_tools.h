@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace accel {
+namespace accel::launch::stacks {
 
 // gdb also prints libaccel_runtime's `accel_collective_now` (runtime/comm/collective_now.h) on a
 // line of its own after this mark.
@@ -33,4 +33,4 @@ StackCommand stackCommand(pid_t pid, const std::map<std::string, std::string>& e
 // The program `pid` runs (/proc/PID/exe), or "" when it cannot be read.
 std::string processExecutable(pid_t pid);
 
-}  // namespace accel
+}  // namespace accel::launch::stacks

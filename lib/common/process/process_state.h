@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the kernel says of a process right now (/proc/PID/stat): whether it exists and whether
+// it can make progress. The launcher answers questions about its workers with it, and a rank
+// that waited in vain for a peer on its own machine names the peer's state with it: evidence,
+// never a guess. Thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace accel::process {
+
+struct ProcessState {
+  bool exists = false;
+  char state = '?';  // /proc's letter: R running, S sleeping, D disk wait, T stopped, t traced, Z zombie
+
+  bool stopped() const { return exists && (state == 'T' || state == 't'); }
+  // "alive but stopped (state T: SIGSTOP or Ctrl-Z)", "alive and running (state R)", "gone", …
+  std::string describe() const;
+};
+
+ProcessState processState(pid_t pid);
+
+}  // namespace accel::process

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/console/output_stream.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "lib/common/write_fully.h"
+
+namespace accel::launch::console {
+
+OutputStream::OutputStream(StreamSetup setup) : setup_(std::move(setup)) {}
+
+OutputStream::~OutputStream() {
+  if (setup_.log_fd >= 0) ::close(setup_.log_fd);
+}
+
+void OutputStream::feed(const char* data, size_t size, Clock::time_point now) {
+  const std::string_view bytes(data, size);
+  if (setup_.log_fd >= 0) writeFully(setup_.log_fd, escapes_.filter(bytes));
+  lines_.feed(
+      bytes, [this](std::string_view line) { complete(line); }, [this, now](std::string_view f) { frame(f, now); });
+  const std::string_view open = lines_.visible();
+  if (live()) {
+    setup_.console->live(setup_.key, open.empty() ? std::string() : setup_.prefix + std::string(open));
+  } else if (!open.empty() && !lines_.framed() && !open_since_) {
+    open_since_ = now;
+  }
+}
+
+void OutputStream::finish() {
+  if (!lines_.visible().empty()) complete(lines_.takeOpen());
+  if (live()) setup_.console->live(setup_.key, "");
+}
+
+void OutputStream::complete(std::string_view line) {
+  if (!setup_.duplicate.empty() && line.starts_with(setup_.duplicate)) line.remove_prefix(setup_.duplicate.size());
+  if (setup_.keep_lines > 0) {
+    last_.emplace_back(line);
+    if (last_.size() > setup_.keep_lines) last_.pop_front();
+  }
+  open_since_.reset();
+  frame_waiting_ = false;
+  show(line);
+}
+
+void OutputStream::show(std::string_view text) {
+  if (shown()) setup_.console->line(setup_.console_fd, setup_.prefix, text);
+}
+
+void OutputStream::frame(std::string_view text, Clock::time_point now) {
+  if (!shown() || live()) return;
+  open_since_.reset();
+  if (frame_at_ && now - *frame_at_ < setup_.progress_interval) {
+    frame_waiting_ = true;
+    return;
+  }
+  show(text);
+  frame_at_ = now;
+  frame_waiting_ = false;
+}
+
+void OutputStream::tick(Clock::time_point now) {
+  if (open_since_ && now - *open_since_ >= kOpenLine) {
+    show(lines_.takeOpen() + "…");
+    open_since_.reset();
+  }
+  if (frame_waiting_ && now - *frame_at_ >= setup_.progress_interval) {
+    show(lines_.lastFrame());
+    frame_at_ = now;
+    frame_waiting_ = false;
+  }
+}
+
+std::optional<OutputStream::Clock::time_point> OutputStream::deadline() const {
+  std::optional<Clock::time_point> at;
+  if (open_since_) at = *open_since_ + kOpenLine;
+  if (frame_waiting_) {
+    const auto frame_due = *frame_at_ + setup_.progress_interval;
+    at = at ? std::min(*at, frame_due) : frame_due;
+  }
+  return at;
+}
+
+}  // namespace accel::launch::console

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/plan/launch_checks.h"
+
+#include <fmt/format.h>
+
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+#include "lib/config/validate.h"
+
+namespace accel::launch::plan {
+
+// The store serves at most 2^20 ranks (kMaxWorldSize in runtime/store/tcp_store_protocol.h) and
+// one launcher supervises at most 4096 workers: larger counts are typos, refused before a plan of
+// that size is built (or a count is narrowed to int).
+namespace {
+
+constexpr long long kMaxWorldSize = 1 << 20;
+constexpr long long kMaxLocalWorkers = 4096;
+
+}  // namespace
+
+void checkSizes(const settings::LaunchSettings& s) {
+  const settings::Placement& p = s.placement;
+  const long long processes = p.num_processes.value, machines = p.num_machines.value;
+  auto atMost = [](const char* key, const settings::Setting<long long>& setting, const char* hint) {
+    if (setting.value <= kMaxWorldSize) return;
+    throw UsageError(fmt::format("{} {} ({}) is more than accel can launch ({} at most)", key, setting.value,
+                                 setting.origin.text(), kMaxWorldSize),
+                     hint);
+  };
+  atMost("num_machines", p.num_machines, "");
+  atMost("num_processes", p.num_processes, "num_processes counts processes across all machines");
+  const long long local = p.nproc_per_node.value;
+  if (local > kMaxLocalWorkers) {
+    throw UsageError(
+        fmt::format("num_processes {} ({}) over {} machine(s) is {} workers on this machine; accel starts at "
+                    "most {} on one machine",
+                    processes, p.num_processes.origin.text(), machines, local, kMaxLocalWorkers),
+        "lower --num_processes, or spread the processes over more machines with --num_machines");
+  }
+}
+
+void checkCounts(const settings::LaunchSettings& s, const facts::Machine& facts) {
+  const settings::Placement& p = s.placement;
+  const long long processes = p.num_processes.value, machines = p.num_machines.value;
+  const long long per_machine = p.nproc_per_node.value;
+  if (processes < 1) throw UsageError(fmt::format("num_processes must be at least 1, got {}", processes));
+  if (machines < 1) throw UsageError(fmt::format("num_machines must be at least 1, got {}", machines));
+  if (processes < machines) {
+    throw UsageError(
+        fmt::format("num_processes {} ({}) is fewer than num_machines {} ({}): every machine runs at least "
+                    "one process",
+                    processes, p.num_processes.origin.text(), machines, p.num_machines.origin.text()),
+        "num_processes counts processes across all machines");
+  }
+  if (per_machine < 1) throw UsageError(fmt::format("nproc_per_node must be at least 1, got {}", per_machine));
+  const long long rank = p.machine_rank.value;
+  if ((rank < 0 && !p.join_order) || rank >= machines) {
+    throw UsageError(
+        fmt::format("machine_rank {} ({}) must be from 0 to {}", rank, p.machine_rank.origin.text(), machines - 1));
+  }
+  const auto& type = s.paradigm.distributed_type;
+  if (type.value == "MULTI_GPU" && type.origin.source == settings::Source::CommandLine && processes < 2) {
+    throw UsageError("--multi_gpu needs at least 2 processes, got num_processes " + std::to_string(processes));
+  }
+  if (s.paradigm.use_cpu.value) return;
+  std::string problem;
+  auto ids = parseGpuIds(s.keys.text("gpu_ids"), problem);
+  if (!ids) throw UsageError(problem, "use `all` or GPU indices such as 0,1");
+  for (int id : *ids) {
+    if (id >= facts.physical_gpus) {
+      throw UsageError(fmt::format("gpu_ids ({}) names GPU {}, but this machine has {} GPU(s)",
+                                   s.keys.origin("gpu_ids").text(), id, facts.physical_gpus),
+                       "run `accel env` to list the GPUs");
+    }
+  }
+  int usable = ids->empty() ? facts.visible_gpus : static_cast<int>(ids->size());
+  if (usable == 0) {
+    throw UsageError(fmt::format("distributed_type {} needs GPUs, but none is visible ({})", type.value,
+                                 facts.gpu_note.empty() ? "0 GPUs" : facts.gpu_note),
+                     "pass --cpu to run CPU workers");
+  }
+  if (per_machine > usable && !s.torchrun.grammar.value) {  // torchrun lets processes share a GPU
+    throw UsageError(
+        fmt::format("{} processes per machine but only {} GPU(s) {}: one process per GPU", per_machine, usable,
+                    ids->empty() ? "visible" : "in gpu_ids"),
+        fmt::format("pass --num_processes {} (per machine: {}), or --cpu for CPU workers", usable * machines, usable));
+  }
+}
+
+void checkFsdp(const settings::LaunchSettings& s) {
+  if (s.paradigm.distributed_type.value == "FSDP" &&
+      s.keys.value("fsdp_config.fsdp_cpu_ram_efficient_loading") == true &&
+      s.keys.value("fsdp_config.fsdp_sync_module_states") == false) {
+    throw UsageError("fsdp_cpu_ram_efficient_loading needs fsdp_sync_module_states",
+                     "set fsdp_sync_module_states: true, or turn off CPU-RAM-efficient loading");
+  }
+}
+
+}  // namespace accel::launch::plan

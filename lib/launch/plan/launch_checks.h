@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a launch refuses before its plan is built (launch_plan.h): each throws UsageError naming
+// the value, where it came from (flag, config, default) and a fix.
+#pragma once
+
+#include "lib/launch/settings/launch_settings.h"
+
+namespace accel::launch::plan {
+
+// Counts no launch can mean: more than the store serves (2^20 ranks) or one launcher supervises
+// (4096 workers). First, so that every count below fits an int.
+void checkSizes(const settings::LaunchSettings& s);
+// Processes and machines that do not divide, a machine_rank outside the job, --multi_gpu with one
+// process, gpu_ids naming GPUs that do not exist, more processes per machine than GPUs (except
+// under `accel torchrun`, which, as torchrun, lets processes share a GPU).
+void checkCounts(const settings::LaunchSettings& s, const facts::Machine& facts);
+// FSDP's CPU-RAM-efficient loading without synced module states, as Accelerate refuses it.
+void checkFsdp(const settings::LaunchSettings& s);
+
+}  // namespace accel::launch::plan

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// A launch's plan: the whole job (its machines, each machine's processes and role, the world,
+// where machine 0 is reached, the job's identity and times) and this machine's share (its
+// workers, their output). Plain data, built only by plan::build (build.h) from the settings and
+// the facts, and never changed after: a new round builds a new plan. Each worker's environment
+// is derived from the plan when it starts (worker_env.h).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lib/common/defaults.h"
+#include "lib/launch/settings/head_place.h"
+#include "lib/launch/settings/launch_settings.h"
+
+namespace accel::launch::plan {
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+// One worker this machine starts.
+struct WorkerSpec {
+  int rank = 0;
+  int local_rank = 0;
+  int role_rank = 0;
+  std::vector<std::string> argv;
+  std::vector<int> cpus;            // enable_cpu_affinity: pinned to these CPUs; empty: the launcher's affinity
+  std::string label;                // the output prefix's name when not "rank N" (an mpirun that runs them all)
+  std::string cuda_visible_device;  // --virtual_local_rank: the one GPU it sees ("" for the job's setting)
+  std::vector<std::pair<std::string, std::string>> own_env;  // its own variables (an mpirun's), over the job's
+};
+
+// Each machine's workers and role, in machine order: ranks are contiguous, machine by machine
+// (torchrun's assignment), and ROLE_RANK counts among the machines of the same role.
+struct MachineShare {
+  int procs = 0;
+  std::string role;
+  bool operator==(const MachineShare&) const = default;
+};
+
+// One machine of a hostfile launch, and the place the head sends it (fleet/head_orders.h).
+struct HostPlan {
+  settings::HeadPlace place;
+  bool local = false;  // this machine: run without ssh
+};
+
+struct LaunchPlan {
+  // What this launcher runs: its machine's workers (one mpirun among them for an MPI launch),
+  // every host's launcher (a hostfile head, over ssh), or one launcher per node through srun.
+  enum class Kind { Workers, Fleet, Srun } kind = Kind::Workers;
+
+  // ---- the whole job ----
+  int num_machines = 1;
+  int machine_rank = 0;  // -1: given out by machine 0 at the join (a c10d endpoint's join order)
+  // Every machine's share. On several machines each machine knows only its own until the join
+  // (world_at_join); then machine 0 settles it, and the next plan is built from the settled one.
+  std::vector<MachineShare> layout;
+  int world_size = 1;
+  bool world_at_join = false;
+  std::string master_addr;  // where every machine reaches machine 0 (machine_zero.h)
+  int master_port = defaults::kMainProcessPort;
+  int main_process_port = defaults::kMainProcessPort;  // as configured (messages; master_port may move)
+  int job_port = 0;                                    // the launchers' job channel on machine 0
+  std::string run_id;                                  // TORCHELASTIC_RUN_ID; names the launch's folder in log_dir
+  std::string token;                                   // the job's store token: a launcher of another job is refused
+  std::string role = "default";
+  int max_restarts = 0;
+  double grace_period = defaults::kGracePeriodSeconds;
+  double heartbeat_timeout = defaults::kHeartbeatTimeoutSeconds;
+  double join_timeout = defaults::kJoinTimeoutSeconds;
+  double hang_timeout = 0;  // 0: off
+  double stacks_timeout = defaults::kStacksTimeoutSeconds;
+
+  // ---- this machine ----
+  std::string host;                           // this machine's host name
+  std::string label_host;                     // "" on one machine; the host name in "[host:rank N]" otherwise
+  std::vector<WorkerSpec> workers;            // by local rank
+  bool torchrun_env = true;                   // the workers get torchrun's ranks (RANK, WORLD_SIZE, …)
+  bool virtual_local_rank = false;            // torchrun's --virtual_local_rank: every LOCAL_RANK is 0
+  Env exports;                                // every worker's variables that come from the settings
+  std::vector<std::string> unset;             // the launcher's variables the workers must not inherit
+  std::string socket_interface;               // the workers' GLOO/NCCL_SOCKET_IFNAME ("" for none)
+  std::vector<std::string> socket_variables;  // which of the two the launcher's environment leaves to it
+  std::vector<std::string> user_env;          // --env KEY=VALUE the workers get, accel's own left out
+
+  // ---- the workers' output ----
+  std::string log_dir;                         // "" for none
+  std::string line_prefix_template;            // torchrun's, for console lines; "" for "[rank N] "
+  int console_streams = 3;                     // bit 1 stdout, bit 2 stderr (torchrun --tee encoding)
+  std::map<int, int> console_streams_by_rank;  // local rank -> streams, overriding the above
+  std::set<int> console_ranks;                 // local ranks shown on the console; empty = all
+  settings::Pty pty = settings::Pty::Auto;
+  int stdin_rank = -1;  // the rank that takes the user's input on this machine (-1: none here)
+  double progress_interval = 10;
+
+  // ---- other kinds ----
+  std::vector<HostPlan> hosts;         // Kind::Fleet: every selected host, machine 0 first
+  std::vector<std::string> srun_argv;  // Kind::Srun: what this launcher execs
+
+  std::vector<std::string> notes;  // what the plan decided that the user should know
+};
+
+// The machine whose launcher starts `rank` (ranks are numbered machine by machine), or -1.
+int machineOfRank(const LaunchPlan& plan, int rank);
+
+}  // namespace accel::launch::plan

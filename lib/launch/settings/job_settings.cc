@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/settings/job_settings.h"
+
+#include <cmath>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "lib/common/defaults.h"
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+#include "lib/common/variables.h"
+#include "lib/launch/launch_env.h"
+#include "lib/launch/settings/launch_settings.h"
+
+namespace accel::launch::settings {
+
+namespace {
+
+// A positive number of seconds, or UsageError naming where it came from and what it said.
+double seconds(const std::string& text, const std::string& where) {
+  const auto v = parsePositiveSeconds(text);
+  if (!v) throw UsageError(fmt::format("{}: '{}' is not a number of seconds above 0", where, text), "e.g. 30 or 2.5");
+  return *v;
+}
+
+// Seconds, 0 meaning off, or UsageError naming where it came from.
+double secondsOrOff(const std::string& text, const std::string& where) {
+  const auto v = parseDouble(text);
+  if (!v || !std::isfinite(*v) || *v < 0) {
+    throw UsageError(fmt::format("{}: '{}' is not a number of seconds (0 for off)", where, text), "e.g. 300 or 0");
+  }
+  return *v;
+}
+
+// A setting in seconds from its flag (read by `read_flag`), else its variable's row (read as
+// the row reads it: the one parse a variable has), else the row's fallback.
+template <class ReadFlag>
+Setting<double> secondsFrom(const char* key, std::optional<double> flag, ReadFlag read_flag,
+                            const env::Variable<double>& variable, const facts::Machine& f) {
+  if (flag) return {read_flag(fmt::format("{}", *flag), std::string("--") + key), fromCommandLine()};
+  if (variable.setIn(f.env)) return {variable.in(f.env), fromEnvironment()};
+  return {variable.fallback(), fromDefault()};
+}
+
+// A TCP port, or UsageError saying what was given ("--job_port 0", "ACCEL_JOB_PORT='x'").
+long long port(std::optional<long long> v, const std::string& given) {
+  if (!v || *v < 1 || *v > 65535) throw UsageError(fmt::format("{} is not a port (1-65535)", given));
+  return *v;
+}
+
+// torchrun's "join_timeout=900,read_timeout=60": join_timeout applies, the rest is noted.
+void readRdzvConf(JobChannel& c, const std::string& conf, std::vector<std::string>& notes) {
+  for (const auto& item : split(conf, ',')) {
+    if (trim(item).empty()) continue;
+    auto eq = item.find('=');
+    const std::string key = trim(item.substr(0, eq));
+    if (eq == std::string::npos) {
+      throw UsageError(fmt::format("--rdzv_conf: '{}' is not KEY=VALUE", item), "e.g. --rdzv_conf join_timeout=900");
+    }
+    if (key == "join_timeout") {
+      c.join_timeout = {seconds(item.substr(eq + 1), "--rdzv_conf join_timeout"), fromCommandLine()};
+    } else {
+      notes.push_back(
+          fmt::format("--rdzv_conf {} ignored: accel's rendezvous is static (rank 0's store at "
+                      "main_process_ip:main_process_port); join_timeout is the key it reads",
+                      key));
+    }
+  }
+}
+
+}  // namespace
+
+JobChannel resolveJobChannel(long long main_port, const LaunchOptions& o, const facts::Machine& f,
+                             std::vector<std::string>& notes) {
+  JobChannel c;
+  if (o.job_port) {
+    c.job_port = {static_cast<int>(port(*o.job_port, fmt::format("--job_port {}", *o.job_port))), fromCommandLine()};
+  } else if (env::kJobPort.setIn(f.env)) {
+    c.job_port = {env::kJobPort.in(f.env), fromEnvironment()};
+  } else {
+    // 0: picked with the store's port.
+    c.job_port = {main_port > 0 && main_port < 65535 ? static_cast<int>(main_port) + 1 : 0, fromDefault()};
+  }
+  c.heartbeat_timeout = secondsFrom("heartbeat_timeout", o.heartbeat_timeout, seconds, env::kHeartbeatTimeout, f);
+  c.join_timeout = {defaults::kJoinTimeoutSeconds, fromDefault()};
+  if (o.rdzv_conf) readRdzvConf(c, *o.rdzv_conf, notes);
+  // The workers read ACCEL_COLLECTIVE_TIMEOUT themselves; checked here so a bad value stops the
+  // launch (exit 2) instead of every worker.
+  c.collective_timeout =
+      secondsFrom("collective_timeout", o.collective_timeout, seconds, launch_env::kCollectiveTimeout, f);
+  c.hang_timeout = secondsFrom("hang_timeout", o.hang_timeout, secondsOrOff, env::kHangTimeout, f);
+  c.stacks_timeout = secondsFrom("stacks_timeout", std::nullopt, secondsOrOff, env::kStacksTimeout, f);
+  return c;
+}
+
+}  // namespace accel::launch::settings

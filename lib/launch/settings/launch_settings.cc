@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/settings/launch_settings.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "lib/common/defaults.h"
+#include "lib/common/error.h"
+#include "lib/common/strings.h"
+#include "lib/common/variables.h"
+#include "lib/config/schema.h"
+#include "lib/launch/launch_env.h"
+#include "lib/launch/settings/job_settings.h"
+#include "lib/launch/settings/launch_args.h"
+#include "lib/launch/settings/line_prefix.h"
+#include "lib/launch/settings/placement_settings.h"
+#include "lib/launch/settings/terminal_settings.h"
+#include "lib/launch/settings/torchrun_args.h"
+
+namespace accel::launch::settings {
+
+namespace {
+
+using nlohmann::json;
+
+// Schema keys that LaunchSettings carries as typed fields (the paradigm and the placement).
+constexpr std::string_view kTypedKeys[] = {"distributed_type", "use_cpu",         "num_processes",    "num_machines",
+                                           "machine_rank",     "main_process_ip", "main_process_port"};
+
+bool typedKey(std::string_view key) {
+  return std::find(std::begin(kTypedKeys), std::end(kTypedKeys), key) != std::end(kTypedKeys);
+}
+
+void checkParadigmFlags(const LaunchOptions& o) {
+  std::vector<std::string> given;
+  if (o.cpu) given.push_back("--cpu");
+  if (o.multi_gpu) given.push_back("--multi_gpu");
+  if (o.tpu) given.push_back("--tpu");
+  if (o.use_deepspeed) given.push_back("--use_deepspeed");
+  if (o.use_fsdp) given.push_back("--use_fsdp");
+  if (o.use_megatron_lm) given.push_back("--use_megatron_lm");
+  if (given.size() > 1) {
+    throw UsageError(
+        "you can only use one of --cpu, --multi_gpu, --tpu, --use_deepspeed, "
+        "--use_fsdp, --use_megatron_lm at a time, but got " +
+        join(given, " and "));
+  }
+  if (o.tpu) throw UsageError("TPU launches are not supported by accel", "accel launches on NVIDIA GPUs and CPUs");
+  if (o.use_parallelism_config && !o.use_fsdp) {
+    throw UsageError("--use_parallelism_config needs --use_fsdp with FSDP 2", "add --use_fsdp --fsdp_version 2");
+  }
+}
+
+std::string paradigmFromFlags(const LaunchOptions& o) {
+  if (o.use_deepspeed) return "DEEPSPEED";
+  if (o.use_fsdp) return "FSDP";
+  if (o.use_megatron_lm) return "MEGATRON_LM";
+  if (o.multi_gpu) return "MULTI_GPU";
+  return "";
+}
+
+// Like Accelerate without a config: several GPUs turn on multi-GPU, unless one process asked.
+// torchrun's --nproc_per_node cpu asks for CPU workers as --cpu does.
+Setting<std::string> probedType(const LaunchOptions& o, const facts::Machine& f) {
+  const bool cpu = o.cpu || o.nproc_per_node == "cpu";
+  std::optional<long long> asked;
+  if (auto it = o.values.find("num_processes"); it != o.values.end()) asked = it->second.get<long long>();
+  if (auto n = o.nproc_per_node ? parseInt(*o.nproc_per_node) : std::nullopt; !asked && n) asked = *n;
+  const auto slurm = detectSlurm(f.env);
+  const bool several_gpus = f.visible_gpus > 1 || (slurm && slurm->gpus_on_node.value_or(0) > 1);
+  const bool gpu = !cpu && several_gpus && !(asked && *asked == 1);
+  const Origin origin = o.cpu ? derivedFrom("--cpu")
+                        : cpu ? derivedFrom("--nproc_per_node cpu")
+                              : Origin{Source::Machine, "GPU probe"};
+  return {gpu ? "MULTI_GPU" : (asked && *asked > 1 ? "MULTI_CPU" : "NO"), origin};
+}
+
+Setting<std::string> resolveType(const LaunchOptions& o, const std::optional<Config>& config, const facts::Machine& f) {
+  const json* file = config ? config->find("distributed_type") : nullptr;
+  Setting<std::string> type = !paradigmFromFlags(o).empty()
+                                  ? Setting<std::string>{paradigmFromFlags(o), fromCommandLine()}
+                              : file && !o.cpu ? Setting<std::string>{file->get<std::string>(), fromConfigFile()}
+                                               : probedType(o, f);
+  static const std::vector<std::string> launchable = {"NO",        "MULTI_CPU", "MULTI_GPU",
+                                                      "DEEPSPEED", "FSDP",      "MEGATRON_LM"};
+  if (std::find(launchable.begin(), launchable.end(), type.value) == launchable.end()) {
+    throw UsageError("distributed_type " + type.value + " cannot be launched by accel",
+                     "accel launches NVIDIA GPU (MULTI_GPU, DEEPSPEED, FSDP, MEGATRON_LM) and CPU "
+                     "(NO, MULTI_CPU) jobs");
+  }
+  return type;
+}
+
+Setting<bool> resolveUseCpu(const std::string& type, const LaunchOptions& o, const std::optional<Config>& config,
+                            const facts::Machine& f) {
+  const json* file = config ? config->find("use_cpu") : nullptr;
+  if (o.cpu || (o.nproc_per_node == "cpu" && !isGpuType(type))) {
+    return {true, o.cpu ? fromCommandLine() : fromCommandLine("--nproc_per_node cpu")};
+  }
+  if (file && *file == true) return {true, fromConfigFile()};
+  if (type == "MULTI_CPU") return {true, derivedFrom("distributed_type")};
+  if (f.visible_gpus == 0 && !isGpuType(type)) return {true, {Source::Machine, "GPU probe"}};
+  return {false, file ? fromConfigFile() : fromDefault()};
+}
+
+Paradigm resolveParadigm(const LaunchOptions& o, const std::optional<Config>& config, const facts::Machine& f) {
+  Paradigm p;
+  p.distributed_type = resolveType(o, config, f);
+  p.use_cpu = resolveUseCpu(p.distributed_type.value, o, config, f);
+  const json* section = config ? config->find("parallelism_config") : nullptr;
+  if (o.use_parallelism_config) {
+    p.use_parallelism_config = {true, fromCommandLine()};
+  } else if (section && section->is_object() && !section->empty() && p.distributed_type.value == "FSDP") {
+    p.use_parallelism_config = {true, fromConfigFile()};  // as Accelerate: a non-empty section turns it on
+  } else {
+    p.use_parallelism_config = {false, fromDefault()};
+  }
+  return p;
+}
+
+// Every other row that `accel launch` uses (a flag, a launch default or an export), in table
+// order: flag > PET_* > config > launch default; then the keys a section accepts as written
+// (its open_prefix: megatron_lm_*, parallelism_config_*) from the file.
+void resolveKeys(LaunchSettings& s, const LaunchOptions& o, const std::optional<Config>& config) {
+  auto file = [&](const std::string& key) { return config ? config->find(key) : nullptr; };
+  for (const auto& spec : configSchema()) {
+    const std::string key(spec.path);
+    if (typedKey(key) || spec.type == ValueType::Map || (spec.flag.empty() && spec.exports.empty())) continue;
+    if (auto v = o.values.find(key); v != o.values.end()) {
+      s.keys.set(key, v->second, fromCommandLine());
+    } else if (auto e = o.env_values.find(key); e != o.env_values.end()) {
+      s.keys.set(key, typedFlagValue(key, e->second), {Source::Torchrun, torchrunVariable(key)});
+    } else if (const json* c = file(key)) {
+      s.keys.set(key, *c, fromConfigFile());
+    } else if (!spec.launch_default.empty() && exportApplies(spec.export_when, s)) {
+      s.keys.set(key, launchDefault(spec), fromDefault());
+    }
+  }
+  for (const auto& map : configSchema()) {
+    const json* m = map.open_prefix.empty() ? nullptr : file(std::string(map.path));
+    if (!m || !m->is_object()) continue;
+    for (const auto& [k, v] : m->items()) {
+      const std::string key = std::string(map.path) + "." + k;
+      if (!s.keys.has(key)) s.keys.set(key, v, fromConfigFile());
+    }
+  }
+  if (s.keys.text("rdzv_backend") != "static") {
+    s.notes.push_back("rdzv_backend " + s.keys.text("rdzv_backend") +
+                      ": accel's rendezvous is static (rank 0 hosts the store at "
+                      "main_process_ip:main_process_port); elastic membership is not supported");
+  }
+  if (s.keys.flag("downcast_bf16") && s.keys.origin("downcast_bf16").source == Source::CommandLine) {
+    s.notes.push_back("--downcast_bf16 applies to TPUs only (XLA_DOWNCAST_BF16), as in Accelerate: ignored");
+  }
+}
+
+// A --log_dir that exists and is not a directory is a usage error found before any worker
+// starts, not a failure to open a file once they run.
+void checkLogDir(const std::string& log_dir) {
+  std::error_code ec;
+  if (log_dir.empty() || !std::filesystem::exists(log_dir, ec) || std::filesystem::is_directory(log_dir, ec)) return;
+  throw UsageError(fmt::format("--log_dir {} is a file, not a directory", log_dir),
+                   "give a directory (made if missing) for the workers' log folders");
+}
+
+template <class T>
+Setting<T> flagOr(const LaunchOptions& o, const std::optional<T>& flag, const char* name, T fallback) {
+  if (!flag) return {std::move(fallback), fromDefault()};
+  auto it = o.origins.find(name);
+  return {*flag, it == o.origins.end() ? fromCommandLine() : Origin{Source::Torchrun, it->second}};
+}
+
+template <class T>
+Setting<std::optional<T>> optionalFlag(const LaunchOptions& o, const std::optional<T>& flag, const char* name) {
+  if (!flag) return {std::nullopt, fromDefault()};
+  auto it = o.origins.find(name);
+  return {flag, it == o.origins.end() ? fromCommandLine() : Origin{Source::Torchrun, it->second}};
+}
+
+// OMP_NUM_THREADS: the flag, the launcher's own, else physical cores over the local workers
+// (torchrun's: 1 for several workers, else the workers' own default).
+Setting<std::optional<long long>> cpuThreads(const LaunchSettings& s, const LaunchOptions& o, const facts::Machine& f) {
+  if (o.num_cpu_threads_per_process) return {*o.num_cpu_threads_per_process, fromCommandLine()};
+  if (auto v = parseInt(f.variable(launch_env::kOmpNumThreads))) return {*v, fromEnvironment()};
+  const long long local = std::max(1LL, s.placement.nproc_per_node.value);
+  if (o.torchrun) return {local > 1 ? std::optional<long long>(1) : std::nullopt, fromDefault()};
+  return {std::max(1LL, f.physical_cores / local), fromDefault()};
+}
+
+void resolveLauncherOptions(LaunchSettings& s, const LaunchOptions& o, const facts::Machine& f) {
+  Supervision& sv = s.supervision;
+  const auto restarts = flagOr<long long>(o, o.max_restarts, "max_restarts", 0);  // the flag's row bounds it
+  sv.max_restarts = {static_cast<int>(restarts.value), restarts.origin};
+  sv.grace_period = flagOr(o, o.grace_period, "grace_period", defaults::kGracePeriodSeconds);
+  sv.role = flagOr<std::string>(o, o.role, "role", "default");
+  if (o.role && (o.role->empty() || o.role->size() > 64)) {
+    throw UsageError(fmt::format("--role '{}': a role is a name of 1 to 64 bytes", *o.role), "e.g. --role trainer");
+  }
+  if (o.signals_to_handle) checkSignalsToHandle(*o.signals_to_handle);
+  sv.signals_to_handle = flagOr<std::string>(o, o.signals_to_handle, "signals_to_handle", launch_env::kHandledSignals);
+  sv.env = o.env;
+  sv.cpu_threads = cpuThreads(s, o, f);
+  Output& out = s.output;
+  out.tee = flagOr<std::string>(o, o.tee, "tee", "3");
+  out.log_dir = optionalFlag(o, o.log_dir, "log_dir");
+  if (out.log_dir.value) checkLogDir(*out.log_dir.value);
+  out.local_ranks_filter = optionalFlag(o, o.local_ranks_filter, "local_ranks_filter");
+  s.identity.token = optionalFlag(o, o.rdzv_token, "rdzv_token");
+  if (o.monitor_interval) s.notes.push_back("--monitor_interval ignored: accel notices worker exits as they happen");
+}
+
+std::string configLine(const LaunchSettings& s, const std::string& looked_at, bool skipped_for_cpu) {
+  if (s.torchrun.grammar.value) return "";  // torchrun reads no config file
+  if (s.config_path) return "using config file " + *s.config_path;
+  std::vector<std::string> defaults;
+  auto add = [&](const char* key, const std::string& value, const Origin& origin) {
+    if (origin.source != Source::CommandLine) defaults.push_back(fmt::format("{}={} ({})", key, value, origin.text()));
+  };
+  const Placement& p = s.placement;
+  add("num_processes", std::to_string(p.num_processes.value), p.num_processes.origin);
+  add("num_machines", std::to_string(p.num_machines.value), p.num_machines.origin);
+  add("mixed_precision", s.keys.text("mixed_precision"), s.keys.origin("mixed_precision"));
+  add("distributed_type", s.paradigm.distributed_type.value, s.paradigm.distributed_type.origin);
+  std::string why =
+      skipped_for_cpu ? "--cpu skips the default config file " + looked_at : "no config file at " + looked_at;
+  return why + (defaults.empty() ? "" : "; defaults: " + join(defaults, ", "));
+}
+
+}  // namespace
+
+bool Paradigm::gpus() const { return isGpuType(distributed_type.value); }
+
+LaunchSettings resolveLaunchSettings(const LaunchOptions& options, const std::optional<Config>& config,
+                                     const std::string& looked_at, const facts::Facts& facts, const HeadPlace* place) {
+  const facts::Machine& f = facts.machine;
+  LaunchOptions o = options;
+  applyTorchrunEnv(o, f.env);
+  checkParadigmFlags(o);
+  LaunchSettings s;
+  if (config) s.config_path = config->path;
+  s.dry_run = o.dry_run && !place;  // a head never sends a dry run
+  s.quiet = o.quiet;
+  s.from_head = place != nullptr;
+  s.command = o.command;
+  s.words = o.words;
+  s.program_form = {o.module, o.no_python, o.python, env::kPath.in(f.env)};
+  s.paradigm = resolveParadigm(o, config, f);
+  s.torchrun.grammar = {o.torchrun, fromCommandLine(o.torchrun ? "accel torchrun" : "accel launch")};
+  s.placement = resolvePlacement(s, o, config, facts, place, s.notes);
+  resolveKeys(s, o, config);
+  if (place && !place->gpu_ids.empty()) s.keys.set("gpu_ids", place->gpu_ids, {Source::Head, {}});
+  resolveLauncherOptions(s, o, f);
+  resolveTorchrunOptions(s, o);
+  if (place) {
+    s.identity.token = {place->token, {Source::Head, {}}};
+    s.identity.run_id = {place->run_id, {Source::Head, {}}};
+  }
+  s.channel = resolveJobChannel(s.placement.main_process_port.value, o, f, s.notes);
+  resolveTerminal(s.output, s.placement.num_processes.value, o, f);
+  if (place) s.output.stdin_rank = {-1, {Source::Head, {}}};  // the user types into the head's terminal only
+  s.output.line_prefix_template = resolveLinePrefixTemplate(o, f);
+  s.config_line = configLine(s, looked_at, o.cpu && o.config_file.empty() && f.default_config_exists);
+  s.hosts = resolveHosts(s, o, f.env);
+  return s;
+}
+
+bool exportApplies(ExportWhen when, const LaunchSettings& s) {
+  const std::string& type = s.paradigm.distributed_type.value;
+  const bool parallelism = s.paradigm.use_parallelism_config.value;
+  switch (when) {
+    case ExportWhen::Always: return true;
+    case ExportWhen::DeepSpeed: return type == "DEEPSPEED";
+    case ExportWhen::NotDeepSpeed: return type != "DEEPSPEED";
+    case ExportWhen::Fsdp: return type == "FSDP";
+    case ExportWhen::MegatronLm: return type == "MEGATRON_LM";
+    case ExportWhen::Fp8: return s.keys.text("mixed_precision") == "fp8";
+    case ExportWhen::Parallelism: return parallelism;
+    case ExportWhen::ContextParallel:
+      return parallelism && s.keys.integer("parallelism_config.parallelism_config_cp_size") > 1;
+    case ExportWhen::SequenceParallel:
+      return parallelism && s.keys.integer("parallelism_config.parallelism_config_sp_size") > 1;
+  }
+  return false;
+}
+
+bool isGpuType(const std::string& t) {
+  return t == "MULTI_GPU" || t == "DEEPSPEED" || t == "FSDP" || t == "MEGATRON_LM";
+}
+
+}  // namespace accel::launch::settings

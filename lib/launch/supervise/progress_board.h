@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// The launcher's side of the progress board (launch_env.h kProgressFd): shared memory from
+// memfd_create where each libaccel_runtime worker of this machine counts the collectives it
+// finished, so that --hang_timeout takes a rank that trains without printing for a live one.
+// The descriptor is inherited by the workers (worker_process.h keeps it open across exec) and
+// read here after each turn of the supervisor's loop. Workers that do not link libaccel_runtime
+// leave their slot at zero: their progress is their output alone. Single-threaded.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lib/launch/plan/launch_plan.h"
+
+namespace accel::launch::supervise {
+
+class ProgressBoard {
+ public:
+  ProgressBoard() = default;
+  ~ProgressBoard();
+  ProgressBoard(const ProgressBoard&) = delete;
+  ProgressBoard& operator=(const ProgressBoard&) = delete;
+
+  // With --hang_timeout: the board for the plan's workers (its fd() goes in each one's
+  // environment, plan/worker_env.h).
+  // Returns a warning line where it cannot be made (the launch goes on; output alone then counts).
+  std::string open(const plan::LaunchPlan& plan);
+  int fd() const { return fd_; }  // -1 when there is none
+  // Whether a count changed since the last call.
+  bool advanced();
+  // How often the supervisor should look (milliseconds), -1 when there is no board.
+  int pollMs() const { return fd_ >= 0 ? 250 : -1; }
+
+ private:
+  int fd_ = -1;
+  unsigned char* map_ = nullptr;
+  size_t size_ = 0;
+  std::vector<uint64_t> seen_;
+};
+
+}  // namespace accel::launch::supervise
