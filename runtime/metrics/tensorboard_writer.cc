@@ -30,7 +30,7 @@ constexpr std::array<uint32_t, 256> makeCrcTable() {
 constexpr std::array<uint32_t, 256> kCrcTable = makeCrcTable();
 
 // Protocol buffer wire types of the fields an Event uses.
-enum Wire : uint32_t { Varint = 0, Fixed64 = 1, Bytes = 2, Fixed32 = 5 };
+enum Wire : uint32_t { Varint = 0, Fixed64 = 1, LengthDelimited = 2, Fixed32 = 5 };
 
 // tensorflow.Event's and Summary's field numbers (tensorflow/core/util/event.proto, summary.proto).
 constexpr uint32_t kEventWallTime = 1, kEventStep = 2, kEventFileVersion = 3, kEventSummary = 5;
@@ -52,7 +52,7 @@ void putLittleEndian(std::string& out, uint64_t v, int bytes) {
 }
 
 void putBytesField(std::string& out, uint32_t field, std::string_view bytes) {
-  putKey(out, field, Bytes);
+  putKey(out, field, LengthDelimited);
   putVarint(out, bytes.size());
   out += bytes;
 }

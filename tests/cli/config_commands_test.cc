@@ -124,7 +124,7 @@ TEST_CASE("config update accepts bare NO/no and writes them quoted", "[config]")
 
 TEST_CASE("config update reads and writes the JSON Accelerate's config default writes", "[config]") {
   TempDir dir;
-  const std::string json =
+  const std::string json_text =
       "{\n  \"compute_environment\": \"LOCAL_MACHINE\",\n  \"debug\": false,\n"
       "  \"distributed_type\": \"MULTI_GPU\",\n  \"downcast_bf16\": false,\n"
       "  \"enable_cpu_affinity\": false,\n  \"machine_rank\": 0,\n"
@@ -132,11 +132,11 @@ TEST_CASE("config update reads and writes the JSON Accelerate's config default w
       "  \"num_machines\": 1,\n  \"num_processes\": 4,\n  \"rdzv_backend\": \"static\",\n"
       "  \"same_network\": false,\n  \"tpu_use_cluster\": false,\n  \"tpu_use_sudo\": false,\n"
       "  \"use_cpu\": false\n}\n";
-  std::string as_json = dir.write("c.json", json);
+  std::string as_json = dir.write("c.json", json_text);
   auto r = run({accelBinary(), "config", "update", "--config_file", as_json});
   REQUIRE(r.exit_code == 0);
-  CHECK(slurp(as_json) == json);                    // already canonical: byte-identical
-  std::string as_yaml = dir.write("c.yaml", json);  // Accelerate writes JSON into .yaml too
+  CHECK(slurp(as_json) == json_text);                    // already canonical: byte-identical
+  std::string as_yaml = dir.write("c.yaml", json_text);  // Accelerate writes JSON into .yaml too
   REQUIRE(run({accelBinary(), "config", "update", "--config_file", as_yaml}).exit_code == 0);
   CHECK(contains(slurp(as_yaml), "distributed_type: MULTI_GPU\n"));
 }

@@ -18,7 +18,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<std::string> launch(const std::vector<std::string>& wrapper, const std::vector<std::string>& worker) {
+std::vector<std::string> dispositionsCommand(const std::vector<std::string>& wrapper,
+                                             const std::vector<std::string>& worker) {
   std::vector<std::string> argv = wrapper;
   const std::vector<std::string> launcher = {
       accelBinary(), "launch",         "--cpu", "--num_processes", "2", "--main_process_port",
@@ -47,7 +48,8 @@ TEST_CASE("dispositions: SIGINT ignored on entry (a shell's &) is still acted on
   // `exec` keeps the ignore the shell set: the launcher starts as a background command would.
   const std::string sig = GENERATE("INT", "QUIT");
   BackgroundProcess launcher(
-      launch({"sh", "-c", "trap '' " + sig + "; exec \"$@\"", "sh"}, {envWorker(), "--sleep", "60"}), hermeticEnv(dir));
+      dispositionsCommand({"sh", "-c", "trap '' " + sig + "; exec \"$@\"", "sh"}, {envWorker(), "--sleep", "60"}),
+      hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("pgid ", 2));
   const auto ignores = workersIgnore(launcher.output());
   CHECK(ignores.size() == 2);
@@ -65,7 +67,7 @@ TEST_CASE("dispositions: SIGINT ignored on entry (a shell's &) is still acted on
 TEST_CASE("dispositions: under nohup a hangup neither stops the launcher nor reaches the workers",
           "[launch][signals][failure]") {
   TempDir dir;
-  BackgroundProcess launcher(launch({"nohup"}, sh("echo started; sleep 2; echo done")), hermeticEnv(dir));
+  BackgroundProcess launcher(dispositionsCommand({"nohup"}, sh("echo started; sleep 2; echo done")), hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("started", 2));
   launcher.signal(SIGHUP);
   auto r = launcher.wait(60000);
@@ -79,7 +81,7 @@ TEST_CASE("dispositions: under nohup a hangup neither stops the launcher nor rea
 TEST_CASE("dispositions: without nohup a hangup stops the job, forwarded to the workers",
           "[launch][signals][failure]") {
   TempDir dir;
-  BackgroundProcess launcher(launch({}, sh("echo started; sleep 60")), hermeticEnv(dir));
+  BackgroundProcess launcher(dispositionsCommand({}, sh("echo started; sleep 60")), hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("started", 2));
   launcher.signal(SIGHUP);
   auto r = launcher.wait(60000);
@@ -92,8 +94,8 @@ TEST_CASE("dispositions: SIGUSR1 ignored on entry stays ignored in the workers a
           "[launch][signals]") {
   TempDir dir;
   BackgroundProcess launcher(
-      launch({"sh", "-c", "trap '' USR1; exec \"$@\"", "sh"},
-             sh("sleep 60 & c=$!; trap 'kill $c; echo got USR2; exit 0' USR2; echo pid $$; wait $c")),
+      dispositionsCommand({"sh", "-c", "trap '' USR1; exec \"$@\"", "sh"},
+                          sh("sleep 60 & c=$!; trap 'kill $c; echo got USR2; exit 0' USR2; echo pid $$; wait $c")),
       hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("] pid ", 2));
   const auto ignores = workersIgnore(launcher.output());

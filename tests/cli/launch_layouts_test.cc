@@ -17,14 +17,9 @@ using namespace accel::test;
 
 namespace {
 
-struct Job {
-  int port = freeLoopbackPort();
-  int job_port = freeLoopbackPort();
-};
-
 // Machine `rank` of `machines`, `procs` workers, through torchrun's flags; the job port from
 // ACCEL_JOB_PORT, which torchrun's grammar has no flag for.
-std::vector<std::string> torchrunMachine(const Job& job, int rank, int machines, int procs,
+std::vector<std::string> torchrunMachine(const JobPorts& job, int rank, int machines, int procs,
                                          std::vector<std::string> program) {
   std::vector<std::string> argv = {accelBinary(),      "torchrun",
                                    "--nnodes",         std::to_string(machines),
@@ -38,7 +33,7 @@ std::vector<std::string> torchrunMachine(const Job& job, int rank, int machines,
   return argv;
 }
 
-std::map<std::string, std::string> env(const TempDir& dir, const Job& job,
+std::map<std::string, std::string> env(const TempDir& dir, const JobPorts& job,
                                        std::map<std::string, std::string> extra = {}) {
   extra.emplace("ACCEL_JOB_PORT", std::to_string(job.job_port));
   return launchEnv(dir, 0, std::move(extra));
@@ -49,7 +44,7 @@ std::map<std::string, std::string> env(const TempDir& dir, const Job& job,
 TEST_CASE("layouts: machines of 1, 2 and 3 workers form a world of 6, ranks contiguous, kept by a restart",
           "[launch][machines][torchrun]") {
   TempDir dir;
-  Job job;
+  JobPorts job;
   // Rank 5 (machine 2's last) fails once every rank of its round printed its variables (env_worker
   // --fail-when-up), in both rounds: the restart must give the same ranks, then the job ends with
   // its code.
@@ -86,7 +81,7 @@ TEST_CASE("layouts: machines of 1, 2 and 3 workers form a world of 6, ranks cont
 
 TEST_CASE("layouts: real collectives over machines of 1 and 3 workers", "[launch][machines][torchrun]") {
   TempDir dir;
-  Job job;
+  JobPorts job;
   const std::vector<std::string> program = {runtimeWorker(), "helpers", dir.file("shared.txt")};
   BackgroundProcess m0(torchrunMachine(job, 0, 2, 1, program), env(dir, job, {{"GLOO_SOCKET_IFNAME", "lo"}}));
   BackgroundProcess m1(torchrunMachine(job, 1, 2, 3, program), env(dir, job, {{"GLOO_SOCKET_IFNAME", "lo"}}));
@@ -101,7 +96,7 @@ TEST_CASE("layouts: real collectives over machines of 1 and 3 workers", "[launch
 TEST_CASE("layouts: totals that the machines' workers do not add up to are named at the join, exit 2",
           "[launch][machines][torchrun]") {
   TempDir dir;
-  Job job;
+  JobPorts job;
   const std::vector<std::string> program = {"--no_python", envWorker()};
   auto accelMachine = [&](int rank, std::vector<std::string> counts) {
     std::vector<std::string> argv = {accelBinary(),

@@ -30,8 +30,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-RunResult launch(const TempDir& dir, std::vector<std::string> launcher, std::vector<std::string> worker,
-                 std::map<std::string, std::string> env = {}) {
+RunResult loggedJob(const TempDir& dir, std::vector<std::string> launcher, std::vector<std::string> worker,
+                    std::map<std::string, std::string> env = {}) {
   return run(launchArgs(std::move(launcher), std::move(worker)), {}, hermeticEnv(dir, std::move(env)), 60000);
 }
 
@@ -66,8 +66,8 @@ bool oneWriter(const std::string& path) { return count(slurp(path), "\npid ") ==
 TEST_CASE("logs: --log_dir files, --tee and --local_ranks_filter", "[launch][output][logs]") {
   TempDir dir;
   const std::string logs = dir.file("logs");
-  auto r = launch(dir, {"--num_processes", "2", "--log_dir", logs, "--local_ranks_filter", "1", "--tee", "1"},
-                  {"--stderr-lines", "2"});
+  auto r = loggedJob(dir, {"--num_processes", "2", "--log_dir", logs, "--local_ranks_filter", "1", "--tee", "1"},
+                     {"--stderr-lines", "2"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK_FALSE(contains(r.out, "[rank 0]"));
@@ -77,7 +77,7 @@ TEST_CASE("logs: --log_dir files, --tee and --local_ranks_filter", "[launch][out
   REQUIRE(fs::path(run_dir).parent_path() == logs);
   CHECK(contains(slurp(run_dir + "/attempt_0/0/stdout.log"), "env RANK=0\n"));
   CHECK(slurp(run_dir + "/attempt_0/1/stderr.log") == "stderr line 1\nstderr line 2\n");
-  auto none = launch(dir, {"--tee", "0"}, {});
+  auto none = loggedJob(dir, {"--tee", "0"}, {});
   CHECK(none.exit_code == 2);
   CHECK(contains(none.err, "--tee 0 without --log_dir would discard worker output"));
 }
@@ -86,8 +86,8 @@ TEST_CASE("logs: two jobs with the same --log_dir write no file in common", "[la
   TempDir dir;
   const std::string logs = dir.file("logs");
   // One after the other: the second finds the first's files in DIR and must leave them alone.
-  auto first = launch(dir, {"--num_processes", "2", "--log_dir", logs}, {});
-  auto second = launch(dir, {"--num_processes", "2", "--log_dir", logs}, {});
+  auto first = loggedJob(dir, {"--num_processes", "2", "--log_dir", logs}, {});
+  auto second = loggedJob(dir, {"--num_processes", "2", "--log_dir", logs}, {});
   INFO(first.err << second.err);
   REQUIRE(first.exit_code == 0);
   REQUIRE(second.exit_code == 0);
@@ -114,9 +114,9 @@ TEST_CASE("logs: each restart round writes folders of its own, error.json beside
           "[launch][output][logs][restart]") {
   TempDir dir;
   const std::string logs = dir.file("logs");
-  auto r = launch(dir, {"--num_processes", "2", "--max_restarts", "1", "--log_dir", logs},
-                  {"--fail-rank", "0", "--exit-code", "5", "--record-error", "disk full", "--sleep", "30",
-                   "--fail-when-up", dir.file("up")});
+  auto r = loggedJob(dir, {"--num_processes", "2", "--max_restarts", "1", "--log_dir", logs},
+                     {"--fail-rank", "0", "--exit-code", "5", "--record-error", "disk full", "--sleep", "30",
+                      "--fail-when-up", dir.file("up")});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 5);
   CHECK(contains(r.err, "accel: [round 0] restarting all workers (restart 1 of 1)"));
@@ -145,16 +145,16 @@ TEST_CASE("logs: --log_line_prefix_template and TORCHELASTIC_LOG_LINE_PREFIX_TEM
   TempDir dir;
   char host[256] = {};
   REQUIRE(::gethostname(host, sizeof host - 1) == 0);
-  auto flag = launch(dir,
-                     {"--num_processes", "2", "--role", "trainer", "--log-line-prefix-template",
-                      "${role_name}:$rank/${local_rank}@${hostname}$$ "},
-                     {}, {{"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "ignored:"}});
+  auto flag = loggedJob(dir,
+                        {"--num_processes", "2", "--role", "trainer", "--log-line-prefix-template",
+                         "${role_name}:$rank/${local_rank}@${hostname}$$ "},
+                        {}, {{"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "ignored:"}});
   INFO(flag.out << flag.err);
   REQUIRE(flag.exit_code == 0);
   CHECK(contains(flag.out, fmt::format("trainer:1/1@{}$ env RANK=1\n", host)));
   CHECK(contains(flag.out, fmt::format("trainer:0/0@{}$ env RANK=0\n", host)));
   CHECK_FALSE(contains(flag.out, "[rank"));
-  auto env = launch(dir, {"--num_processes", "2"}, {}, {{"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "[${rank}]:"}});
+  auto env = loggedJob(dir, {"--num_processes", "2"}, {}, {{"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "[${rank}]:"}});
   REQUIRE(env.exit_code == 0);
   CHECK(contains(env.out, "[1]:env RANK=1\n"));  // as written: torchrun adds no space
 }
@@ -164,17 +164,17 @@ TEST_CASE("logs: a bad template or a --log_dir that is a file stops the launch b
   TempDir dir;
   const std::string file = dir.write("taken", "not a directory\n");
   const std::vector<std::string> worker = {"--pidfile", dir.file("pids")};
-  auto not_dir = launch(dir, {"--num_processes", "2", "--log_dir", file}, worker);
+  auto not_dir = loggedJob(dir, {"--num_processes", "2", "--log_dir", file}, worker);
   CHECK(not_dir.exit_code == 2);
   CHECK(contains(not_dir.err, "--log_dir " + file + " is a file, not a directory"));
-  auto flag = launch(dir, {"--num_processes", "2", "--log_line_prefix_template", "[${rnk}] "}, worker);
+  auto flag = loggedJob(dir, {"--num_processes", "2", "--log_line_prefix_template", "[${rnk}] "}, worker);
   CHECK(flag.exit_code == 2);
   CHECK(contains(flag.err, "--log_line_prefix_template '[${rnk}] ': unknown name ${rnk}"));
   CHECK(contains(flag.err, "${role_name}, ${rank}, ${local_rank} and ${hostname}"));
-  auto env = launch(dir, {"--num_processes", "2"}, worker, {{"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "$node: "}});
+  auto env = loggedJob(dir, {"--num_processes", "2"}, worker, {{"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "$node: "}});
   CHECK(env.exit_code == 2);
   CHECK(contains(env.err, "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE '$node: ': unknown name ${node}"));
-  auto unclosed = launch(dir, {"--log_line_prefix_template", "${rank"}, worker);
+  auto unclosed = loggedJob(dir, {"--log_line_prefix_template", "${rank"}, worker);
   CHECK(unclosed.exit_code == 2);
   CHECK(contains(unclosed.err, "'${rank' has no closing }"));
   CHECK_FALSE(fs::exists(dir.file("pids")));

@@ -19,12 +19,7 @@ using namespace accel::test;
 
 namespace {
 
-struct Job {
-  int port = freeLoopbackPort();
-  int job_port = freeLoopbackPort();
-};
-
-std::vector<std::string> machine(const Job& job, int rank, int machines, std::vector<std::string> extra,
+std::vector<std::string> machine(const JobPorts& job, int rank, int machines, std::vector<std::string> extra,
                                  std::vector<std::string> program) {
   std::vector<std::string> argv = {accelBinary(),
                                    "launch",
@@ -54,7 +49,7 @@ std::vector<std::string> sh(const std::string& script) { return {"--no_python", 
 struct Running {
   std::unique_ptr<BackgroundProcess> m0, m1;
 };
-Running runningPair(const Job& job, const TempDir& dir, std::vector<std::string> extra = {}) {
+Running runningPair(const JobPorts& job, const TempDir& dir, std::vector<std::string> extra = {}) {
   const auto program = sh("echo started; sleep 60");
   Running r{std::make_unique<BackgroundProcess>(machine(job, 0, 2, extra, program), hermeticEnv(dir)),
             std::make_unique<BackgroundProcess>(machine(job, 1, 2, extra, program), hermeticEnv(dir))};
@@ -68,7 +63,7 @@ Running runningPair(const Job& job, const TempDir& dir, std::vector<std::string>
 TEST_CASE("machines: a worker failing on machine 1 stops machine 0's workers, and both exit with its code and name it",
           "[launch][machines][failure]") {
   TempDir dir;
-  Job job;
+  JobPorts job;
   const auto program = sh("if [ $RANK = 3 ]; then sleep 1; echo 'disk full' >&2; exit 7; fi; sleep 60");
   BackgroundProcess m0(machine(job, 0, 2, {}, program), hermeticEnv(dir));
   auto start = std::chrono::steady_clock::now();
@@ -91,7 +86,7 @@ TEST_CASE("machines: a worker failing on machine 1 stops machine 0's workers, an
 TEST_CASE("machines: --max_restarts restarts every machine together, with a fresh MASTER_PORT",
           "[launch][machines][failure]") {
   TempDir dir;
-  Job job;
+  JobPorts job;
   const auto program =
       sh("echo \"round $TORCHELASTIC_RESTART_COUNT port $MASTER_PORT\"; "
          "if [ $RANK = 2 ] && [ $TORCHELASTIC_RESTART_COUNT = 0 ]; then sleep 0.5; exit 9; fi; sleep 1.5");
@@ -119,7 +114,7 @@ TEST_CASE("machines: a launcher that is killed, or falls silent, is named and th
           "[launch][machines][failure]") {
   TempDir dir;
   SECTION("SIGKILL: its connection closes") {
-    Job job;
+    JobPorts job;
     auto [m0, m1] = runningPair(job, dir);
     auto start = std::chrono::steady_clock::now();
     m1->signal(SIGKILL);
@@ -131,7 +126,7 @@ TEST_CASE("machines: a launcher that is killed, or falls silent, is named and th
     CHECK(contains(r0.err, "was lost: its launcher's connection closed"));
   }
   SECTION("SIGSTOP: no heartbeat within --heartbeat_timeout") {
-    Job job;
+    JobPorts job;
     auto [m0, m1] = runningPair(job, dir, {"--heartbeat_timeout", "2"});
     auto start = std::chrono::steady_clock::now();
     m1->signal(SIGSTOP);
@@ -143,7 +138,7 @@ TEST_CASE("machines: a launcher that is killed, or falls silent, is named and th
     CHECK(contains(r0.err, "was lost: no word from its launcher for 2 s"));
   }
   SECTION("machine 0 killed: the others name it") {
-    Job job;
+    JobPorts job;
     auto [m0, m1] = runningPair(job, dir);
     m0->signal(SIGKILL);
     auto r1 = m1->wait(30000);
@@ -155,7 +150,7 @@ TEST_CASE("machines: a launcher that is killed, or falls silent, is named and th
 
 TEST_CASE("machines: Ctrl-C on machine 0 stops the whole job", "[launch][machines][failure]") {
   TempDir dir;
-  Job job;
+  JobPorts job;
   auto [m0, m1] = runningPair(job, dir);
   m0->signal(SIGINT);
   auto r0 = m0->wait(30000);
@@ -172,7 +167,7 @@ TEST_CASE("machines: wrong command lines are named at the join, within the join 
   const auto program = sh("sleep 60");
   const std::vector<std::string> quick = {"--rdzv_conf", "join_timeout=3"};
   SECTION("two launchers claim the same machine_rank") {
-    Job job;
+    JobPorts job;
     BackgroundProcess m0(machine(job, 0, 3, quick, program), hermeticEnv(dir));
     BackgroundProcess a(machine(job, 1, 3, quick, program), hermeticEnv(dir));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -187,7 +182,7 @@ TEST_CASE("machines: wrong command lines are named at the join, within the join 
     }
   }
   SECTION("a different --num_processes") {
-    Job job;
+    JobPorts job;
     BackgroundProcess m0(machine(job, 0, 2, quick, program), hermeticEnv(dir));
     auto argv = machine(job, 1, 2, quick, program);
     argv[8] = "6";  // --num_processes
@@ -199,7 +194,7 @@ TEST_CASE("machines: wrong command lines are named at the join, within the join 
     CHECK(contains(m1.err, "has --num_machines 2 and --num_processes 6, machine 0 ("));
   }
   SECTION("a machine that never joins") {
-    Job job;
+    JobPorts job;
     auto start = std::chrono::steady_clock::now();
     auto r0 = run(machine(job, 0, 3, quick, program), {}, hermeticEnv(dir), 30000);
     INFO(r0.err);
@@ -208,7 +203,7 @@ TEST_CASE("machines: wrong command lines are named at the join, within the join 
     CHECK(contains(r0.err, "machines 1, 2 of 3 did not join within 3 s"));
   }
   SECTION("machine 0 unreachable") {
-    Job job;
+    JobPorts job;
     auto r1 = run(machine(job, 1, 2, quick, program), {}, hermeticEnv(dir), 30000);
     INFO(r1.err);
     CHECK(r1.exit_code == 1);
@@ -221,7 +216,7 @@ TEST_CASE("machines: wrong command lines are named at the join, within the join 
 TEST_CASE("machines: two launchers with their own host identity share memory inside each and use Gloo between",
           "[launch][machines][shm]") {
   TempDir dir;
-  Job job;
+  JobPorts job;
   const std::vector<std::string> program = {runtimeWorker(), "helpers", dir.file("shared.txt")};
   auto on = [&](const char* host) {
     return hermeticEnv(dir, {{"ACCEL_HOST_ID", host}, {"ACCEL_DEBUG", "INFO"}, {"GLOO_SOCKET_IFNAME", "lo"}});

@@ -26,8 +26,8 @@ using accel::test::TempDir;
 
 namespace {
 
-RunResult launch(const TempDir& dir, std::vector<std::string> launcher, std::vector<std::string> worker,
-                 std::map<std::string, std::string> env = {}) {
+RunResult outputJob(const TempDir& dir, std::vector<std::string> launcher, std::vector<std::string> worker,
+                    std::map<std::string, std::string> env = {}) {
   std::vector<std::string> argv = {accelBinary(), "launch", "--cpu", "--main_process_port", "0"};
   argv.insert(argv.end(), launcher.begin(), launcher.end());
   argv.push_back(outputWorker());
@@ -52,8 +52,8 @@ TEST_CASE("output: off a terminal, 1000 frames in 3 s give a few lines, the log 
   TempDir dir;
   const std::string logs = dir.file("logs");
   const auto start = std::chrono::steady_clock::now();
-  auto r = launch(dir, {"--num_processes", "2", "--log_dir", logs}, {"frames", "1000", "3"},
-                  {{"ACCEL_PROGRESS_INTERVAL", "1"}});
+  auto r = outputJob(dir, {"--num_processes", "2", "--log_dir", logs}, {"frames", "1000", "3"},
+                     {{"ACCEL_PROGRESS_INTERVAL", "1"}});
   // The first frame, one a second while the run lasts (longer than 3 s on a loaded machine), the last.
   const size_t at_most = static_cast<size_t>(accel::test::secondsSince(start)) + 2;
   REQUIRE(r.exit_code == 0);
@@ -68,7 +68,7 @@ TEST_CASE("output: off a terminal, 1000 frames in 3 s give a few lines, the log 
 
 TEST_CASE("output: off a terminal, a line open for 2 s is written with … and continued", "[launch][output]") {
   TempDir dir;
-  auto r = launch(dir, {"--num_processes", "1"}, {"open", "2"});
+  auto r = outputJob(dir, {"--num_processes", "1"}, {"open", "2"});
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.out, "[rank 0] open…\n[rank 0]  closed\n"));
 }
@@ -77,15 +77,15 @@ TEST_CASE("output: --pty on gives workers a terminal whose escapes reach the con
           "[launch][output]") {
   TempDir dir;
   const std::string logs = dir.file("logs");
-  auto piped = launch(dir, {"--num_processes", "1"}, {"tty"});
+  auto piped = outputJob(dir, {"--num_processes", "1"}, {"tty"});
   REQUIRE(piped.exit_code == 0);
   CHECK(contains(piped.out, "[rank 0] isatty=0 columns=0\n[rank 0] plain\n"));
-  auto pty = launch(dir, {"--num_processes", "1", "--pty", "on", "--log_dir", logs}, {"tty"});
+  auto pty = outputJob(dir, {"--num_processes", "1", "--pty", "on", "--log_dir", logs}, {"tty"});
   REQUIRE(pty.exit_code == 0);
   // A console that is no terminal reads as 80 columns; the prefix takes its share.
   CHECK(contains(pty.out, "[rank 0] isatty=1 columns=71\n[rank 0] \x1b[31mred\x1b[0m\n"));
   CHECK(logOf(logs, 0, "stdout") == "isatty=1 columns=71\nred\n");
-  auto off = launch(dir, {"--num_processes", "1", "--pty", "on"}, {"tty"}, {{"ACCEL_PTY", "off"}});
+  auto off = outputJob(dir, {"--num_processes", "1", "--pty", "on"}, {"tty"}, {{"ACCEL_PTY", "off"}});
   CHECK(contains(off.out, "isatty=1"));  // the flag wins over the variable
 }
 
@@ -94,7 +94,7 @@ TEST_CASE("output: 4 workers flooding partial lines, frames and 1 MB lines: whol
   TempDir dir;
   const std::string logs = dir.file("logs");
   const std::string copies = dir.file("copy");
-  auto r = launch(dir, {"--num_processes", "4", "--log_dir", logs}, {"random", "7", "8000000", copies});
+  auto r = outputJob(dir, {"--num_processes", "4", "--log_dir", logs}, {"random", "7", "8000000", copies});
   REQUIRE(r.exit_code == 0);
   std::istringstream lines(r.out);
   size_t bad = 0, total = 0;
@@ -113,7 +113,7 @@ TEST_CASE("output: bad terminal settings are usage errors that name them, before
   TempDir dir;
   auto bad = [&](std::vector<std::string> flags, std::map<std::string, std::string> env = {}) {
     flags.insert(flags.begin(), {"--num_processes", "2"});
-    return launch(dir, flags, {"open", "0"}, std::move(env));
+    return outputJob(dir, flags, {"open", "0"}, std::move(env));
   };
   auto interval = bad({}, {{"ACCEL_PROGRESS_INTERVAL", "often"}});
   CHECK(interval.exit_code == 2);

@@ -19,7 +19,7 @@ using accel::test::TempDir;
 
 namespace {
 
-RunResult launch(const TempDir& dir, std::vector<std::string> args) {
+RunResult launchProgram(const TempDir& dir, std::vector<std::string> args) {
   std::vector<std::string> argv = {accelBinary(), "launch", "--cpu", "-q"};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, {}, accel::test::hermeticEnv(dir, {{"PATH", "/usr/bin:/bin"}}), 60000);
@@ -38,13 +38,13 @@ TEST_CASE("launch program: a directory is named as a directory, not as a missing
   std::filesystem::create_directory(dir.file("data"));
   const std::string folder = dir.file("data");
   for (const std::string& given : {folder, folder + "/"}) {
-    auto r = launch(dir, {given});
+    auto r = launchProgram(dir, {given});
     INFO(r.err);
     CHECK(r.exit_code == 2);
     CHECK(contains(r.err, "accel: error: '" + given + "' is a directory, not a program\n"));
     CHECK(contains(r.err, "accel: hint: name the script or executable inside it, e.g. " + folder + "/train.py\n"));
   }
-  auto missing = launch(dir, {dir.file("nope")});  // what really is missing still says so
+  auto missing = launchProgram(dir, {dir.file("nope")});  // what really is missing still says so
   CHECK(contains(missing.err, "accel: error: program '" + dir.file("nope") + "' not found\n"));
 }
 
@@ -53,23 +53,23 @@ TEST_CASE("launch program: a #! interpreter that does not exist is named before 
   TempDir dir;
   const std::string marker = dir.file("ran");
   const std::string body = "\ntouch " + marker + "\n";
-  auto by_path = launch(dir, {script(dir, "train.sh", "#!/no/such/python3" + body)});
+  auto by_path = launchProgram(dir, {script(dir, "train.sh", "#!/no/such/python3" + body)});
   INFO(by_path.out << by_path.err);
   CHECK(by_path.exit_code == 2);
   CHECK(contains(by_path.err, "accel: error: cannot run " + dir.file("train.sh") +
                                   ": its interpreter /no/such/python3 (from its #! line) does not exist\n"));
   CHECK(contains(by_path.err, "accel: hint: make the #! line name one that exists: /usr/bin/python3 is on PATH"));
-  auto by_env = launch(dir, {script(dir, "env.sh", "#!/usr/bin/env -S accel-no-such-interpreter -u" + body)});
+  auto by_env = launchProgram(dir, {script(dir, "env.sh", "#!/usr/bin/env -S accel-no-such-interpreter -u" + body)});
   INFO(by_env.err);
   CHECK(by_env.exit_code == 2);
   CHECK(contains(by_env.err, "accel: error: cannot run " + dir.file("env.sh") +
                                  ": its interpreter accel-no-such-interpreter (from its #! line, run through "
                                  "/usr/bin/env) is not on PATH\n"));
-  auto crlf = launch(dir, {script(dir, "crlf.sh", "#!/bin/sh\r" + body)});
+  auto crlf = launchProgram(dir, {script(dir, "crlf.sh", "#!/bin/sh\r" + body)});
   CHECK(crlf.exit_code == 2);
   CHECK(contains(crlf.err, "its #! line ends with a carriage return (Windows line endings)"));
   CHECK_FALSE(std::filesystem::exists(marker));  // no worker started
-  auto good = launch(dir, {script(dir, "good.sh", "#!/usr/bin/env sh" + body)});
+  auto good = launchProgram(dir, {script(dir, "good.sh", "#!/usr/bin/env sh" + body)});
   CHECK(good.exit_code == 0);
   CHECK(std::filesystem::exists(marker));
 }
@@ -80,8 +80,8 @@ TEST_CASE("launch program: an interpreter gone by a restart is named in the work
   const std::string shell = dir.file("sh");
   std::filesystem::copy_file("/bin/sh", shell);
   // The first round removes its own interpreter and fails; the restart's exec finds none.
-  auto r =
-      launch(dir, {"--max_restarts", "1", script(dir, "train.sh", "#!" + shell + "\nrm -f " + shell + "\nexit 3\n")});
+  auto r = launchProgram(
+      dir, {"--max_restarts", "1", script(dir, "train.sh", "#!" + shell + "\nrm -f " + shell + "\nexit 3\n")});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 127);
   CHECK(contains(r.err, "[rank 0] accel: error: cannot execute " + dir.file("train.sh") +
@@ -92,12 +92,12 @@ TEST_CASE("launch program: an interpreter gone by a restart is named in the work
 TEST_CASE("launch program: a number past any integer flag's range is out of range, not 'not an integer'",
           "[launch][flags]") {
   TempDir dir;
-  auto r = launch(dir, {"--num_processes", "99999999999999999999", "/bin/true"});
+  auto r = launchProgram(dir, {"--num_processes", "99999999999999999999", "/bin/true"});
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err,
                  "accel: error: --num_processes: '99999999999999999999' is out of range: it must be from 1 to "
                  "9223372036854775807\n"));
-  auto port = launch(dir, {"--job_port", "99999999999999999999", "/bin/true"});
+  auto port = launchProgram(dir, {"--job_port", "99999999999999999999", "/bin/true"});
   CHECK(contains(port.err,
                  "accel: error: --job_port: '99999999999999999999' is out of range: it must be from 1 to 65535\n"));
 }

@@ -30,7 +30,7 @@ using accel::test::TempDir;
 
 namespace {
 
-RunResult launch(const TempDir& dir, std::vector<std::string> launcher, std::vector<std::string> worker) {
+RunResult superviseJob(const TempDir& dir, std::vector<std::string> launcher, std::vector<std::string> worker) {
   return run(launchArgs(std::move(launcher), std::move(worker)), {}, hermeticEnv(dir), 60000);
 }
 
@@ -56,10 +56,10 @@ bool allGone(const std::vector<pid_t>& list, int timeout_ms) {
 
 TEST_CASE("supervision: success is 0, a failure passes the worker's own exit code", "[launch][supervise][failure]") {
   TempDir dir;
-  auto ok = launch(dir, {"--num_processes", "3"}, {});
+  auto ok = superviseJob(dir, {"--num_processes", "3"}, {});
   CHECK(ok.exit_code == 0);
-  auto failed = launch(dir, {"--num_processes", "2"},
-                       {"--fail-rank", "1", "--exit-code", "7", "--stderr-lines", "25", "--sleep", "30"});
+  auto failed = superviseJob(dir, {"--num_processes", "2"},
+                             {"--fail-rank", "1", "--exit-code", "7", "--stderr-lines", "25", "--sleep", "30"});
   INFO(failed.err);
   CHECK(failed.exit_code == 7);
   CHECK(std::regex_search(
@@ -75,9 +75,9 @@ TEST_CASE("supervision: a worker killed by SIGKILL stops the others within the g
   TempDir dir;
   const std::string pidfile = dir.file("pids");
   auto start = std::chrono::steady_clock::now();
-  auto r = launch(dir, {"--num_processes", "3", "--grace_period", "2"},
-                  {"--fail-rank", "2", "--signal", "KILL", "--fail-after", "0.3", "--sleep", "60", "--ignore-term",
-                   "--pidfile", pidfile, "--fail-when-up", dir.file("up")});
+  auto r = superviseJob(dir, {"--num_processes", "3", "--grace_period", "2"},
+                        {"--fail-rank", "2", "--signal", "KILL", "--fail-after", "0.3", "--sleep", "60",
+                         "--ignore-term", "--pidfile", pidfile, "--fail-when-up", dir.file("up")});
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO(r.err);
   CHECK(r.exit_code == 128 + 9);
@@ -167,7 +167,7 @@ TEST_CASE("supervision: when the launcher is SIGKILLed no worker survives", "[la
 TEST_CASE("supervision: what a worker leaves in its process group is cleaned up", "[launch][supervise][failure]") {
   TempDir dir;
   const std::string pidfile = dir.file("pids");
-  auto r = launch(dir, {"--num_processes", "2"}, {"--spawn-child", "--sleep", "0", "--pidfile", pidfile});
+  auto r = superviseJob(dir, {"--num_processes", "2"}, {"--spawn-child", "--sleep", "0", "--pidfile", pidfile});
   CHECK(r.exit_code == 0);
   auto all = pids(pidfile);
   CHECK(all.size() == 4);  // 2 workers + 2 grandchildren
@@ -236,7 +236,7 @@ TEST_CASE("supervision: a worker SIGKILLed from outside is named before a peer's
 
 TEST_CASE("supervision: output is whole lines, each prefixed with its rank", "[launch][output]") {
   TempDir dir;
-  auto r = launch(dir, {"--num_processes", "4"}, {"--lines", "2000", "--partial"});
+  auto r = superviseJob(dir, {"--num_processes", "4"}, {"--lines", "2000", "--partial"});
   REQUIRE(r.exit_code == 0);
   std::regex good(R"(\[rank (\d)\] (line \d+ of rank (\d) x+|env [A-Z_]+=.*|pid \d+|pgid \d+|no newline at end))");
   size_t lines = 0, bad = 0;
@@ -253,9 +253,9 @@ TEST_CASE("supervision: output is whole lines, each prefixed with its rank", "[l
 TEST_CASE("supervision: --max_restarts restarts the whole group with a new restart count",
           "[launch][restart][failure]") {
   TempDir dir;
-  auto r = launch(dir, {"--num_processes", "2", "--max_restarts", "2"},
-                  {"--fail-rank", "0", "--fail-after", "0.5", "--exit-code", "5", "--sleep", "5", "--fail-when-up",
-                   dir.file("up")});
+  auto r = superviseJob(dir, {"--num_processes", "2", "--max_restarts", "2"},
+                        {"--fail-rank", "0", "--fail-after", "0.5", "--exit-code", "5", "--sleep", "5",
+                         "--fail-when-up", dir.file("up")});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 5);
   CHECK(contains(r.err, "accel: [round 0] restarting all workers (restart 1 of 2)"));

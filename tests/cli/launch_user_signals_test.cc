@@ -17,7 +17,7 @@ using namespace accel::test;
 
 namespace {
 
-std::vector<std::string> launch(const std::vector<std::string>& flags, const std::string& script) {
+std::vector<std::string> signalsCommand(const std::vector<std::string>& flags, const std::string& script) {
   std::vector<std::string> argv = {
       accelBinary(), "launch", "--cpu", "--num_processes", "2", "--main_process_port", "0", "--grace_period", "30"};
   argv.insert(argv.end(), flags.begin(), flags.end());
@@ -50,7 +50,7 @@ std::string checkpointWorker(const TempDir& dir) {
 
 TEST_CASE("user signals: SIGUSR1 and SIGUSR2 reach every worker's handler, the launcher runs on", "[launch][signals]") {
   TempDir dir;
-  BackgroundProcess launcher(launch({}, checkpointWorker(dir)), hermeticEnv(dir));
+  BackgroundProcess launcher(signalsCommand({}, checkpointWorker(dir)), hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("] ready", 2));
   launcher.signal(SIGUSR1);
   REQUIRE(filesOfEveryRank(dir, "usr1"));
@@ -71,8 +71,8 @@ TEST_CASE("user signals: SIGUSR1 and SIGUSR2 reach every worker's handler, the l
 TEST_CASE("user signals: --signals_to_handle listing SIGUSR1 changes nothing, an unlisted SIGTERM still stops",
           "[launch][signals]") {
   TempDir dir;
-  BackgroundProcess launcher(launch({"--signals-to-handle", "SIGUSR1"},
-                                    "echo listed $TORCHELASTIC_SIGNALS_TO_HANDLE; " + checkpointWorker(dir)),
+  BackgroundProcess launcher(signalsCommand({"--signals-to-handle", "SIGUSR1"},
+                                            "echo listed $TORCHELASTIC_SIGNALS_TO_HANDLE; " + checkpointWorker(dir)),
                              hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("] ready", 2));
   launcher.signal(SIGUSR1);
@@ -88,8 +88,8 @@ TEST_CASE("user signals: --signals_to_handle listing SIGUSR1 changes nothing, an
 TEST_CASE("user signals: a --signals_to_handle name accel does not handle is a usage error before any worker",
           "[launch][signals]") {
   TempDir dir;
-  auto r =
-      run(launch({"--signals_to_handle", "SIGTERM,SIGKILL"}, "touch " + dir.file("started")), {}, hermeticEnv(dir));
+  auto r = run(signalsCommand({"--signals_to_handle", "SIGTERM,SIGKILL"}, "touch " + dir.file("started")), {},
+               hermeticEnv(dir));
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "--signals_to_handle: 'SIGKILL' is not a signal accel launch handles"));
   CHECK(contains(r.err, "SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2"));

@@ -36,8 +36,8 @@ struct FrozenJob {
   TempDir dir;
   BackgroundProcess launcher;
   explicit FrozenJob(std::map<std::string, std::string> env = {})
-      : launcher({accelBinary(), "launch", "--cpu", "--num_processes", "4", "--collective_timeout", "120",
-                  "--grace_period", "2", runtimeWorker(), "freeze", "0"},
+      : launcher({accelBinary(), "launch", "--cpu", "--num_processes", "4", "--main_process_port", "0",
+                  "--collective_timeout", "120", "--grace_period", "2", runtimeWorker(), "freeze", "0"},
                  hermeticEnv(dir, std::move(env))) {
     REQUIRE(launcher.waitForOutput("reducing", 4));
     ::usleep(1500 * 1000);  // the five all_reduces take milliseconds: rank 0 has stopped
@@ -118,7 +118,8 @@ struct Stopped {
 
 Stopped spinningJob(const std::vector<std::string>& extra, std::map<std::string, std::string> env = {}) {
   TempDir dir;
-  std::vector<std::string> argv = {accelBinary(), "launch", "--cpu", "--num_processes", "2", "--grace_period", "2"};
+  std::vector<std::string> argv = {
+      accelBinary(), "launch", "--cpu", "--num_processes", "2", "--main_process_port", "0", "--grace_period", "2"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.insert(argv.end(), {runtimeWorker(), "spin", "1"});
   BackgroundProcess job(argv, hermeticEnv(dir, std::move(env)));
@@ -176,8 +177,8 @@ TEST_CASE("stacks: without gdb the hang is still stopped on time, each rank sayi
 
 TEST_CASE("stacks: a job whose collectives go on without a word is not hung", "[stacks]") {
   TempDir dir;
-  auto r = run({accelBinary(), "launch", "--cpu", "--num_processes", "2", "--hang_timeout", "1.5", runtimeWorker(),
-                "quiet", "5"},
+  auto r = run({accelBinary(), "launch", "--cpu", "--num_processes", "2", "--main_process_port", "0", "--hang_timeout",
+                "1.5", runtimeWorker(), "quiet", "5"},
                {}, hermeticEnv(dir), 60000);
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);

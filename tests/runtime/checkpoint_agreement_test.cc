@@ -34,19 +34,15 @@ using Clock = std::chrono::steady_clock;
 // processes several times slower, so there the bound only tells a refusal from a hang.
 double refusalLimit() { return std::getenv("ACCEL_TEST_QUICK") ? 10.0 : 1.0; }
 
-CheckpointPart sample(int rank, int64_t step) {
+CheckpointPart smallPart(int rank, int64_t step) {
   return {step, {{"params", std::vector<uint8_t>(64, static_cast<uint8_t>(rank + step))}}};
 }
 
 // Checkpoints of steps 3, 6 and 9 by 2 ranks in `dir` (6 and 9 kept).
 void saveThree(const std::string& dir) {
   accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
-    for (int64_t step : {3, 6, 9}) saveCheckpoint(g, dir, sample(rank, step));
+    for (int64_t step : {3, 6, 9}) saveCheckpoint(g, dir, smallPart(rank, step));
   });
-}
-
-std::map<std::string, std::string> hermetic(const TempDir& dir) {
-  return accel::test::hermeticEnv(dir, {{"GLOO_SOCKET_IFNAME", "lo"}, {"ACCELERATE_GRADIENT_ACCUMULATION_STEPS", ""}});
 }
 
 std::vector<std::string> trainCommand(std::vector<std::string> args) {
@@ -132,14 +128,15 @@ TEST_CASE("checkpoint lock: job B on job A's directory is refused within a secon
     more.insert(more.begin(), job.begin(), job.end());
     return more;
   };
-  auto whole = run(trainCommand(with({"--save_weights", dir.file("whole")})), {}, hermetic(dir), 300000);
+  auto whole = run(trainCommand(with({"--save_weights", dir.file("whole")})), {}, accel::test::trainerEnv(dir), 300000);
   REQUIRE(whole.exit_code == 0);
   const std::string ckpt = dir.file("ckpt");
-  BackgroundProcess a(trainCommand(with({"--checkpoint_dir", ckpt, "--save_weights", dir.file("a")})), hermetic(dir));
+  BackgroundProcess a(trainCommand(with({"--checkpoint_dir", ckpt, "--save_weights", dir.file("a")})),
+                      accel::test::trainerEnv(dir));
   REQUIRE(a.waitForOutput("checkpoint saved at step 3"));
   const auto start = Clock::now();
   auto b = run(trainCommand(with({"--checkpoint_dir", ckpt, "--resume", "--save_weights", dir.file("b")})), {},
-               hermetic(dir), 60000);
+               accel::test::trainerEnv(dir), 60000);
   const double took = secondsSince(start);
   INFO("B: " << b.out << b.err);
   CHECK(b.exit_code == 1);
@@ -152,7 +149,7 @@ TEST_CASE("checkpoint lock: job B on job A's directory is refused within a secon
   REQUIRE(finished.exit_code == 0);
   CHECK(slurp(dir.file("a")) == slurp(dir.file("whole")));  // A never noticed B
   auto again = run(trainCommand(with({"--checkpoint_dir", ckpt, "--resume", "--save_weights", dir.file("b")})), {},
-                   hermetic(dir), 300000);
+                   accel::test::trainerEnv(dir), 300000);
   INFO("B again: " << again.out << again.err);
   REQUIRE(again.exit_code == 0);
   CHECK(again.out.find("resumed from step 399") != std::string::npos);

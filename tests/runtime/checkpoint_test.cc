@@ -28,7 +28,7 @@ using accel::test::TempDir;
 
 namespace {
 
-CheckpointPart sample(int rank, int64_t step) {
+CheckpointPart rankPart(int rank, int64_t step) {
   return {step,
           {{"params", std::vector<uint8_t>(1000 + static_cast<size_t>(rank), static_cast<uint8_t>(rank + step))},
            {"scaler", {1, 2, 3}}}};
@@ -41,11 +41,11 @@ TEST_CASE("checkpoint: every rank gets its own part back", "[checkpoint]") {
   std::mutex m;
   std::vector<bool> same(2, false);
   auto errors = accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
-    saveCheckpoint(g, dir.path(), sample(rank, 5));
-    saveCheckpoint(g, dir.path(), sample(rank, 10));
+    saveCheckpoint(g, dir.path(), rankPart(rank, 5));
+    saveCheckpoint(g, dir.path(), rankPart(rank, 10));
     CheckpointPart back = loadCheckpoint(g, dir.path());
     std::lock_guard<std::mutex> lock(m);
-    same[static_cast<size_t>(rank)] = back.step == 10 && back.blobs == sample(rank, 10).blobs;
+    same[static_cast<size_t>(rank)] = back.step == 10 && back.blobs == rankPart(rank, 10).blobs;
   });
   CHECK(errors == std::vector<std::string>(2));
   CHECK(same == std::vector<bool>{true, true});
@@ -56,7 +56,7 @@ TEST_CASE("checkpoint: every rank gets its own part back", "[checkpoint]") {
 
 TEST_CASE("checkpoint: another world size, a corrupt part, a missing part are refused", "[checkpoint]") {
   TempDir dir;
-  accel::test::onGlooRanks(2, [&](int rank, Backend& g) { saveCheckpoint(g, dir.path(), sample(rank, 3)); });
+  accel::test::onGlooRanks(2, [&](int rank, Backend& g) { saveCheckpoint(g, dir.path(), rankPart(rank, 3)); });
   auto world3 = accel::test::onGlooRanks(3, [&](int, Backend& g) { loadCheckpoint(g, dir.path()); });
   CHECK_THAT(world3[0], Catch::Contains("was saved by 2 processes, but this run has 3"));
   {
@@ -80,7 +80,7 @@ TEST_CASE("checkpoint: another world size, a corrupt part, a missing part are re
 TEST_CASE("checkpoint: a manifest cut short is named as truncated, not as a missing part", "[checkpoint]") {
   TempDir dir;
   accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
-    for (int64_t step : {2, 3}) saveCheckpoint(g, dir.path(), sample(rank, step));
+    for (int64_t step : {2, 3}) saveCheckpoint(g, dir.path(), rankPart(rank, step));
   });
   const std::string path = dir.file("step-3/manifest"), whole = accel::test::slurp(path);
   auto load = [&] { return accel::test::onGlooRanks(2, [&](int, Backend& g) { loadCheckpoint(g, dir.path()); }); };
@@ -156,8 +156,8 @@ TEST_CASE("checkpoint: the next save removes what a killed save left behind", "[
   namespace fs = std::filesystem;
   TempDir dir;
   accel::test::onGlooRanks(2, [&](int rank, Backend& g) {
-    saveCheckpoint(g, dir.path(), sample(rank, 1));
-    saveCheckpoint(g, dir.path(), sample(rank, 2));
+    saveCheckpoint(g, dir.path(), rankPart(rank, 1));
+    saveCheckpoint(g, dir.path(), rankPart(rank, 2));
   });
   // What a save SIGKILLed at step 3 can leave (scripts/soak finds each): its temporary
   // directory, its directory renamed but not yet committed, and writeFileAtomic's temporary
@@ -171,7 +171,7 @@ TEST_CASE("checkpoint: the next save removes what a killed save left behind", "[
       2, [&](int rank, Backend& g) { loaded[static_cast<size_t>(rank)] = loadCheckpoint(g, dir.path()).step; });
   CHECK(loaded == std::vector<int64_t>{2, 2});  // loading ignores all of it and removes nothing
   CHECK(fs::exists(dir.file(".latest.Xy12Zw")));
-  accel::test::onGlooRanks(2, [&](int rank, Backend& g) { saveCheckpoint(g, dir.path(), sample(rank, 3)); });
+  accel::test::onGlooRanks(2, [&](int rank, Backend& g) { saveCheckpoint(g, dir.path(), rankPart(rank, 3)); });
   std::set<std::string> names;
   for (const auto& e : fs::directory_iterator(dir.path())) names.insert(e.path().filename().string());
   // The new one and the previous, and the directory's lock (directory_lock.h).

@@ -30,7 +30,7 @@ bool quick() { return std::getenv("ACCEL_TEST_QUICK") != nullptr; }
 int timeout() { return quick() ? 2 : 5; }
 double latest() { return timeout() + (quick() ? 5.0 : 2.0); }
 
-std::vector<std::string> launch(const std::vector<std::string>& extra) {
+std::vector<std::string> frozenCommand(const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {
       accelBinary(), "launch", "--cpu", "--collective_timeout", std::to_string(timeout()), "--grace_period", "30"};
   argv.insert(argv.end(), extra.begin(), extra.end());
@@ -77,7 +77,7 @@ TEST_CASE("frozen rank: a SIGSTOPped rank 0 is named at the timeout as alive but
   INFO("over " << (shm == "1" ? "shared memory" : "Gloo"));
   TempDir dir;
   const auto start = Clock::now();
-  auto r = run(launch({"--num_processes", "3"}), {},
+  auto r = run(frozenCommand({"--num_processes", "3", "--main_process_port", "0"}), {},
                hermeticEnv(dir, {{"ACCEL_SHM", shm}, {"GLOO_SOCKET_IFNAME", "lo"}}), 120000);
   const double took = std::chrono::duration<double>(Clock::now() - start).count();
   INFO(r.out << r.err);
@@ -125,8 +125,8 @@ TEST_CASE("frozen rank: on another machine, its launcher's report names it", "[f
   const std::string port = std::to_string(freeLoopbackPort()), job_port = std::to_string(freeLoopbackPort());
   auto machine = [&](int k) {
     // One rank a machine: rank 1 (machine 1) waits for rank 0 over Gloo, and nothing else fails first.
-    return launch({"--num_machines", "2", "--machine_rank", std::to_string(k), "--num_processes", "2",
-                   "--main_process_ip", "127.0.0.1", "--main_process_port", port, "--job_port", job_port});
+    return frozenCommand({"--num_machines", "2", "--machine_rank", std::to_string(k), "--num_processes", "2",
+                          "--main_process_ip", "127.0.0.1", "--main_process_port", port, "--job_port", job_port});
   };
   auto on = [&](const char* host) { return hermeticEnv(dir, {{"ACCEL_HOST_ID", host}, {"GLOO_SOCKET_IFNAME", "lo"}}); };
   BackgroundProcess m0(machine(0), on("machine-a"));

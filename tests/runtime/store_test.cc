@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // One suite, every store: HashStore, FileStore, PrefixStore over a HashStore, and a TCPStore
 // client of an in-process server must all behave as the c10d Store contract says.
-#include <stdlib.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -20,6 +18,7 @@
 #include "runtime/store/hash_store.h"
 #include "runtime/store/prefix_store.h"
 #include "runtime/store/tcp_store.h"
+#include "tests/support/process.h"
 
 using namespace accel;
 using namespace std::chrono_literals;
@@ -37,23 +36,10 @@ struct HashFixture {
   void setTimeout(std::chrono::milliseconds t) { a().setTimeout(t); }
 };
 
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "accel-store-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-
 struct FileFixture {
-  TempDir dir;
-  FileStore first{(dir.path / "store").string()};
-  FileStore second{(dir.path / "store").string()};
+  accel::test::TempDir dir;
+  FileStore first{dir.file("store")};
+  FileStore second{dir.file("store")};
   Store& a() { return first; }
   Store& peer() { return second; }
   void setTimeout(std::chrono::milliseconds t) { a().setTimeout(t); }
@@ -248,8 +234,8 @@ TEMPLATE_TEST_CASE("store: compareSet", "[store]", STORE_TYPES) {
 // FileStore's own behaviour: the file, not the Store contract.
 
 TEST_CASE("file store: a missing directory is an error naming it", "[store][file]") {
-  TempDir dir;
-  const auto missing = dir.path / "no-such-dir";
+  accel::test::TempDir dir;
+  const auto missing = std::filesystem::path(dir.file("no-such-dir"));
   try {
     FileStore store((missing / "store").string());
     FAIL("constructed");
@@ -259,8 +245,8 @@ TEST_CASE("file store: a missing directory is an error naming it", "[store][file
 }
 
 TEST_CASE("file store: the last of world_size users deletes the file", "[store][file]") {
-  TempDir dir;
-  const auto path = dir.path / "store";
+  accel::test::TempDir dir;
+  const auto path = std::filesystem::path(dir.file("store"));
   auto a = std::make_unique<FileStore>(path.string(), 2);
   auto b = std::make_unique<FileStore>(path.string(), 2);
   a->set("k", bytes("v"));
@@ -272,8 +258,8 @@ TEST_CASE("file store: the last of world_size users deletes the file", "[store][
 }
 
 TEST_CASE("file store: a torn last record is cut off, other files are refused", "[store][file][failure]") {
-  TempDir dir;
-  const auto path = (dir.path / "store").string();
+  accel::test::TempDir dir;
+  const auto path = dir.file("store");
   {
     FileStore store(path);
     store.set("whole", bytes("1"));
@@ -290,7 +276,7 @@ TEST_CASE("file store: a torn last record is cut off, other files are refused", 
   FileStore again(path);
   CHECK(toString(again.get("next")) == "2");
 
-  const auto other = (dir.path / "other").string();
+  const auto other = dir.file("other");
   {
     std::FILE* f = std::fopen(other.c_str(), "wb");
     std::fputs("not a store", f);

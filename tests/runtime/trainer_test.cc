@@ -22,10 +22,6 @@ using accel::test::TempDir;
 
 namespace {
 
-std::map<std::string, std::string> hermetic(const TempDir& dir) {
-  return accel::test::hermeticEnv(dir, {{"GLOO_SOCKET_IFNAME", "lo"}, {"ACCELERATE_GRADIENT_ACCUMULATION_STEPS", ""}});
-}
-
 std::vector<std::string> trainCommand(int processes, std::vector<std::string> args) {
   std::vector<std::string> argv = {accelBinary(),
                                    "launch",
@@ -44,7 +40,7 @@ std::vector<std::string> trainCommand(int processes, std::vector<std::string> ar
 
 std::vector<float> train(const TempDir& dir, int processes, std::vector<std::string> args, const std::string& name) {
   args.insert(args.end(), {"--save_weights", dir.file(name)});
-  auto r = run(trainCommand(processes, args), {}, hermetic(dir), 120000);
+  auto r = run(trainCommand(processes, args), {}, accel::test::trainerEnv(dir), 120000);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   std::string bytes = slurp(dir.file(name));
@@ -105,7 +101,7 @@ TEST_CASE("trainer: W1's gradient synced in row blocks across many buckets chang
                        "--bucket_mb", "0.015625"},
                       "blocks");
   CHECK(whole == blocks);
-  auto r = run(trainCommand(1, {"--grad_blocks", "0"}), {}, hermetic(dir), 60000);
+  auto r = run(trainCommand(1, {"--grad_blocks", "0"}), {}, accel::test::trainerEnv(dir), 60000);
   CHECK(r.exit_code == 2);  // the worker's usage error, passed through by launch
   CHECK((r.out + r.err).find("--grad_blocks 0 must be between 1 and --hidden (64)") != std::string::npos);
 }
@@ -127,7 +123,7 @@ TEST_CASE("trainer: a run SIGKILLed mid-way resumes to bit-identical weights", "
   {
     BackgroundProcess interrupted(trainCommand(2, with({"--steps", "120", "--checkpoint_every", "20",
                                                         "--checkpoint_dir", ckpt, "--log_every", "0"})),
-                                  hermetic(dir));
+                                  accel::test::trainerEnv(dir));
     REQUIRE(interrupted.waitForOutput("checkpoint saved at step 60"));
     interrupted.signal(SIGKILL);
     interrupted.wait();
@@ -144,7 +140,7 @@ TEST_CASE("trainer: --resume with no checkpoint yet starts from step 0 with a no
   auto whole = train(dir, 2, {"--steps", "30"}, "whole");
   auto r = run(trainCommand(2, {"--steps", "30", "--checkpoint_dir", dir.file("empty"), "--resume", "--save_weights",
                                 dir.file("fresh")}),
-               {}, hermetic(dir), 120000);
+               {}, accel::test::trainerEnv(dir), 120000);
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("no checkpoint in " + dir.file("empty") + " yet: starting from step 0") != std::string::npos);
@@ -155,7 +151,8 @@ TEST_CASE("trainer: --resume with no checkpoint yet starts from step 0 with a no
 TEST_CASE("trainer: fp16 (with the loss scaler) and bf16 train to high accuracy", "[train][amp]") {
   TempDir dir;
   for (const char* precision : {"fp16", "bf16"}) {
-    auto r = run(trainCommand(2, {"--steps", "150", "--mixed_precision", precision}), {}, hermetic(dir), 120000);
+    auto r = run(trainCommand(2, {"--steps", "150", "--mixed_precision", precision}), {}, accel::test::trainerEnv(dir),
+                 120000);
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
     auto at = r.out.find("test accuracy ");
@@ -163,7 +160,7 @@ TEST_CASE("trainer: fp16 (with the loss scaler) and bf16 train to high accuracy"
     CHECK(std::stod(r.out.substr(at + 14)) > 0.95);
     CHECK(r.out.find(std::string("precision ") + precision) != std::string::npos);
   }
-  auto fp8 = run(trainCommand(1, {"--mixed_precision", "fp8"}), {}, hermetic(dir), 60000);
+  auto fp8 = run(trainCommand(1, {"--mixed_precision", "fp8"}), {}, accel::test::trainerEnv(dir), 60000);
   CHECK(fp8.exit_code == 1);
   CHECK(fp8.err.find("mixed precision fp8 is not supported") != std::string::npos);
 }
@@ -191,7 +188,7 @@ TEST_CASE("trainer: on CUDA devices, the weights of the CPU path, 2 GPUs those o
     return;
   }
   TempDir dir;
-  auto env = hermetic(dir);
+  auto env = accel::test::trainerEnv(dir);
   env.erase("ACCEL_NVML_LIBRARY");  // the launcher counts the real GPUs
   env.erase("ACCEL_CUDA_LIBRARY");
   auto onGpus = [&](int processes, std::vector<std::string> args, const std::string& name) {

@@ -84,6 +84,10 @@ std::map<std::string, std::string> hermeticEnv(const TempDir& dir, std::map<std:
   return extra;
 }
 
+std::map<std::string, std::string> trainerEnv(const TempDir& dir) {
+  return hermeticEnv(dir, {{"GLOO_SOCKET_IFNAME", "lo"}, {"ACCELERATE_GRADIENT_ACCUMULATION_STEPS", ""}});
+}
+
 RunResult run(const std::vector<std::string>& argv, const std::string& input,
               const std::map<std::string, std::string>& env, int timeout_ms) {
   int in[2], out[2], err[2];

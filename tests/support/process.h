@@ -51,6 +51,12 @@ class BackgroundProcess {
 // choice (lib/launch/facts/port.h), so tests meet the same odds of a collision as users do.
 int freeLoopbackPort();
 
+// The two ports of a job of several machines on loopback: MASTER_PORT and the job channel's.
+struct JobPorts {
+  int port = freeLoopbackPort();
+  int job_port = freeLoopbackPort();
+};
+
 // Whether a process with this pid exists (and is not a zombie).
 bool processAlive(pid_t pid);
 
@@ -108,6 +114,8 @@ size_t occurrences(const std::string& text, const std::string& part);
 // (HF_HOME inside `dir`), no GPU library (NVML and libcuda pointed at missing files), not under
 // SLURM, no prefix template of the user's, TMPDIR inside `dir`. Entries of `extra` win.
 std::map<std::string, std::string> hermeticEnv(const TempDir& dir, std::map<std::string, std::string> extra = {});
+// hermeticEnv for jobs of accel-train: Gloo on loopback, the caller's gradient accumulation unset.
+std::map<std::string, std::string> trainerEnv(const TempDir& dir);
 
 // What a launcher gives rank `rank` of `world` started by hand: `per_machine` ranks to a machine
 // (0: all on one), the store at 127.0.0.1:`port` proving `token`, Gloo on loopback. Entries of

@@ -29,7 +29,7 @@ using namespace accel::launch::settings;
 namespace {
 
 // The plan of `words` on a fake machine with `gpus` GPUs (tests/support/fake_facts.h).
-LaunchPlan plan(const std::vector<std::string>& words, const std::string& config_text = "", int gpus = 0) {
+LaunchPlan flagsPlan(const std::vector<std::string>& words, const std::string& config_text = "", int gpus = 0) {
   FakeMachine m(gpus);
   return planFor(words, m, config_text);
 }
@@ -118,16 +118,16 @@ TEST_CASE("plan: precedence and origins", "[plan]") {
   CHECK(q.plan.join_timeout == 900);  // torchrun's key, honoured
   CHECK(q.plan.job_port == q.plan.master_port + 1);
   CHECK(q.plan.heartbeat_timeout == 30);
-  CHECK_THROWS_WITH(plan({"--rdzv_conf", "join_timeout=0"}, "", 2),
+  CHECK_THROWS_WITH(flagsPlan({"--rdzv_conf", "join_timeout=0"}, "", 2),
                     Catch::Contains("join_timeout: '0' is not a number of seconds above 0"));
 }
 
 TEST_CASE("plan: DeepSpeed and FSDP settings are exported as Accelerate exports them", "[plan]") {
-  LaunchPlan ds = plan({"--zero_stage", "2"},
-                       "distributed_type: DEEPSPEED\nnum_processes: 2\nmixed_precision: bf16\n"
-                       "deepspeed_config:\n  zero_stage: 3\n  offload_param_device: cpu\n  zero3_init_flag: true\n"
-                       "  gradient_accumulation_steps: 1\n",
-                       2);
+  LaunchPlan ds = flagsPlan({"--zero_stage", "2"},
+                            "distributed_type: DEEPSPEED\nnum_processes: 2\nmixed_precision: bf16\n"
+                            "deepspeed_config:\n  zero_stage: 3\n  offload_param_device: cpu\n  zero3_init_flag: true\n"
+                            "  gradient_accumulation_steps: 1\n",
+                            2);
   const auto& w = ds.workers[0];
   CHECK(envOf(ds, w, "ACCELERATE_USE_DEEPSPEED") == "true");
   CHECK(envOf(ds, w, "ACCELERATE_DEEPSPEED_ZERO_STAGE") == "2");  // the flag wins
@@ -137,11 +137,11 @@ TEST_CASE("plan: DeepSpeed and FSDP settings are exported as Accelerate exports 
   CHECK(envOf(ds, w, "ACCELERATE_CONFIG_DS_FIELDS") ==
         "gradient_accumulation_steps,offload_param_device,zero3_init_flag,mixed_precision");
   CHECK(envOf(ds, w, "PYTHONPATH") == "/work");
-  LaunchPlan fsdp = plan({},
-                         "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_version: 2\n"
-                         "  fsdp_reshard_after_forward: true\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
-                         "  fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer\n",
-                         2);
+  LaunchPlan fsdp = flagsPlan({},
+                              "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_version: 2\n"
+                              "  fsdp_reshard_after_forward: true\n  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
+                              "  fsdp_transformer_layer_cls_to_wrap: LlamaDecoderLayer\n",
+                              2);
   const auto& f = fsdp.workers[1];
   CHECK(envOf(fsdp, f, "ACCELERATE_USE_FSDP") == "true");
   CHECK(envOf(fsdp, f, "FSDP_VERSION") == "2");
@@ -150,28 +150,29 @@ TEST_CASE("plan: DeepSpeed and FSDP settings are exported as Accelerate exports 
   CHECK(envOf(fsdp, f, "FSDP_TRANSFORMER_CLS_TO_WRAP") == "LlamaDecoderLayer");
   CHECK(envOf(fsdp, f, "FSDP_USE_ORIG_PARAMS") == "true");
   CHECK_THROWS_AS(
-      plan({},
-           "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_cpu_ram_efficient_loading: true\n"
-           "  fsdp_sync_module_states: false\n",
-           2),
+      flagsPlan({},
+                "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n  fsdp_cpu_ram_efficient_loading: true\n"
+                "  fsdp_sync_module_states: false\n",
+                2),
       UsageError);
 }
 
 TEST_CASE("plan: checks before anything starts", "[plan]") {
-  CHECK_THROWS_WITH(plan({"--cpu", "--num_processes", "1", "--num_machines", "2", "--main_process_ip", "h"}),
+  CHECK_THROWS_WITH(flagsPlan({"--cpu", "--num_processes", "1", "--num_machines", "2", "--main_process_ip", "h"}),
                     Catch::Contains("num_processes 1 (command line) is fewer than num_machines 2"));
-  CHECK_THROWS_WITH(plan({"--multi_gpu", "--num_processes", "1"}, "", 2),
+  CHECK_THROWS_WITH(flagsPlan({"--multi_gpu", "--num_processes", "1"}, "", 2),
                     Catch::Contains("--multi_gpu needs at least 2 processes"));
-  CHECK_THROWS_WITH(plan({}, "distributed_type: XLA\n"),
+  CHECK_THROWS_WITH(flagsPlan({}, "distributed_type: XLA\n"),
                     Catch::Contains("distributed_type XLA cannot be launched by accel"));
   // Found by fuzzing (tests/fuzz/regressions/launch_settings): a typo'd count is refused before
   // a plan of that size is built, and no count is narrowed to int.
-  CHECK_THROWS_WITH(plan({"--cpu", "--num_processes", "100000000"}),
+  CHECK_THROWS_WITH(flagsPlan({"--cpu", "--num_processes", "100000000"}),
                     Catch::Contains("num_processes 100000000 (command line) is more than accel can launch"));
-  CHECK_THROWS_WITH(plan({"--cpu", "--num_processes", "8192"}),
+  CHECK_THROWS_WITH(flagsPlan({"--cpu", "--num_processes", "8192"}),
                     Catch::Contains("is 8192 workers on this machine; accel starts at most 4096"));
-  CHECK_THROWS_WITH(plan({}, "distributed_type: MULTI_GPU\nnum_machines: 4611686018427387904\nmain_process_ip: h\n", 4),
-                    Catch::Contains("is more than accel can launch"));
+  CHECK_THROWS_WITH(
+      flagsPlan({}, "distributed_type: MULTI_GPU\nnum_machines: 4611686018427387904\nmain_process_ip: h\n", 4),
+      Catch::Contains("is more than accel can launch"));
 }
 
 TEST_CASE("program resolution", "[program]") {
@@ -258,9 +259,9 @@ TEST_CASE("plan: the input rank is this machine's, none here, or an error where 
     w.insert(w.end(), {"--stdin_rank", rank});
     return w;
   };
-  CHECK(plan(words).stdin_rank == -1);  // the default, rank 0, runs on machine 0
-  CHECK(plan(with("3")).stdin_rank == 3);
-  CHECK(plan(with("1")).stdin_rank == -1);  // no terminal here: the same command runs on every machine
+  CHECK(flagsPlan(words).stdin_rank == -1);  // the default, rank 0, runs on machine 0
+  CHECK(flagsPlan(with("3")).stdin_rank == 3);
+  CHECK(flagsPlan(with("1")).stdin_rank == -1);  // no terminal here: the same command runs on every machine
   FakeMachine terminal;
   terminal.facts.machine.stdin_terminal = true;
   CHECK_THROWS_WITH(planFor(with("1"), terminal),

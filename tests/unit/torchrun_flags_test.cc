@@ -66,15 +66,15 @@ Planned launched(const std::vector<std::string>& words, const VarMap& env = {}, 
   return launchFor(words, m, config_text, grammar);
 }
 
-LaunchPlan plan(const std::vector<std::string>& words, const VarMap& env = {}, const std::string& config_text = "",
-                Grammar grammar = Grammar::Launch, int gpus = 0) {
+LaunchPlan torchrunPlan(const std::vector<std::string>& words, const VarMap& env = {},
+                        const std::string& config_text = "", Grammar grammar = Grammar::Launch, int gpus = 0) {
   return launched(words, env, config_text, grammar, gpus).plan;
 }
 
 std::string refusal(const std::vector<std::string>& words, const VarMap& env = {}, Grammar grammar = Grammar::Launch,
                     const std::string& config_text = "") {
   try {
-    plan(words, env, config_text, grammar);
+    torchrunPlan(words, env, config_text, grammar);
   } catch (const UsageError& e) {
     return std::string(e.what()) + " | " + e.hint();
   }
@@ -138,9 +138,9 @@ TEST_CASE("torchrun flags: both spellings, short forms and argparse's prefixes",
 }
 
 TEST_CASE("torchrun flags: a two-machine command line means what it means to torchrun", "[launch][torchrun]") {
-  const LaunchPlan p = plan({"--nproc_per_node", "2", "--nnodes", "2:2", "--node_rank", "1", "--master_addr",
-                             "10.0.0.1", "--master_port", "29600", "--rdzv_id", "job7", "--role", "trainer"},
-                            {}, "", Grammar::Torchrun);
+  const LaunchPlan p = torchrunPlan({"--nproc_per_node", "2", "--nnodes", "2:2", "--node_rank", "1", "--master_addr",
+                                     "10.0.0.1", "--master_port", "29600", "--rdzv_id", "job7", "--role", "trainer"},
+                                    {}, "", Grammar::Torchrun);
   CHECK(p.num_machines == 2);
   CHECK(p.machine_rank == 1);
   CHECK(p.master_addr == "10.0.0.1");
@@ -157,27 +157,28 @@ TEST_CASE("torchrun flags: a two-machine command line means what it means to tor
   CHECK(envOf(p, w, launch_env::kUseCpu) == "<unset>");  // no Accelerate variables under torchrun
   CHECK(envOf(p, w, launch_env::kMixedPrecision) == "<unset>");
   // One process by default under torchrun; Accelerate's default is one per GPU.
-  CHECK(plan({}, {}, "", Grammar::Torchrun, 4).workers.size() == 1);
-  CHECK(plan({}, {}, "", Grammar::Launch, 4).workers.size() == 4);
-  CHECK(plan({"--nproc_per_node", "6"}, {}, "", Grammar::Torchrun, 4).workers.size() == 6);    // GPUs shared
-  CHECK(plan({"--nproc_per_node", "cpu"}, {}, "", Grammar::Torchrun, 2).workers.size() == 4);  // usable CPUs
+  CHECK(torchrunPlan({}, {}, "", Grammar::Torchrun, 4).workers.size() == 1);
+  CHECK(torchrunPlan({}, {}, "", Grammar::Launch, 4).workers.size() == 4);
+  CHECK(torchrunPlan({"--nproc_per_node", "6"}, {}, "", Grammar::Torchrun, 4).workers.size() == 6);    // GPUs shared
+  CHECK(torchrunPlan({"--nproc_per_node", "cpu"}, {}, "", Grammar::Torchrun, 2).workers.size() == 4);  // usable CPUs
   CHECK(launched({"--nproc_per_node", "cpu"}, {}, "", Grammar::Torchrun, 2).settings.paradigm.use_cpu.value);
   // --standalone's port 0: a free one, chosen in the plan (the fake network's).
-  CHECK(plan({"--standalone", "--nproc_per_node", "3"}, {}, "", Grammar::Torchrun).master_port == 41000);
+  CHECK(torchrunPlan({"--standalone", "--nproc_per_node", "3"}, {}, "", Grammar::Torchrun).master_port == 41000);
   // torchrun's console: every stream but the redirected ones; its --tee only adds files.
-  CHECK(plan({"-t", "0"}, {}, "", Grammar::Torchrun).console_streams == 3);
-  CHECK(plan({"-r", "1", "--log_dir", "/tmp"}, {}, "", Grammar::Torchrun).console_streams == 2);
-  CHECK(plan({"--cpu", "--tee", "3", "-r", "0:1"}).console_streams_by_rank.at(0) == 2);
-  CHECK(plan({"-r", "3", "-t", "3"}, {}, "", Grammar::Torchrun).console_streams == 3);  // teed back
-  CHECK(plan({"-r", "3"}, {{"TMPDIR", "/tmp/x"}}, "", Grammar::Torchrun).log_dir.rfind("/tmp/x/torchelastic_", 0) == 0);
+  CHECK(torchrunPlan({"-t", "0"}, {}, "", Grammar::Torchrun).console_streams == 3);
+  CHECK(torchrunPlan({"-r", "1", "--log_dir", "/tmp"}, {}, "", Grammar::Torchrun).console_streams == 2);
+  CHECK(torchrunPlan({"--cpu", "--tee", "3", "-r", "0:1"}).console_streams_by_rank.at(0) == 2);
+  CHECK(torchrunPlan({"-r", "3", "-t", "3"}, {}, "", Grammar::Torchrun).console_streams == 3);  // teed back
+  CHECK(torchrunPlan({"-r", "3"}, {{"TMPDIR", "/tmp/x"}}, "", Grammar::Torchrun)
+            .log_dir.rfind("/tmp/x/torchelastic_", 0) == 0);
   CHECK_THAT(refusal({"--cpu", "--tee", "3", "-r", "0:3"}), Catch::Contains("--redirects 0:3 without --log_dir"));
   CHECK_THAT(refusal({}, {{"PET_TEE", "7"}}, Grammar::Torchrun), Catch::Contains("PET_TEE '7' is not 0-3"));
-  const LaunchPlan v = plan({"--nproc_per_node", "2", "--virtual_local_rank"}, {{"CUDA_VISIBLE_DEVICES", "4,6"}}, "",
-                            Grammar::Torchrun, 2);
+  const LaunchPlan v = torchrunPlan({"--nproc_per_node", "2", "--virtual_local_rank"},
+                                    {{"CUDA_VISIBLE_DEVICES", "4,6"}}, "", Grammar::Torchrun, 2);
   CHECK(envOf(v, v.workers[1], "LOCAL_RANK") == "0");
   CHECK(envOf(v, v.workers[1], "CUDA_VISIBLE_DEVICES") == "6");
-  const LaunchPlan ids = plan({"--multi_gpu", "--num_processes", "2", "--gpu_ids", "2,3", "--virtual_local_rank"}, {},
-                              "", Grammar::Launch, 4);
+  const LaunchPlan ids = torchrunPlan(
+      {"--multi_gpu", "--num_processes", "2", "--gpu_ids", "2,3", "--virtual_local_rank"}, {}, "", Grammar::Launch, 4);
   const VarMap ids_env = [&] {
     VarMap out;
     for (const auto& [name, value] : workerEnvironment(ids, ids.workers[1]))
@@ -205,13 +206,12 @@ TEST_CASE("torchrun flags: PET_* give defaults below the command line and above 
   CHECK(flagged.plan.workers.size() == 2);  // a typed total beats PET_NPROC_PER_NODE
   CHECK(parseLaunchArgs({"-m", "x"}).module);
   // A typed flag beats the variable, which is then not even read.
-  CHECK(plan({"--cpu", "--num_machines", "1"}, {{"PET_NNODES", "1:4"}}).num_machines == 1);
-  CHECK(plan({"--cpu", "--grace_period", "3"}, {{"PET_SHUTDOWN_TIMEOUT", "5"}}).grace_period == 3);
-  CHECK(
-      plan({"--cpu", "--main_process_ip", "h", "--num_machines", "2"}, {{"PET_RDZV_ENDPOINT", "a:b:c"}}).master_addr ==
-      "h");
-  CHECK(plan({"--cpu", "--num_machines", "4", "--main_process_ip", "h"}, {{"PET_NNODES", "2"}}, config).world_size ==
-        8);  // the file's total of 8, over the typed 4 machines, not 8 on each of them
+  CHECK(torchrunPlan({"--cpu", "--num_machines", "1"}, {{"PET_NNODES", "1:4"}}).num_machines == 1);
+  CHECK(torchrunPlan({"--cpu", "--grace_period", "3"}, {{"PET_SHUTDOWN_TIMEOUT", "5"}}).grace_period == 3);
+  CHECK(torchrunPlan({"--cpu", "--main_process_ip", "h", "--num_machines", "2"}, {{"PET_RDZV_ENDPOINT", "a:b:c"}})
+            .master_addr == "h");
+  CHECK(torchrunPlan({"--cpu", "--num_machines", "4", "--main_process_ip", "h"}, {{"PET_NNODES", "2"}}, config)
+            .world_size == 8);  // the file's total of 8, over the typed 4 machines, not 8 on each of them
 }
 
 TEST_CASE("torchrun flags: every bad input is refused, naming the flag or variable", "[launch][torchrun]") {
@@ -271,7 +271,7 @@ TEST_CASE("kubernetes: each operator's pod variables make the pod's machine of o
   CHECK_THAT(refusal({"--cpu"}, bad_rank), Catch::Contains("RANK=2 is not below WORLD_SIZE=2"));
   VarMap off = v1;
   off["ACCEL_K8S"] = "0";
-  CHECK(plan({"--cpu"}, off, image_config).machine_rank == 0);
+  CHECK(torchrunPlan({"--cpu"}, off, image_config).machine_rank == 0);
   const VarMap elastic = {
       {"PET_NNODES", "2:2"}, {"PET_RDZV_BACKEND", "c10d"}, {"PET_RDZV_ENDPOINT", "job-worker-0:23456"}};
   const Planned e = launched({"--cpu"}, elastic, image_config);
@@ -280,17 +280,17 @@ TEST_CASE("kubernetes: each operator's pod variables make the pod's machine of o
   CHECK(e.plan.master_addr == "job-worker-0");
   CHECK(e.plan.master_port == 23456);
   // The image's total is per machine of its own count once the pod says how many machines.
-  const LaunchPlan per = plan({"--cpu"}, elastic, image_config + "num_processes: 2\n");
+  const LaunchPlan per = torchrunPlan({"--cpu"}, elastic, image_config + "num_processes: 2\n");
   CHECK(per.workers.size() == 2);
   CHECK(per.world_size == 4);
   VarMap v6 = elastic;
   v6["PET_RDZV_ENDPOINT"] = "[fd00::1]:23456";
-  CHECK(plan({"--cpu"}, v6).master_addr == "fd00::1");
-  CHECK(plan({"--cpu"}, v6).master_port == 23456);
+  CHECK(torchrunPlan({"--cpu"}, v6).master_addr == "fd00::1");
+  CHECK(torchrunPlan({"--cpu"}, v6).master_port == 23456);
   VarMap on_zero = elastic;
   on_zero["PET_RDZV_ENDPOINT"] = "pod-1";  // this pod
-  CHECK(plan({"--cpu"}, on_zero).machine_rank == 0);
-  CHECK(plan({"--cpu"}, on_zero).master_port == kRdzvDefaultPort);
+  CHECK(torchrunPlan({"--cpu"}, on_zero).machine_rank == 0);
+  CHECK(torchrunPlan({"--cpu"}, on_zero).master_port == kRdzvDefaultPort);
   VarMap growing = elastic;
   growing["PET_NNODES"] = "1:3";
   CHECK_THAT(refusal({"--cpu"}, growing), Catch::Contains("PET_NNODES 1:3: elastic membership"));
@@ -329,8 +329,11 @@ TEST_CASE("layouts: machines of 1, 2 and 3 workers get contiguous ranks and torc
   CHECK(envOf(next, next.workers[1], "MASTER_PORT") == "29600");
   CHECK(envOf(p, p.workers[1], "MASTER_PORT") == "29511");
   // A total that does not divide: the first machines run one more.
-  CHECK(plan({"--cpu", "--num_processes", "5", "--num_machines", "2", "--main_process_ip", "h"}).workers.size() == 3);
-  CHECK(plan({"--cpu", "--num_processes", "5", "--num_machines", "2", "--machine_rank", "1", "--main_process_ip", "h"})
+  CHECK(
+      torchrunPlan({"--cpu", "--num_processes", "5", "--num_machines", "2", "--main_process_ip", "h"}).workers.size() ==
+      3);
+  CHECK(torchrunPlan(
+            {"--cpu", "--num_processes", "5", "--num_machines", "2", "--machine_rank", "1", "--main_process_ip", "h"})
             .workers[0]
             .rank == 3);
   // The layout travels in the start as runs of alike machines.

@@ -95,7 +95,7 @@ struct Wanted {
 using Request = std::map<std::string, Wanted>;
 
 // One filter flag and its text, for messages.
-struct Source {
+struct FilterText {
   const std::string& origin;
   const std::string& text;
   [[noreturn]] void fail(const std::string& why, const std::string& hint) const {
@@ -103,14 +103,14 @@ struct Source {
   }
 };
 
-int slotIndex(const std::string& slot, const std::string& entry, const Source& source) {
+int slotIndex(const std::string& slot, const std::string& entry, const FilterText& source) {
   const std::string why = whyNotInteger(slot, 0, INT_MAX);
   if (!why.empty()) source.fail(fmt::format("a slot of entry '{}': {}", entry, why), kFilterForm);
   return static_cast<int>(*parseInt(slot));
 }
 
 // DeepSpeed's NODE_SPEC[@NODE_SPEC...]; a host named twice gets the union of what each names.
-Request parseFilter(const Source& source) {
+Request parseFilter(const FilterText& source) {
   if (trim(source.text).empty()) source.fail("the filter is empty", kFilterForm);
   Request request;
   for (const auto& entry : split(source.text, '@')) {
@@ -136,7 +136,7 @@ const HostSlots* findHost(const std::vector<HostSlots>& pool, const std::string&
 }
 
 // Every host and slot the request names exists in the pool.
-void checkRequest(const Request& request, const std::vector<HostSlots>& pool, const Source& source) {
+void checkRequest(const Request& request, const std::vector<HostSlots>& pool, const FilterText& source) {
   std::vector<std::string> names;
   for (const auto& h : pool) names.push_back(h.host);
   for (const auto& [name, wanted] : request) {
@@ -249,8 +249,8 @@ std::vector<HostSlots> selectHosts(const std::vector<HostSlots>& pool, const Hos
   std::vector<HostSlots> hosts = pool;
   const bool include = !filter.include.empty();
   if (include || !filter.exclude.empty()) {
-    const Source source{include ? filter.include_origin : filter.exclude_origin,
-                        include ? filter.include : filter.exclude};
+    const FilterText source{include ? filter.include_origin : filter.exclude_origin,
+                            include ? filter.include : filter.exclude};
     const Request request = parseFilter(source);
     checkRequest(request, pool, source);
     hosts = applyRequest(request, pool, include);
