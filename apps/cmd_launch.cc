@@ -15,6 +15,7 @@
 #include "lib/common/variables.h"
 #include "lib/launch/fleet/ssh_command.h"
 #include "lib/launch/launch.h"
+#include "lib/launch/launch_env.h"
 #include "lib/launch/plan/cpu_affinity.h"
 #include "lib/launch/plan/worker_env.h"
 #include "lib/launch/settings/launch_args.h"
@@ -63,10 +64,19 @@ void printWorkers(const LaunchSettings& s, const LaunchPlan& p) {
   for (const auto& w : p.workers) {
     std::cout << fmt::format("rank {} (local rank {}): {}\n", w.rank, w.local_rank, quoted(w.argv));
     if (!w.cpus.empty()) std::cout << "  (pinned to CPUs " << launch::plan::cpuListText(w.cpus) << ")\n";
-    for (const auto& [k, v] : launch::plan::workerEnvironment(p, w)) std::cout << "  " << k << "=" << v << "\n";
+    for (const auto& [k, v] : launch::plan::workerEnvironment(p, w)) {
+      std::cout << "  " << k << "=" << (launch_env::isSecret(k) ? launch_env::kNotShown : v) << "\n";
+    }
     for (const auto& name : p.unset) std::cout << "  (unset " << name << ")\n";
   }
   std::cout << "(each worker also inherits the launcher's environment)\n";
+}
+
+// A hostfile host that is this machine starts without ssh; the ssh settings given are named
+// when no host uses them.
+std::string localNote(const LaunchSettings& s, const LaunchPlan& p) {
+  if (s.hosts.ssh_given.empty() || !launch::plan::allLocal(p.hosts)) return " (this machine, no ssh)";
+  return " (this machine, no ssh: " + join(s.hosts.ssh_given, " and ") + " not used)";
 }
 
 void printFleet(const launch::Launch& l) {
@@ -81,7 +91,7 @@ void printFleet(const launch::Launch& l) {
   for (const auto& m : members) {
     std::cout << fmt::format("machine {}: {}, {} process(es){}{}\n  {}\n", m.machine_rank, m.host, m.orders.place.procs,
                              m.orders.place.gpu_ids.empty() ? "" : ", GPUs " + m.orders.place.gpu_ids,
-                             m.local ? " (this machine, no ssh)" : "", quoted(m.argv));
+                             m.local ? localNote(s, p) : "", quoted(m.argv));
   }
   std::vector<std::string> names;
   for (const auto& [name, value] : s.hosts.forwarded) names.push_back(name);

@@ -6,6 +6,8 @@
 // variable's name itself (CTest `layers`).
 #pragma once
 
+#include <string_view>
+
 #include "lib/common/variables.h"
 
 namespace accel::launch_env {
@@ -58,6 +60,10 @@ inline constexpr const char* kConfigDsFields = "ACCELERATE_CONFIG_DS_FIELDS";
 inline constexpr const char* kAccelRunId = "ACCEL_RUN_ID";  // same on every machine of a job
 // Secret the rank-0 store requires from every client (the same on every machine of a job).
 inline constexpr const char* kStoreToken = "ACCEL_STORE_TOKEN";
+// What a variable's value may be shown as: a secret's is never printed or written anywhere
+// (console, --dry_run, --debug, logs, error and stacks files), only handed to the workers.
+inline constexpr const char* kNotShown = "(set, not shown)";
+inline bool isSecret(std::string_view name) { return name == kStoreToken; }
 inline constexpr const char* kMachineName = "ACCEL_MACHINE";  // host label used in output prefixes
 // Where this machine's launcher answers a worker's "rank R" with what became of that rank
 // (lib/launch/supervise/rank_questions.h): an abstract Unix socket, '@' standing for its leading NUL.

@@ -14,6 +14,7 @@
 
 #include "lib/launch/plan/cpu_affinity.h"
 #include "tests/cli/launch_support.h"
+#include "tests/support/skip.h"
 
 using namespace accel::test;
 
@@ -99,9 +100,11 @@ TEST_CASE("launch: flags beat the config file, which beats defaults, every key a
 TEST_CASE("launch: without a config one line names the defaults taken", "[launch][config]") {
   TempDir dir;
   auto r = launch(dir, {"--num_processes", "2", envWorker()});
+  INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(contains(r.err, "accel: no config file at " + dir.file("hf/accelerate/default_config.yaml") +
-                            "; defaults: num_machines=1 (default), mixed_precision=no (default)"));
+                            "; distributed_type=MULTI_CPU (GPU probe: none visible); defaults: num_machines=1, "
+                            "mixed_precision=no\n"));
   auto quiet = launch(dir, {"-q", "--num_processes", "2", envWorker()});
   CHECK(quiet.err.empty());
   auto missing = launch(dir, {"--config_file", dir.file("typo.yaml"), envWorker()});
@@ -182,7 +185,7 @@ TEST_CASE("launch: --collective_timeout reaches the workers, a bad value stops t
 
 TEST_CASE("launch: a real PyTorch DDP job on Gloo passes", "[launch][torch]") {
   if (run({"/usr/bin/python3", "-c", "import torch"}).exit_code != 0) {
-    WARN("skipped: Debian's python3-torch is not installed for /usr/bin/python3 (scripts/test installs it)");
+    accel::test::skip("Debian's python3-torch is not installed for /usr/bin/python3 (scripts/test installs it)");
     return;
   }
   TempDir dir;

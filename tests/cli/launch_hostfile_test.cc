@@ -207,6 +207,18 @@ TEST_CASE("hostfile launch: hosts that are this machine start without ssh", "[la
   CHECK_FALSE(contains(r.out, "ssh -o"));
   CHECK(contains(r.out, "forwarded to every host: "));
   CHECK(contains(r.out, " PYTHONPATH"));
+  CHECK_FALSE(contains(r.err, "note: "));
+  // ssh settings given for a hostfile whose hosts are all this machine: said, not silently dropped.
+  const auto ssh = dryRun(dir, {"--hostfile", hf, "--main_process_port", "29777", "--ssh_port", "2222"},
+                          {{"ACCEL_SSH_ARGS", "-o ConnectTimeout=5"}});
+  INFO(ssh.out << ssh.err);
+  REQUIRE(ssh.exit_code == 0);
+  CHECK(contains(ssh.out,
+                 "machine 1: 127.0.0.1, 1 process(es) (this machine, no ssh: --ssh_port 2222 and "
+                 "ACCEL_SSH_ARGS not used)\n"));
+  CHECK(contains(ssh.err,
+                 "note: every host is this machine: their launchers start without ssh, so --ssh_port 2222 "
+                 "and ACCEL_SSH_ARGS do not apply"));
   CHECK_FALSE(started(dir));
 }
 
@@ -360,6 +372,9 @@ TEST_CASE("hostfile launch: a rank failing on machine 1 ends the job with its ex
   CHECK(contains(r.err, "rank 1 on machine 1 (127.0.0.1) exited with code 7"));
   CHECK(contains(r.err, "accel: [localhost] "));  // each launcher's lines name its host
   CHECK(contains(r.err, "accel: [127.0.0.1] "));
+  // One console: the failure is told once, by the machine it happened on.
+  CHECK(occurrences(r.err, "it failed first") == 1);
+  CHECK(occurrences(r.err, "error: rank 1 on machine 1") == 1);
 }
 
 TEST_CASE("hostfile launch: a worker's own exit code 255 or 2 is the job's, not a host that could not start",

@@ -25,6 +25,7 @@
 
 #include "lib/common/atomic_file.h"
 #include "tests/support/process.h"
+#include "tests/support/skip.h"
 
 using namespace accel::test;
 using accel::readFile;
@@ -61,7 +62,7 @@ TEST_CASE("stacks: every rank's stack and where it waits, read through gdb", "[s
   if (::access("/usr/bin/gdb", X_OK) != 0) {
     const char* ci = std::getenv("CI");
     if (ci && std::string(ci) == "true") FAIL("gdb is not installed (scripts/test installs it)");
-    WARN("skipped: gdb is not installed (scripts/test installs it)");
+    accel::test::skip("gdb is not installed (scripts/test installs it)");
     return;
   }
   FrozenJob job;
@@ -103,7 +104,7 @@ bool haveGdb() {
   if (::access("/usr/bin/gdb", X_OK) == 0) return true;
   const char* ci = std::getenv("CI");
   if (ci && std::string(ci) == "true") FAIL("gdb is not installed (scripts/test installs it)");
-  WARN("skipped: gdb is not installed (scripts/test installs it)");
+  accel::test::skip("gdb is not installed (scripts/test installs it)");
   return false;
 }
 

@@ -237,14 +237,24 @@ unreachable() {
   wait_until 3 no_job_processes || { echo "left after $tag:"; job_processes; bad=1; }
 }
 
+# told_once TAG TEXT: ssh's complaint appears once in the head's output, inside accel's error.
+told_once() {
+  local n
+  n=$(grep -c -- "$2" "$work/$1.h0.log")
+  ((n == 1)) || { echo "$1: '$2' shown $n times, once expected"; bad=1; }
+  grep -q -- "accel:   | .*$2" "$work/$1.h0.log" || { echo "$1: '$2' not inside accel's error"; bad=1; }
+}
+
 case_ssh_unreachable() {
   local bad=0
   ssh_up 3 || return 1
   printf 'node0 slots=1\nnode1 slots=1\nnode2 slots=1\n' >hosts
   ssh_host_stop 2
   unreachable refused "Connection refused"
+  told_once refused "Connection refused"
   ssh_host_start 2 >/dev/null
   SSH_HOSTS_ARGS=$SSH_HOSTS_BAD_ARGS unreachable badkey "Permission denied"
+  told_once badkey "Permission denied"
   printf 'node0 slots=1\nnode2 slots=1\n' >hosts
   ACCEL_REMOTE_ACCEL=/nonexistent/accel unreachable noaccel "no accel on host node2"
   ((bad == 0)) || { show_logs refused; show_logs badkey; show_logs noaccel; return 1; }

@@ -10,6 +10,7 @@
 
 #include "runtime/comm/half.h"
 #include "runtime/state/cuda_devices.h"
+#include "tests/support/skip.h"
 #ifdef ACCEL_HAVE_CUDA_KERNELS
 #include <cuda_runtime_api.h>
 
@@ -20,10 +21,10 @@ using namespace accel;
 
 TEST_CASE("amp kernels: GPU casts and unscale match the CPU bit for bit", "[amp][gpu]") {
 #ifndef ACCEL_HAVE_CUDA_KERNELS
-  WARN("skipped: this build has no CUDA kernels (nvcc was not found at configure time)");
+  accel::test::skip("this build has no CUDA kernels (nvcc was not found at configure time)");
 #else
   if (cudaDeviceCount() == 0) {
-    WARN("skipped: the CUDA kernels are built in, but no CUDA device is visible");
+    accel::test::skip("the CUDA kernels are built in, but no CUDA device is visible");
     return;
   }
   std::mt19937 random(7);

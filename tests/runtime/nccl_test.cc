@@ -19,6 +19,7 @@
 #include "tests/runtime/exchange_checks.h"
 #include "tests/runtime/gloo_ranks.h"
 #include "tests/support/process.h"
+#include "tests/support/skip.h"
 #ifdef ACCEL_HAVE_NCCL
 #include <cuda_runtime_api.h>
 
@@ -128,11 +129,11 @@ int reduceDeviceGradients(int world, Compression compression) {
 // The GPUs the NCCL cases run on; 0 after saying why they skip.
 int gpusOrSkip() {
 #ifndef ACCEL_HAVE_NCCL
-  WARN("skipped: this build has no CUDA/NCCL (they are found under /usr/local/cuda at configure time)");
+  accel::test::skip("this build has no CUDA/NCCL (they are found under /usr/local/cuda at configure time)");
   return 0;
 #else
   const int gpus = cudaDeviceCount();
-  if (gpus == 0) WARN("skipped: NCCL " + NcclBackend::version() + " is built in, but no CUDA device is visible");
+  if (gpus == 0) accel::test::skip("NCCL " + NcclBackend::version() + " is built in, but no CUDA device is visible");
   return gpus;
 #endif
 }
@@ -206,7 +207,7 @@ TEST_CASE("reducer: gradients in CUDA memory, reduced over NCCL bucket by bucket
 
 TEST_CASE("reducer: device buckets without a usable CUDA device are a clear error", "[ddp][reducer]") {
   if (cudaDeviceCount() > 0) {
-    WARN("skipped: a CUDA device is visible, so device buckets work here (the GPU test covers them)");
+    accel::test::skip("a CUDA device is visible, so device buckets work here (the GPU test covers them)");
     return;
   }
   std::string message;  // Catch assertions stay on the test's thread

@@ -12,6 +12,7 @@
 
 #include "runtime/state/cuda_devices.h"
 #include "tests/support/process.h"
+#include "tests/support/skip.h"
 
 using accel::test::accelBinary;
 using accel::test::accelTrain;
@@ -180,11 +181,11 @@ TEST_CASE("trainer: metrics go to a JSON-lines file, one line per step", "[train
 // The CUDA path: launched without --cpu, so each worker trains on its GPU (kernels, NCCL).
 TEST_CASE("trainer: on CUDA devices, the weights of the CPU path, 2 GPUs those of 1", "[train][gpu]") {
 #if !(defined(ACCEL_HAVE_CUDA_KERNELS) && defined(ACCEL_HAVE_NCCL))
-  WARN("skipped: this build has no CUDA kernels or no NCCL, so accel-train has no CUDA path");
+  accel::test::skip("this build has no CUDA kernels or no NCCL, so accel-train has no CUDA path");
 #else
   const int gpus = accel::cudaDeviceCount();
   if (gpus == 0) {
-    WARN("skipped: accel-train has its CUDA path built in, but no CUDA device is visible");
+    accel::test::skip("accel-train has its CUDA path built in, but no CUDA device is visible");
     return;
   }
   TempDir dir;

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """accel launch on a real terminal, driven through tmux (CTest `terminal`): a tqdm bar on rank 0
-beside rank 1's log lines (and the same job under torchrun, screens shown side by side), two
+beside rank 1's log lines (and the same job under torchrun, screens shown side by side), a rich
+bar (which erases its line before each frame) beside log lines, two
 bars at once, colours and the log files without escapes, the width the workers see and its
 change on a resize, a debugger's prompt on rank 0, and a launcher in the background.
-Each check prints PASS or FAIL; exits 1 on any failure, 77 when tmux (or tqdm) is missing
+Each check prints PASS or FAIL; exits 1 on any failure, 77 when tmux (or tqdm, or rich) is missing
 outside CI. Every wait polls the screen or a file until a deadline.
 Usage: terminal_test.py ACCEL"""
 import glob
@@ -89,6 +90,29 @@ def test_bar(t, tmp):
     print(f"{'final screen under accel':<100} | final screen under torchrun")
     for a, b in zip(final, tfinal):
         print(f"{a:<100} | {b}")
+
+
+def test_rich(t, tmp):
+    """rich redraws its bar with "\\r ESC[2K" before each frame: the erase must not take the prefix."""
+    flag, bad = "rich-done", []
+
+    def each(s):
+        for line in s:
+            if "rich-bar" in line and not line.startswith("[rank 0] "):
+                bad.append(f"a bar line without its prefix: {line!r}")
+            if "log line" in line and not re.fullmatch(r"\[rank 1\] log line [1-5]", line):
+                bad.append(f"a log line not whole: {line!r}")
+
+    t.session("rich")
+    final = run_and_exit(t, "rich", f"{LAUNCH} $W rich {flag}", "rich: the job ends", each)
+    if final is None:
+        return
+    check("rich: every line with rank 0's bar starts with its prefix, live and finished; rank 1's lines are whole",
+          not bad, bad[:3])
+    bars = [line for line in final if "rich-bar" in line]
+    check("rich: the final screen shows the finished bar once, with its prefix",
+          len(bars) == 1 and bars[0].startswith("[rank 0] ") and "100%" in bars[0], final)
+    check("rich: the job exits 0", exit_code(final) == 0, final)
 
 
 def test_two_bars(t, tmp):
@@ -195,7 +219,8 @@ def test_stdin(t, tmp):
 
 
 def main():
-    run_scenarios("terminal", (test_bar, test_two_bars, test_colour_and_width, test_stdin), needs_tqdm=True)
+    run_scenarios("terminal", (test_bar, test_rich, test_two_bars, test_colour_and_width, test_stdin),
+                  modules=(("tqdm", "python3-tqdm"), ("rich", "python3-rich")))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@ Every mode reads RANK (accel and torchrun both export it) and waits on files, ne
 for what another rank or the test must have done first (each wait gives up after 20 s).
   bar FILE    rank 0: a tqdm bar of 50 steps of 0.1 s, closed once rank 1 made FILE;
               rank 1: "log line K" for K = 1..5, one a second, then makes FILE
+  rich FILE   rank 0: a rich progress bar of 30 steps of 0.1 s ("rich-bar"), ended once rank 1
+              made FILE; rank 1: "log line K" for K = 1..3, one a second, then makes FILE
   bars DIR    every rank: a tqdm bar of 30 steps of 0.1 s, closed once every rank's bar is full
   colour      rank 0: whether stdout is a terminal, then a red word when it is
   width       rank 0: its terminal's columns, then the new columns after a resize (and whether
@@ -43,6 +45,20 @@ if mode == "bar":
         bar.close()
     elif rank == 1:
         for k in range(1, 6):
+            time.sleep(0.5 if k == 1 else 1)
+            print(f"log line {k}", flush=True)
+        touch(arg)
+elif mode == "rich":
+    if rank == 0:
+        from rich.progress import Progress
+        with Progress() as progress:
+            task = progress.add_task("rich-bar", total=30)
+            for _ in range(30):
+                time.sleep(0.1)
+                progress.advance(task)
+            wait_for(arg)
+    elif rank == 1:
+        for k in range(1, 4):
             time.sleep(0.5 if k == 1 else 1)
             print(f"log line {k}", flush=True)
         touch(arg)

@@ -123,13 +123,15 @@ def stty(t, name, n):
         return f.read()
 
 
-def run_scenarios(title, scenarios, needs_tqdm=False):
+def run_scenarios(title, scenarios, modules=()):
     """Runs each scenario(t, tmp) with one tmux server and one temporary directory, removes both,
-    and exits 1 on any failure (77 when tmux, or tqdm where needed, is missing outside CI)."""
+    and exits 1 on any failure (77 when tmux, or a Python module of `modules`, (name, Debian
+    package) pairs, is missing outside CI)."""
     if not shutil.which("tmux"):
         unavailable("tmux is not installed")
-    if needs_tqdm and subprocess.run([PYTHON, "-c", "import tqdm"], stderr=subprocess.DEVNULL).returncode != 0:
-        unavailable(f"tqdm is not installed for {PYTHON} (Debian: python3-tqdm)")
+    for module, package in modules:
+        if subprocess.run([PYTHON, "-c", f"import {module}"], stderr=subprocess.DEVNULL).returncode != 0:
+            unavailable(f"{module} is not installed for {PYTHON} (Debian: {package})")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     tmp = tempfile.mkdtemp(prefix="accel-terminal-")
     os.makedirs(os.path.join(tmp, "bin"))

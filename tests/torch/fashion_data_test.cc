@@ -18,6 +18,7 @@
 
 #include "lib/common/error.h"
 #include "tests/support/process.h"
+#include "tests/support/skip.h"
 
 using namespace accel::fashion;
 using accel::test::TempDir;
@@ -32,7 +33,7 @@ const std::vector<std::pair<std::string, uintmax_t>> kExpected = {{"train-images
 
 bool haveSources() {
   if (fs::exists(fs::path(kFashionMnistSourceDir) / "train-images-idx3-ubyte.gz")) return true;
-  WARN("skipped: Debian's dataset-fashion-mnist is not installed (" << kFashionMnistSourceDir << ")");
+  accel::test::skip(std::string("Debian's dataset-fashion-mnist is not installed (") + kFashionMnistSourceDir + ")");
   return false;
 }
 

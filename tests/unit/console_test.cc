@@ -166,3 +166,34 @@ TEST_CASE("console: off a terminal, frames are thinned and open lines continued"
   console.flush(t0 + milliseconds(6000));
   CHECK(out.take() == "[rank 0] open…\n[rank 0]  closed\n");
 }
+
+TEST_CASE("console: a worker's erase-line and cursor moves never reach the console, its colours do",
+          "[unit][console]") {
+  using accel::launch::console::keepColours;
+  CHECK(keepColours("\r\x1b[2K\x1b[32m 40%\x1b[0m") == "\r\x1b[32m 40%\x1b[0m");
+  CHECK(keepColours("a\x1b[1Ab\x1b[Kc\x1b]0;title\x07"
+                    "d\x1b(Be") == "abcde");
+  CHECK(keepColours("cut \x1b[3") == "cut ");  // the rest comes with the next read
+
+  // A rich progress bar on a terminal: every frame starts with "\r ESC[2K"; the live line and the
+  // finished one keep the prefix, drawn by the console alone.
+  Pipe screen;
+  Console console({screen.fds[1], screen.fds[1], true, true});
+  accel::launch::console::StreamSetup setup;
+  setup.prefix = "[rank 1] ";
+  setup.console = &console;
+  setup.console_fd = 1;
+  OutputStream stream(setup);
+  const auto t0 = Clock::now();
+  const std::string frames = "\r\x1b[2Ktrain \x1b[35m 50%\x1b[0m\r\x1b[2Ktrain \x1b[35m100%\x1b[0m";
+  stream.feed(frames.data(), frames.size(), t0);
+  console.flush(t0, true);
+  const std::string live = screen.take();
+  CHECK(live.starts_with("[rank 1] train \x1b[35m100%"));
+  CHECK(live.find("\x1b[2K") == std::string::npos);
+  stream.feed("\n", 1, t0);
+  console.flush(t0 + Console::kRedraw, true);
+  const std::string done = screen.take();
+  CHECK(done.find("[rank 1] train \x1b[35m100%\x1b[0m\n") != std::string::npos);
+  CHECK(done.find("\x1b[2K") == std::string::npos);
+}

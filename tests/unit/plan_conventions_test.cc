@@ -161,6 +161,34 @@ TEST_CASE("conventions: a hostfile head plans every host's place", "[plan][hostf
   }
 }
 
+TEST_CASE("conventions: a loopback main address is refused naming the addresses that would work",
+          "[plan][hostfile][network]") {
+  TempDir dir;
+  const auto hf = dir.write("hosts", "localhost slots=1\n203.0.113.7 slots=1\n");
+  FakeMachine m;
+  m.network.interfaces = {{"127.0.0.1", "lo"}, {"10.0.0.5", "eth0"}};
+  try {
+    launchFor({"--hostfile", hf, "--main_process_ip", "127.0.0.1"}, m);
+    FAIL("planned");
+  } catch (const UsageError& e) {
+    CHECK_THAT(e.what(), Contains("is a loopback address, which 203.0.113.7 cannot reach"));
+    CHECK(e.hint() ==
+          "list machine 0 in the hostfile by a name or address the other hosts reach, or give "
+          "--main_process_ip one of this machine's: eth0 10.0.0.5");
+  }
+  // The hint followed: the plan names that address to every host.
+  const LaunchPlan p = launchFor({"--hostfile", hf, "--main_process_ip", "10.0.0.5"}, m).plan;
+  CHECK(p.hosts.at(1).place.main_addr == "10.0.0.5");
+  m.network.interfaces = {{"127.0.0.1", "lo"}};
+  CHECK_THROWS_WITH(launchFor({"--hostfile", hf, "--main_process_ip", "127.0.0.1"}, m),
+                    Contains("is a loopback address"));
+  try {
+    launchFor({"--hostfile", hf, "--main_process_ip", "127.0.0.1"}, m);
+  } catch (const UsageError& e) {
+    CHECK_THAT(e.hint(), Contains("this machine has no address but loopback"));
+  }
+}
+
 TEST_CASE("conventions: Accelerate's mpirun runs every rank, with the workers' variables", "[plan][mpirun]") {
   FakeMachine m;
   m.facts.machine.as_root = true;

@@ -237,6 +237,25 @@ TEST_CASE("torchrun flags: every bad input is refused, naming the flag or variab
   CHECK_THAT(refusal({"--start_method", "thread"}), Catch::Contains("not spawn, fork or forkserver"));
 }
 
+TEST_CASE("kubernetes: the first line says what the workers get, and from where", "[launch][torchrun]") {
+  // A bare `accel launch` in a Kubeflow Trainer pod without GPUs: 1 process a machine, 2 machines.
+  const VarMap pod = {{"PET_NNODES", "2"},
+                      {"PET_NPROC_PER_NODE", "1"},
+                      {"PET_NODE_RANK", "1"},
+                      {"PET_MASTER_ADDR", "10.0.0.1"},
+                      {"PET_MASTER_PORT", "23456"}};
+  const Planned p = launched({}, pod);
+  CHECK(p.settings.config_line ==
+        "no config file at c.yaml; "
+        "num_processes=2 (PET_NPROC_PER_NODE × PET_NNODES), num_machines=2 (PET_NNODES), "
+        "distributed_type=MULTI_CPU (GPU probe: none visible); "
+        "defaults: mixed_precision=no");
+  CHECK(envOf(p.plan, p.plan.workers.at(0), "ACCELERATE_USE_CPU") == "True");
+  // --cpu without a config file: one short line.
+  const Planned cpu = launched({"--cpu", "--num_processes", "2"});
+  CHECK(cpu.settings.config_line.size() < 100);
+}
+
 TEST_CASE("kubernetes: each operator's pod variables make the pod's machine of one job", "[launch][torchrun]") {
   const std::string image_config =
       "distributed_type: MULTI_CPU\nmachine_rank: 0\nnum_machines: 1\n";  // what an image may ship

@@ -64,6 +64,24 @@ std::string_view EscapeFilter::filter(std::string_view data) {
   return out;
 }
 
+std::string keepColours(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] != kEsc) {
+      const size_t next = text.find(kEsc, i);
+      const size_t end = next == std::string_view::npos ? text.size() : next;
+      out.append(text.substr(i, end - i));
+      i = end;
+      continue;
+    }
+    const size_t n = escapeLength(text, i);
+    const std::string_view sequence = text.substr(i, n);
+    if (n > 2 && sequence[1] == '[' && sequence.back() == 'm') out.append(sequence);
+    i += n;
+  }
+  return out;
+}
+
 std::string fitToWidth(std::string_view text, size_t columns) {
   std::string out;
   size_t cells = 0;

@@ -23,6 +23,12 @@ class EscapeFilter {
   State state_ = State::Text;
 };
 
+// `text` with every escape sequence removed but colours (SGR: "ESC [ … m"): what a worker's line
+// may carry onto the console, which owns the cursor and the start of every line it draws (a
+// progress bar's "ESC [ 2 K" would erase the rank's prefix, a cursor move would draw over other
+// lines). A sequence cut at the end of `text` is dropped.
+std::string keepColours(std::string_view text);
+
 // `text` cut so that it draws at most `columns` cells: UTF-8 characters count one cell each,
 // escape sequences none; a sequence is never cut. When `text` has escapes, the result ends with
 // "ESC[0m" so the next line starts in the terminal's own colours.

@@ -22,7 +22,7 @@ void OutputStream::feed(const char* data, size_t size, Clock::time_point now) {
       bytes, [this](std::string_view line) { complete(line); }, [this, now](std::string_view f) { frame(f, now); });
   const std::string_view open = lines_.visible();
   if (live()) {
-    setup_.console->live(setup_.key, open.empty() ? std::string() : setup_.prefix + std::string(open));
+    setup_.console->live(setup_.key, open.empty() ? std::string() : setup_.prefix + keepColours(open));
   } else if (!open.empty() && !lines_.framed() && !open_since_) {
     open_since_ = now;
   }
@@ -45,7 +45,7 @@ void OutputStream::complete(std::string_view line) {
 }
 
 void OutputStream::show(std::string_view text) {
-  if (shown()) setup_.console->line(setup_.console_fd, setup_.prefix, text);
+  if (shown()) setup_.console->line(setup_.console_fd, setup_.prefix, keepColours(text));
 }
 
 void OutputStream::frame(std::string_view text, Clock::time_point now) {

@@ -2,10 +2,12 @@
 // Worker output: the bytes of one worker stream (its stdout or stderr, through a pipe or a
 // pseudo-terminal) become prefixed lines "[rank N] …" (or "[host:rank N] …") on the console
 // (console/console.h), so two ranks never share a line; a --log_dir file gets every byte the
-// worker wrote, less terminal escapes. A line that already starts with the worker's own rank
-// the way torch writes it (`[rank0]: ` on tracebacks once a process group exists) loses that
-// copy, so the console shows `[rank 0] Traceback`, not `[rank 0] [rank0]: `. The last lines of
-// each stderr are kept for the failure summary.
+// worker wrote, less terminal escapes; the console gets colours but no other escape (a progress
+// bar's erase-line or cursor moves: the console draws each line and its prefix itself). A line
+// that already starts with the worker's own rank the way torch writes it (`[rank0]: ` on
+// tracebacks once a process group exists) loses that copy, so the console shows
+// `[rank 0] Traceback`, not `[rank 0] [rank0]: `. The last lines of each stderr are kept for the
+// failure summary.
 //
 // An open line (no newline yet) shows as it stands: on a terminal as the stream's live line,
 // redrawn at every carriage return; elsewhere (a file, a pipe, CI) it is written once complete,

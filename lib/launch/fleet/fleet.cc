@@ -29,6 +29,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr double kOutputAfterExit = 2;  // seconds a launcher's pipes may stay open after its exit
+constexpr size_t kHeldLines = 20;       // of what ssh says before a launcher is ready
 
 class Fleet {
  public:
@@ -64,16 +65,26 @@ class Fleet {
   void relay(Child& c, Stream& s, const std::string& line) {
     if (&s == &c.out && !c.ready && line == kLauncherReady) {
       c.ready = true;
+      return showHeld(c);
+    }
+    if (&s == &c.err && !c.ready && !c.m->local && (c.running || sshFailed(c))) {
+      c.held.push_back(line);
+      if (c.held.size() > kHeldLines) c.held.pop_front();
       return;
     }
-    if (&s == &c.err) {
-      c.err_tail.push_back(line);
-      if (c.err_tail.size() > 5) c.err_tail.pop_front();
-    }
+    show(s.to, c, line);
+  }
+
+  static void show(int to, const Child& c, const std::string& line) {
     const std::string prefix = "accel: ";
-    writeFully(s.to, line.compare(0, prefix.size(), prefix) == 0
-                         ? prefix + "[" + c.m->host + "] " + line.substr(prefix.size()) + "\n"
-                         : line + "\n");
+    writeFully(to, line.compare(0, prefix.size(), prefix) == 0
+                       ? prefix + "[" + c.m->host + "] " + line.substr(prefix.size()) + "\n"
+                       : line + "\n");
+  }
+
+  void showHeld(Child& c) {
+    for (const auto& line : c.held) show(c.err.to, c, line);
+    c.held.clear();
   }
 
   // The stream's end: its unfinished line, then its pipe closed.
@@ -165,6 +176,7 @@ class Fleet {
       closeLink(c);
       for (int i = 0; i < 64 && c.out.fd >= 0 && !c.ready; ++i) drain(c, c.out);  // its ready line, if any
       if (c.code != 0 && !first_failed_ && stop_at_ < 0) first_failed_ = &c;      // not one our stop caused
+      if (!sshFailed(c)) showHeld(c);
       if (c.code != 0 && !c.ready) beginStop();  // it could not start: ssh, no accel, a usage error there
       if ((c.code != 0 || c.m->machine_rank == 0) && settle_from_ < 0) settle_from_ = now();
     }
@@ -223,10 +235,13 @@ class Fleet {
     return judged.code == 255 && !judged.m->local ? 1 : judged.code;
   }
 
+  static bool sshFailed(const Child& c) { return !c.running && !c.ready && c.code == 255 && !c.m->local; }
+
   int startFailure(const Child& c) const {
-    if (c.code == 255 && !c.m->local) {
-      std::cerr << fmt::format("accel: error: ssh to {} (machine {}) failed: {}\n", c.m->host, c.m->machine_rank,
-                               c.err_tail.empty() ? "exit code 255" : c.err_tail.back());
+    if (sshFailed(c)) {
+      std::cerr << fmt::format("accel: error: ssh to {} (machine {}) failed{}\n", c.m->host, c.m->machine_rank,
+                               c.held.empty() ? " with exit code 255" : ":");
+      for (const auto& line : c.held) std::cerr << "accel:   | " << line << "\n";
       std::cerr << fmt::format(
           "accel: hint: check that `{} {} true` works from this machine (its keys, known_hosts and port); the "
           "other hosts were stopped\n",

@@ -28,7 +28,9 @@ struct Child {
   int in = -1;  // the link: orders, then silence until the head closes it
   std::string pending;
   Stream out, err;
-  std::deque<std::string> err_tail;  // its last stderr lines (ssh's own complaint among them)
+  // A remote launcher's stderr lines before it is ready: ssh's own, shown once, in the error when
+  // ssh failed (exit 255), else as they came once it is ready or has failed otherwise.
+  std::deque<std::string> held;
   bool running = false;
   bool ready = false;  // it said kLauncherReady: its exit is the job's, not a failure to start
   int code = 0;

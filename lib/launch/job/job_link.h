@@ -36,6 +36,7 @@ struct WorkerFailure {
   double seconds = 0;                // since its round started
   bool killed_from_outside = false;  // SIGKILL that no launcher sent (OOM killer, kill -9)
   std::vector<std::string> stderr_tail;
+  std::string tail_of = "stderr";      // its stream: "stderr", or "output" where both shared one terminal
   std::string raised;                  // from its @record error file: "RuntimeError: boom", or ""
   std::vector<std::string> traceback;  // ... and the Python traceback there
 };

@@ -52,6 +52,7 @@ json failureJson(const WorkerFailure& f) {
           {"seconds", std::isfinite(f.seconds) ? f.seconds : 0.0},
           {"killed_from_outside", f.killed_from_outside},
           {"tail", clampLines(f.stderr_tail)},
+          {"tail_of", clamp(f.tail_of, kMaxText)},
           {"raised", clamp(f.raised, kMaxText)},
           {"traceback", clampLines(f.traceback)}};
 }
@@ -146,6 +147,7 @@ WorkerFailure readFailure(const json& j) {
   w.seconds = f.seconds("seconds");
   w.killed_from_outside = f.flag("killed_from_outside");
   w.stderr_tail = f.lines("tail");
+  w.tail_of = f.text("tail_of");
   w.raised = f.text("raised");
   w.traceback = f.lines("traceback");
   f.done();

@@ -34,7 +34,7 @@
 
 namespace accel::launch::job {
 
-inline constexpr int kProtocolVersion = 5;  // 1: the unversioned channel of accel before it
+inline constexpr int kProtocolVersion = 6;  // 1: the unversioned channel of accel before it
 
 // Bounds on what one line may hold: a reader refuses more, a writer clamps to them.
 inline constexpr size_t kMaxLine = 256 * 1024;

@@ -162,6 +162,7 @@ void planJob(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Mach
   p.hang_timeout = s.channel.hang_timeout.value;
   p.stacks_timeout = s.channel.stacks_timeout.value;
   p.host = f.hostname;
+  p.one_console = s.from_head;
   identify(p, s, f);
 }
 
@@ -247,6 +248,11 @@ LaunchPlan planFleet(const settings::LaunchSettings& s, const facts::Facts& f) {
     h.local = f.network && f.network->namesThisMachine(host.host);
     p.layout.push_back({h.place.procs, p.role});
     p.hosts.push_back(std::move(h));
+  }
+  if (allLocal(p.hosts) && !s.hosts.ssh_given.empty()) {
+    p.notes.push_back(
+        fmt::format("note: every host is this machine: their launchers start without ssh, so {} do not apply",
+                    join(s.hosts.ssh_given, " and ")));
   }
   p.world_size = worldOf(p.layout);
   return p;

@@ -6,6 +6,7 @@
 // is derived from the plan when it starts (worker_env.h).
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -76,6 +77,7 @@ struct LaunchPlan {
   // ---- this machine ----
   std::string host;                           // this machine's host name
   std::string label_host;                     // "" on one machine; the host name in "[host:rank N]" otherwise
+  bool one_console = false;                   // a hostfile head shows every machine's launcher on its console
   std::vector<WorkerSpec> workers;            // by local rank
   bool torchrun_env = true;                   // the workers get torchrun's ranks (RANK, WORLD_SIZE, …)
   bool virtual_local_rank = false;            // torchrun's --virtual_local_rank: every LOCAL_RANK is 0
@@ -104,5 +106,10 @@ struct LaunchPlan {
 
 // The machine whose launcher starts `rank` (ranks are numbered machine by machine), or -1.
 int machineOfRank(const LaunchPlan& plan, int rank);
+
+// Whether a fleet's every host is this machine: no launcher of it goes through ssh.
+inline bool allLocal(const std::vector<HostPlan>& hosts) {
+  return std::all_of(hosts.begin(), hosts.end(), [](const HostPlan& h) { return h.local; });
+}
 
 }  // namespace accel::launch::plan

@@ -86,6 +86,18 @@ void checkNetwork(MachineZero& z, const settings::LaunchSettings& s, const facts
   if (!route.interface.empty()) useInterface(z, s, f, route.interface, route.address);
 }
 
+// What to give instead of a loopback main address: this machine's addresses that others reach.
+std::string reachableHint(const facts::Facts& f) {
+  const std::vector<std::string> own = f.network->ownAddresses();
+  if (own.empty()) {
+    return "this machine has no address but loopback: connect it to the other hosts' network, then list it in "
+           "the hostfile by that address";
+  }
+  return "list machine 0 in the hostfile by a name or address the other hosts reach, or give --main_process_ip "
+         "one of this machine's: " +
+         join(own, ", ");
+}
+
 // A hostfile head: machine 0's address as every host can reach it.
 void reachableFromHosts(MachineZero& z, const settings::LaunchSettings& s, const facts::Facts& f) {
   const auto& ip = s.placement.main_process_ip;
@@ -103,8 +115,7 @@ void reachableFromHosts(MachineZero& z, const settings::LaunchSettings& s, const
       throw UsageError(fmt::format("the main address {} ({}) is a loopback address, which {} cannot reach machine 0 "
                                    "at",
                                    z.address, address, other.host),
-                       "list machine 0 in the hostfile by a name or address the other hosts reach, or give "
-                       "--main_process_ip");
+                       reachableHint(f));
     }
     z.notes.push_back(
         fmt::format("note: {} is {} here (loopback): the other hosts reach machine 0 at {}, where its "

@@ -297,6 +297,9 @@ Hosts resolveHosts(const LaunchSettings& s, const LaunchOptions& o, const std::m
   checkSelection(s, o, h);
   const std::string cwd = env::kPwd.setIn(vars) ? env::kPwd.in(vars) : ".";
   h.ssh_options = sshOptions(o.ssh_port, o.ssh_args, vars, env::kHome.in(vars), s.channel.heartbeat_timeout.value);
+  if (o.ssh_port) h.ssh_given.push_back("--ssh_port " + std::to_string(*o.ssh_port));
+  if (o.ssh_args) h.ssh_given.push_back("--ssh_args " + shellQuote(*o.ssh_args));
+  if (!o.ssh_args && env::kSshArgs.setIn(vars)) h.ssh_given.push_back(env::kSshArgs.name());
   h.forwarded = forwardedEnvironment(vars, cwd, env::kHome.in(vars));
   return h;
 }

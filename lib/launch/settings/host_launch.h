@@ -38,6 +38,7 @@ struct Hosts {
   std::vector<HostSlots> selected;  // machine 0 first
   // What every host gets (host_environment.h): ssh's options and the forwarded environment.
   std::vector<std::string> ssh_options;
+  std::vector<std::string> ssh_given;  // "--ssh_port 2222", "--ssh_args …", "ACCEL_SSH_ARGS": what the user set
   std::map<std::string, std::string> forwarded;
   std::optional<std::string> include, exclude;  // srun's whole-node filters
   std::vector<std::string> notes;

@@ -61,20 +61,30 @@ std::string paradigmFromFlags(const LaunchOptions& o) {
   return "";
 }
 
+Origin gpuProbe(const facts::Machine& f) {
+  return {Source::Machine,
+          f.visible_gpus == 0 ? "GPU probe: none visible" : fmt::format("GPU probe: {} visible", f.visible_gpus)};
+}
+
 // Like Accelerate without a config: several GPUs turn on multi-GPU, unless one process asked.
-// torchrun's --nproc_per_node cpu asks for CPU workers as --cpu does.
+// torchrun's --nproc_per_node cpu asks for CPU workers as --cpu does. Without GPUs, a job of
+// several processes in all (torchrun's count is per machine) is MULTI_CPU, as its workers see it.
 Setting<std::string> probedType(const LaunchOptions& o, const facts::Machine& f) {
   const bool cpu = o.cpu || o.nproc_per_node == "cpu";
-  std::optional<long long> asked;
+  std::optional<long long> asked, machines;
   if (auto it = o.values.find("num_processes"); it != o.values.end()) asked = it->second.get<long long>();
-  if (auto n = o.nproc_per_node ? parseInt(*o.nproc_per_node) : std::nullopt; !asked && n) asked = *n;
+  if (auto it = o.values.find("num_machines"); it != o.values.end()) machines = it->second.get<long long>();
+  if (!machines && o.nnodes) machines = parseInt(*o.nnodes);
+  std::optional<long long> total = asked;
+  if (!asked && o.nproc_per_node) {
+    asked = parseInt(*o.nproc_per_node);
+    if (asked) total = *asked * machines.value_or(1);
+  }
   const auto slurm = detectSlurm(f.env);
   const bool several_gpus = f.visible_gpus > 1 || (slurm && slurm->gpus_on_node.value_or(0) > 1);
   const bool gpu = !cpu && several_gpus && !(asked && *asked == 1);
-  const Origin origin = o.cpu ? derivedFrom("--cpu")
-                        : cpu ? derivedFrom("--nproc_per_node cpu")
-                              : Origin{Source::Machine, "GPU probe"};
-  return {gpu ? "MULTI_GPU" : (asked && *asked > 1 ? "MULTI_CPU" : "NO"), origin};
+  const Origin origin = o.cpu ? fromCommandLine("--cpu") : cpu ? fromCommandLine("--nproc_per_node cpu") : gpuProbe(f);
+  return {gpu ? "MULTI_GPU" : (total && *total > 1 ? "MULTI_CPU" : "NO"), origin};
 }
 
 Setting<std::string> resolveType(const LaunchOptions& o, const std::optional<Config>& config, const facts::Machine& f) {
@@ -101,7 +111,7 @@ Setting<bool> resolveUseCpu(const std::string& type, const LaunchOptions& o, con
   }
   if (file && *file == true) return {true, fromConfigFile()};
   if (type == "MULTI_CPU") return {true, derivedFrom("distributed_type")};
-  if (f.visible_gpus == 0 && !isGpuType(type)) return {true, {Source::Machine, "GPU probe"}};
+  if (f.visible_gpus == 0 && !isGpuType(type)) return {true, gpuProbe(f)};
   return {false, file ? fromConfigFile() : fromDefault()};
 }
 
@@ -211,21 +221,31 @@ void resolveLauncherOptions(LaunchSettings& s, const LaunchOptions& o, const fac
   if (o.monitor_interval) s.notes.push_back("--monitor_interval ignored: accel notices worker exits as they happen");
 }
 
+// One short line: the settings that came from neither the command line nor a default, with
+// their sources, then the defaults taken.
 std::string configLine(const LaunchSettings& s, const std::string& looked_at, bool skipped_for_cpu) {
   if (s.torchrun.grammar.value) return "";  // torchrun reads no config file
   if (s.config_path) return "using config file " + *s.config_path;
-  std::vector<std::string> defaults;
+  std::vector<std::string> decided, defaults;
   auto add = [&](const char* key, const std::string& value, const Origin& origin) {
-    if (origin.source != Source::CommandLine) defaults.push_back(fmt::format("{}={} ({})", key, value, origin.text()));
+    if (origin.source == Source::Default) defaults.push_back(fmt::format("{}={}", key, value));
+    if (origin.source != Source::Default && origin.source != Source::CommandLine) {
+      decided.push_back(fmt::format("{}={} ({})", key, value, origin.text()));
+    }
   };
   const Placement& p = s.placement;
   add("num_processes", std::to_string(p.num_processes.value), p.num_processes.origin);
   add("num_machines", std::to_string(p.num_machines.value), p.num_machines.origin);
   add("mixed_precision", s.keys.text("mixed_precision"), s.keys.origin("mixed_precision"));
   add("distributed_type", s.paradigm.distributed_type.value, s.paradigm.distributed_type.origin);
-  std::string why =
-      skipped_for_cpu ? "--cpu skips the default config file " + looked_at : "no config file at " + looked_at;
-  return why + (defaults.empty() ? "" : "; defaults: " + join(defaults, ", "));
+  // The workers' ACCELERATE_USE_CPU where only the machine decided it (distributed_type NO says nothing of it).
+  if (s.paradigm.use_cpu.value && s.paradigm.use_cpu.origin.source == Source::Machine) {
+    add("use_cpu", "True", s.paradigm.use_cpu.origin);
+  }
+  std::string line = skipped_for_cpu ? "--cpu: config file not read" : "no config file at " + looked_at;
+  if (!decided.empty()) line += "; " + join(decided, ", ");
+  if (!defaults.empty()) line += "; defaults: " + join(defaults, ", ");
+  return line;
 }
 
 }  // namespace

@@ -116,7 +116,9 @@ std::vector<LauncherFlag> build() {
        .field = &O::pty,
        .group = kLauncher,
        .help = "pseudo-terminals for worker streams shown on a terminal, so workers see one (colours, progress bars): "
-               "auto (default: $ACCEL_PTY, else auto), on (also when the console is a file), off (pipes)",
+               "auto (default: $ACCEL_PTY, else auto), on (also when the console is a file), off (pipes). A worker "
+               "whose stdout and stderr both show on one terminal gets one pseudo-terminal for both, as a terminal "
+               "does (their lines stay in order); two where --log_dir or --tee needs the streams apart",
        .choices = {"auto", "on", "off"}},
       {"hostfile", "", &O::hostfile, kHosts,
        "DeepSpeed's hostfile (`HOST slots=N` lines): start `accel launch` on every host over ssh from this one, HOST's "

@@ -187,7 +187,11 @@ void countFromNproc(Counter& c, const Sourced& nproc, const std::optional<Source
     c.notes.push_back(
         fmt::format("{} {} overrides the config file's num_processes {}", nproc.origin.text(), text, file->dump()));
   }
-  c.p.num_processes = {c.total(local), asked ? fromCommandLine() : nproc.origin};
+  const Origin total = asked ? fromCommandLine()
+                       : c.machines() > 1
+                           ? derivedFrom(fmt::format("{} × {}", nproc.origin.text(), c.p.num_machines.origin.text()))
+                           : nproc.origin;
+  c.p.num_processes = {c.total(local), total};
   c.perMachine(local, nproc.origin, asked.has_value());
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "lib/common/strings.h"
+#include "lib/launch/launch_env.h"
 #include "lib/launch/settings/launch_settings.h"
 
 namespace accel::launch::settings {
@@ -64,7 +65,8 @@ std::vector<SettingRow> settingRows(const LaunchSettings& s) {
   r.add("hang_timeout", s.channel.hang_timeout);
   r.add("stacks_timeout", s.channel.stacks_timeout);
   r.add("rdzv_id", s.identity.run_id);
-  r.rows.push_back({"rdzv_token", s.identity.token.value ? "(set, not shown)" : "-", s.identity.token.origin.text()});
+  r.rows.push_back(
+      {"rdzv_token", s.identity.token.value ? launch_env::kNotShown : "-", s.identity.token.origin.text()});
   r.add("torchrun", s.torchrun.grammar);
   r.add("local_addr", s.torchrun.local_addr);
   r.add("virtual_local_rank", s.torchrun.virtual_local_rank);

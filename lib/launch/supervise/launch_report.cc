@@ -32,6 +32,10 @@ void LaunchReport::failure(const std::optional<job::WorkerFailure>& failure, con
   if (!failure) return;
   const job::WorkerFailure& f = *failure;
   const bool here = f.machine == machine_;
+  if (!here && one_console_) {
+    say(stopped.empty() ? "no other rank was running" : "stopped ranks " + join(stopped, ", "));
+    return showStacks();
+  }
   say(fmt::format("error: {}{} {} after {:.2f} s; it failed first{}", several_machines_ ? describeWorker(f) : f.who,
                   here ? fmt::format(" (pid {})", f.pid) : "", f.exit_text, f.seconds,
                   several_machines_ ? " in the job" : ""));
@@ -43,9 +47,9 @@ void LaunchReport::failure(const std::optional<job::WorkerFailure>& failure, con
       say(fmt::format("its traceback (from its TORCHELASTIC_ERROR_FILE){}:", from ? ", last lines" : ""));
     for (size_t i = from; i < f.traceback.size(); ++i) write("accel:   | " + f.traceback[i]);
   } else if (f.stderr_tail.empty()) {
-    say(fmt::format("{} wrote nothing to stderr", f.who));
+    say(fmt::format("{} wrote nothing to {}", f.who, f.tail_of));
   } else {
-    say(fmt::format("last {} line(s) of {}'s stderr:", f.stderr_tail.size(), f.who));
+    say(fmt::format("last {} line(s) of {}'s {}:", f.stderr_tail.size(), f.who, f.tail_of));
     for (const auto& line : f.stderr_tail) write("accel:   | " + line);
   }
   say(stopped.empty() ? "no other rank was running" : "stopped ranks " + join(stopped, ", "));
@@ -89,7 +93,9 @@ job::WorkerFailure failureOf(const WorkerProcess& w, const plan::LaunchPlan& pla
   f.exit_text = w.describeExit();
   f.seconds = w.exited_at;
   f.killed_from_outside = w.killedFromOutside();
-  f.stderr_tail.assign(w.err->lastLines().begin(), w.err->lastLines().end());
+  const console::OutputStream& tail = w.one_pty ? *w.out : *w.err;
+  f.stderr_tail.assign(tail.lastLines().begin(), tail.lastLines().end());
+  if (w.one_pty) f.tail_of = "output";
   if (auto recorded = readErrorFile(w.error_file)) {
     f.raised = recorded->message;
     f.traceback = std::move(recorded->traceback);

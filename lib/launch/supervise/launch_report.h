@@ -31,6 +31,7 @@ class LaunchReport {
       : console_(console),
         machine_(plan.machine_rank),
         several_machines_(plan.num_machines > 1),
+        one_console_(plan.one_console),
         rounds_(plan.max_restarts > 0 || plan.num_machines > 1) {}
   void setRound(int round) { round_ = round; }
   void setMachine(int machine) { machine_ = machine; }  // given out at the join
@@ -39,7 +40,8 @@ class LaunchReport {
   void say(const std::string& line) const;
 
   // `consequence`: a line about the worker seen failing just before (this machine's failure
-  // only), or "". `stopped`: the ranks this machine stopped.
+  // only), or "". `stopped`: the ranks this machine stopped. On a hostfile head's console, where
+  // the failed worker's own launcher writes the summary, another machine's says only what it stopped.
   void failure(const std::optional<job::WorkerFailure>& failure, const std::string& consequence,
                const std::vector<std::string>& stopped) const;
   // The last words of a launch; returns its exit code.
@@ -50,7 +52,7 @@ class LaunchReport {
   void showStacks() const;
   console::Console* console_;
   int machine_;
-  bool several_machines_, rounds_;
+  bool several_machines_, one_console_, rounds_;
   int round_ = 0;
   mutable std::vector<std::string> stacks_;  // shown once
 };

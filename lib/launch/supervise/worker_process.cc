@@ -94,9 +94,9 @@ std::array<int, 2> openStream(const WorkerProcess& w, bool pty, const WorkerIo& 
 
 void spawnWorker(WorkerProcess& w, const plan::Env& env, const std::vector<std::string>& unset, const WorkerIo& io) {
   const std::array<int, 2> out = openStream(w, io.out_pty, io);
-  std::array<int, 2> err{};
+  std::array<int, 2> err{-1, -1};
   try {
-    err = openStream(w, io.err_pty, io);
+    if (!io.one_pty) err = openStream(w, io.err_pty, io);
   } catch (...) {
     ::close(out[0]);
     ::close(out[1]);
@@ -108,7 +108,7 @@ void spawnWorker(WorkerProcess& w, const plan::Env& env, const std::vector<std::
   spec.env = environmentOf(env, unset);
   spec.stdin_fd = io.input && io.out_pty ? out[1] : -1;  // the input rank reads its stdout's terminal
   spec.stdout_fd = out[1];
-  spec.stderr_fd = err[1];
+  spec.stderr_fd = io.one_pty ? out[1] : err[1];
   if (io.inherit >= 0) spec.keep_fds.push_back(io.inherit);
   spec.own_group = true;        // a signal to the worker reaches everything it started
   spec.death_signal = SIGKILL;  // no worker outlives its launcher
@@ -123,16 +123,19 @@ void spawnWorker(WorkerProcess& w, const plan::Env& env, const std::vector<std::
   try {
     pid = process::spawnChild(spec);
   } catch (...) {
-    for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
+    for (int fd : {out[0], out[1], err[0], err[1]}) {
+      if (fd >= 0) ::close(fd);
+    }
     throw;
   }
   ::close(out[1]);
-  ::close(err[1]);
+  if (err[1] >= 0) ::close(err[1]);
   w.pid = pid;
   w.out_fd = out[0];
   w.err_fd = err[0];
   w.out_pty = io.out_pty;
-  w.err_pty = io.err_pty;
+  w.err_pty = io.err_pty && !io.one_pty;
+  w.one_pty = io.one_pty;
   w.takes_input = io.input && io.out_pty;
   w.running = true;
   w.status = 0;

@@ -24,6 +24,7 @@ struct WorkerProcess {
   int out_fd = -1;  // read ends (a pipe's, or a pseudo-terminal's master); -1 once closed
   int err_fd = -1;
   bool out_pty = false, err_pty = false;
+  bool one_pty = false;      // stdout and stderr share out_fd's pseudo-terminal; err_fd is unused
   bool takes_input = false;  // the user's input goes to out_fd (a pseudo-terminal)
   std::unique_ptr<console::OutputStream> out;
   std::unique_ptr<console::OutputStream> err;
@@ -48,9 +49,10 @@ struct WorkerProcess {
 std::string workerName(const plan::WorkerSpec& spec);
 
 // How a worker's streams are connected: pseudo-terminals of `columns` x `rows` where asked
-// (`input`: stdin too, on stdout's), pipes otherwise.
+// (`input`: stdin too, on stdout's), pipes otherwise; `one_pty`: both streams on stdout's one
+// pseudo-terminal, as on a terminal (two could not keep the order of their lines between them).
 struct WorkerIo {
-  bool out_pty = false, err_pty = false, input = false;
+  bool out_pty = false, err_pty = false, one_pty = false, input = false;
   int columns = 80, rows = 24;
   int inherit = -1;  // a descriptor the worker keeps (the progress board: progress_board.h)
 };
