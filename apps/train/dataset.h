@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The reference trainer's data: a deterministic, generated 10-class problem with 64 features
 // (8x8 "images": a class prototype plus Gaussian noise), identical on every machine and run, so
-// results and the README's accuracy reproduce exactly. Pure.
+// results and docs/BENCHMARKS.md's accuracy reproduce exactly. Pure.
 #pragma once
 
 #include <cstddef>

@@ -2,7 +2,7 @@
 // The one source of unpredictable bits: run ids, store tokens, nonces, random names and ports.
 // From the kernel's getrandom(2), never std::random_device: the executables link libstdc++
 // statically, and GCC 12's random_device pulls in glibc 2.36's arc4random, which would make
-// them refuse to start on an older glibc (Ubuntu 22.04's 2.35: README, "Install").
+// them refuse to start on an older glibc (Ubuntu 22.04's 2.35: docs/install.md).
 #pragma once
 
 #include <cstddef>

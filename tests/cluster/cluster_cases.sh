@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: Apache-2.0
-# cluster_cases.sh - the cases of cluster_test.sh that test the launchers' job channel (README,
-# "Several machines: one job"). Sourced by cluster_test.sh: uses its start_host(s), wait_hosts,
+# cluster_cases.sh - the cases of cluster_test.sh that test the launchers' job channel (docs/many-machines.md,
+# "One job, not N supervisors"). Sourced by cluster_test.sh: uses its start_host(s), wait_hosts,
 # stop_hosts, host_pid, take_port, show_logs, EXIT_RC/EXIT_AT, $work and $build.
 #   failure_propagation  4 x 2: rank 5 (host 2) exits 7 after 1 s; every launcher exits 7 within
 #                        5 s, naming the rank, its machine, its exit and its stderr tail

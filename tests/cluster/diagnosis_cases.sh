@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: Apache-2.0
 # diagnosis_cases.sh - the cases of cluster_test.sh for what tells a user whether and where a job
-# across machines works (README, "Know before: accel test"). Sourced by cluster_test.sh: uses its
+# across machines works (docs/diagnose.md, "Before: `accel test`"). Sourced by cluster_test.sh: uses its
 # take_port, wait_hosts, HOST_OF, EXIT_RC/EXIT_AT and cluster_cases.sh's expect_in, expect_exit.
 #   accel_test   2 hosts x 2: `accel test` on each passes every check over shared memory and Gloo
 #                and prints its figures; then host 1's link is down and join_timeout=5: both

@@ -6,7 +6,7 @@
 # probe_worker.py as the program; per rank, the whole environment each worker received and the
 # AcceleratorState / plugins its Accelerator() built are compared. A difference passes only when
 # launch_differences.txt lists it with its reason; a listed one that no case shows any more fails
-# too (the list stays true), and so does a listed one the README does not name.
+# too (the list stays true), and so does a listed one docs/launch.md does not name.
 # Run by scripts/peers in the peers' virtual environment (ACCEL: the accel binary).
 # Arguments: case names to run (default: all). Exit 1 on any unlisted difference.
 import json

@@ -5,7 +5,7 @@
 # or the flag is in NOT_LAUNCHED with why) is launched by both with env_probe.py as the program,
 # and the whole environment of every rank is compared. A difference passes only when
 # torchrun_differences.txt lists it with its reason; a listed one that no case shows any more
-# fails too, and so does one the README does not name. The flag list's names are checked against
+# fails too, and so does one docs/launch.md does not name. The flag list's names are checked against
 # the real torchrun's parser first.
 # Run by scripts/peers in the peers' virtual environment (ACCEL: the accel binary).
 # Arguments: case names to run (default: all). Exit 1 on any unlisted difference.

@@ -79,7 +79,7 @@ def main():
     ours = processes_started(tmp, [ACCEL, "launch"])
     ok = theirs == 1 and ours == 2
     print(f"{'ok  ' if ok else 'FAIL'} --cpu --num_processes 2 without mpirun: accelerate launch started {theirs} "
-          f"process(es), accel launch {ours} (README: 'Several CPU processes without MPI')")
+          f"process(es), accel launch {ours} (docs/launch.md: 'Several CPU processes without MPI')")
     if not ok:
         problems.append("multi-CPU without MPI")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # listed_differences.py - the lists of differences on purpose that the parity checks allow
 # (launch_differences.txt, torchrun_differences.txt): `KIND NAME reason` lines, and the check
-# that such a list stays true (every entry still occurs, and the README names it).
+# that such a list stays true (every entry still occurs, and docs/launch.md names it).
 import os
 import sys
 
@@ -23,16 +23,16 @@ def load_listed(path, kinds):
 
 
 def check_listed(listed, seen, ran_all, path):
-    """Failures: entries no case showed (when every case ran), entries the README omits."""
+    """Failures: entries no case showed (when every case ran), entries docs/launch.md omits."""
     failed = 0
-    with open(os.path.join(ROOT, "README.md")) as f:
+    with open(os.path.join(ROOT, "docs", "launch.md")) as f:
         readme = f.read()
     for kind, name in sorted(listed):
         if ran_all and (kind, name) not in seen:
             print(f"FAIL {path}: {kind} {name} is listed but no case shows it any more: remove it")
             failed += 1
         if name not in readme:
-            print(f"FAIL README.md does not name the deliberate difference {name} ({path})")
+            print(f"FAIL docs/launch.md does not name the deliberate difference {name} ({path})")
             failed += 1
     return failed
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Comments state contracts, never figures or history (CTest `comment_figures`): a measured
 speed or duration in a comment goes stale the day the code changes, and "issue 16" tells a
-reader nothing the code does. Figures belong in a benchmark's output and the README's tables.
+reader nothing the code does. Figures belong in a benchmark's output and docs/BENCHMARKS.md.
 Looks at C++ `//` comments and `#` comments of CMake, Python and shell files under apps/, lib/,
 runtime/, tests/ and scripts/ (benchmark scripts may state their targets: scripts/bench*).
 Usage: comment_figures_test.py SOURCE_DIR. Prints file:line for each and exits 1 if any."""
@@ -35,7 +35,7 @@ for folder in ("apps", "lib", "runtime", "tests", "scripts"):
                 m = pattern.search(comment)
                 if m:
                     problems.append(f"{rel}:{n}: a comment states {what} ('{m.group(0)}'): say the contract; "
-                                    "figures go to a benchmark and the README")
+                                    "figures go to a benchmark and docs/BENCHMARKS.md")
 print(f"comment_figures: {seen} comment lines read, {len(problems)} state figures or history")
 for p in problems:
     print(p)

@@ -184,7 +184,7 @@ TEST_CASE("launch flags: Accelerate 1.15's newer flags export as Accelerate expo
   CHECK(cp["PARALLELISM_CONFIG_CP_COMM_STRATEGY"] == "allgather");
   CHECK(cp["PARALLELISM_CONFIG_SP_SEQ_LENGTH_IS_VARIABLE"] == "True");
   CHECK(cp["PARALLELISM_CONFIG_SP_ATTN_IMPLEMENTATION"] == "sdpa");
-  CHECK(cp.count("PARALLELISM_CONFIG_SP_SEQ_LENGTH") == 0);  // Accelerate writes "None": see README
+  CHECK(cp.count("PARALLELISM_CONFIG_SP_SEQ_LENGTH") == 0);  // Accelerate writes "None": see docs/launch.md
   CHECK(workerEnv({"--use_fsdp", "--fsdp_version", "2", "--use_parallelism_config", "--parallelism_config_cp_size", "2",
                    "--parallelism_config_cp_comm_strategy", "alltoall"})["PARALLELISM_CONFIG_CP_COMM_STRATEGY"] ==
         "alltoall");

@@ -32,7 +32,7 @@ struct ShmOptions {
   size_t slot_bytes = 1 << 20;
   // The chunk for `members` ranks: large enough that steps are few, small enough that a chunk
   // stays in the cache between its writer and its reader (scripts/bench_allreduce measures the
-  // choice; the README has its figures). More members: smaller chunks, so that the segment,
+  // choice; docs/BENCHMARKS.md has its figures). More members: smaller chunks, so that the segment,
   // (2 * members + 2) chunks, stays within about 20 MiB.
   static size_t slotBytesFor(int members) {
     return std::clamp<size_t>((8u << 20) / static_cast<size_t>(std::max(members, 1)), 256u << 10, 1u << 20);
