@@ -181,14 +181,17 @@ int spinning(Accelerator& acc, int stuck) {
   }
 }
 
+// Each rank's clock is its own: the first element carries "my time is up" through the sum, so
+// every rank leaves after the same collective.
 int quiet(Accelerator& acc, double seconds) {
-  std::vector<float> data(1000, 1.0f);
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
+  for (;;) {
+    std::vector<float> data(1000, 1.0f);
+    data[0] = std::chrono::steady_clock::now() < end ? 0.0f : 1.0f;
     acc.reduce(data);
+    if (data[0] > 0) return 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  return 0;
 }
 
 // Three matching all_reduces, then the last rank deviates (`how`: extra, count, dtype), then
