@@ -40,10 +40,10 @@ TEST_CASE("job messages: every kind encodes to a line that decodes to the same",
   f.who = "rank 3";
   f.exit_code = 7;
   f.exit_text = "exited with code 7";
-  f.stderr_tail = {"disk full"};
+  f.tail = {"disk full"};
   auto failed = std::get<job::Failed>(roundTrip(job::Failed{f, true}));
   CHECK(failed.failure.host == "gpu07");
-  CHECK(failed.failure.stderr_tail == std::vector<std::string>{"disk full"});
+  CHECK(failed.failure.tail == std::vector<std::string>{"disk full"});
   CHECK(failed.replaces);
   CHECK(std::get<job::Join>(roundTrip(job::Join{job::kProtocolVersion, 2, "h", 9, 3, 6, "tok", 2, "default"})).world ==
         6);
@@ -72,11 +72,11 @@ TEST_CASE("job messages: what a worker printed, any bytes and any length, still 
   f.who = "rank 0";
   f.exit_text = "exited with code 1";
   std::string latin1(5000, '\xE9');  // not UTF-8: each byte becomes U+FFFD (three bytes) first
-  f.stderr_tail.assign(100, latin1);
+  f.tail.assign(100, latin1);
   f.raised = latin1;
   auto back = std::get<job::Failed>(roundTrip(job::Failed{f, false}));
-  CHECK(back.failure.stderr_tail.size() == job::kMaxLines);  // the last lines, which say most
-  for (const auto& line : back.failure.stderr_tail) CHECK(line.size() <= job::kMaxLineText);
+  CHECK(back.failure.tail.size() == job::kMaxLines);  // the last lines, which say most
+  for (const auto& line : back.failure.tail) CHECK(line.size() <= job::kMaxLineText);
   CHECK(back.failure.raised.size() <= job::kMaxText);
 }
 

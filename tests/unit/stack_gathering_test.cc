@@ -144,17 +144,17 @@ TEST_CASE("hang watch: overdue after the timeout without progress, never while h
 
 TEST_CASE("collective timeouts: the runtime's, Gloo's and NCCL's words, not any failure", "[job][unit]") {
   WorkerFailure f;
-  f.stderr_tail = {"error after 3.0 s: all_reduce #6: rank 1 did not arrive within 3 s: alive, in state S"};
+  f.tail = {"error after 3.0 s: all_reduce #6: rank 1 did not arrive within 3 s: alive, in state S"};
   CHECK(timedOutInCollective(f));
-  f.stderr_tail = {
+  f.tail = {
       "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting "
       "1800000ms for recv operation to complete"};
   CHECK(timedOutInCollective(f));
-  f.stderr_tail = {};
+  f.tail = {};
   f.raised = "DistBackendError: Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE)";
   CHECK(timedOutInCollective(f));
   f.raised = "ValueError: bad batch";
-  f.stderr_tail = {"Traceback (most recent call last):", "ValueError: bad batch"};
+  f.tail = {"Traceback (most recent call last):", "ValueError: bad batch"};
   CHECK_FALSE(timedOutInCollective(f));
 }
 

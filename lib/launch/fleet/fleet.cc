@@ -67,9 +67,12 @@ class Fleet {
       c.ready = true;
       return showHeld(c);
     }
-    if (&s == &c.err && !c.ready && !c.m->local && (c.running || sshFailed(c))) {
+    if (&s == &c.err && holdsStderr(c)) {
       c.held.push_back(line);
-      if (c.held.size() > kHeldLines) c.held.pop_front();
+      if (c.held.size() > kHeldLines) {
+        c.held.pop_front();
+        ++c.held_dropped;
+      }
       return;
     }
     show(s.to, c, line);
@@ -83,8 +86,19 @@ class Fleet {
   }
 
   void showHeld(Child& c) {
+    if (c.held_dropped > 0) show(c.err.to, c, droppedNote(c));
     for (const auto& line : c.held) show(c.err.to, c, line);
     c.held.clear();
+    c.held_dropped = 0;
+  }
+
+  // A remote launcher's stderr waits until it is ready (or has failed other than by ssh), so
+  // that ssh's own complaint is said once, inside accel's error.
+  static bool holdsStderr(const Child& c) { return !c.ready && !c.m->local && (c.running || c.code == 255); }
+
+  static std::string droppedNote(const Child& c) {
+    return fmt::format("accel: ({} earlier line(s) of {}'s output before it was ready not kept)", c.held_dropped,
+                       c.m->host);
   }
 
   // The stream's end: its unfinished line, then its pipe closed.
@@ -241,6 +255,7 @@ class Fleet {
     if (sshFailed(c)) {
       std::cerr << fmt::format("accel: error: ssh to {} (machine {}) failed{}\n", c.m->host, c.m->machine_rank,
                                c.held.empty() ? " with exit code 255" : ":");
+      if (c.held_dropped > 0) std::cerr << droppedNote(c) << "\n";
       for (const auto& line : c.held) std::cerr << "accel:   | " << line << "\n";
       std::cerr << fmt::format(
           "accel: hint: check that `{} {} true` works from this machine (its keys, known_hosts and port); the "

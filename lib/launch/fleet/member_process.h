@@ -31,6 +31,7 @@ struct Child {
   // A remote launcher's stderr lines before it is ready: ssh's own, shown once, in the error when
   // ssh failed (exit 255), else as they came once it is ready or has failed otherwise.
   std::deque<std::string> held;
+  size_t held_dropped = 0;  // held lines let go, the oldest first, past the bound
   bool running = false;
   bool ready = false;  // it said kLauncherReady: its exit is the job's, not a failure to start
   int code = 0;

@@ -31,12 +31,12 @@ struct WorkerFailure {
   int rank = 0;
   std::string who;  // "rank 3", or "mpirun"
   int pid = 0;
-  int exit_code = 1;                 // the code, or 128 + signal
-  std::string exit_text;             // "exited with code 3", "was killed by signal SIGKILL"
-  double seconds = 0;                // since its round started
-  bool killed_from_outside = false;  // SIGKILL that no launcher sent (OOM killer, kill -9)
-  std::vector<std::string> stderr_tail;
-  std::string tail_of = "stderr";      // its stream: "stderr", or "output" where both shared one terminal
+  int exit_code = 1;                   // the code, or 128 + signal
+  std::string exit_text;               // "exited with code 3", "was killed by signal SIGKILL"
+  double seconds = 0;                  // since its round started
+  bool killed_from_outside = false;    // SIGKILL that no launcher sent (OOM killer, kill -9)
+  std::vector<std::string> tail;       // its last lines, of the stream tail_of names:
+  std::string tail_of = "stderr";      // "stderr", or "output" where both streams shared one terminal
   std::string raised;                  // from its @record error file: "RuntimeError: boom", or ""
   std::vector<std::string> traceback;  // ... and the Python traceback there
 };

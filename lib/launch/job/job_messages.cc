@@ -51,7 +51,7 @@ json failureJson(const WorkerFailure& f) {
           {"exit", clamp(f.exit_text, kMaxText)},
           {"seconds", std::isfinite(f.seconds) ? f.seconds : 0.0},
           {"killed_from_outside", f.killed_from_outside},
-          {"tail", clampLines(f.stderr_tail)},
+          {"tail", clampLines(f.tail)},
           {"tail_of", clamp(f.tail_of, kMaxText)},
           {"raised", clamp(f.raised, kMaxText)},
           {"traceback", clampLines(f.traceback)}};
@@ -146,7 +146,7 @@ WorkerFailure readFailure(const json& j) {
   w.exit_text = f.text("exit");
   w.seconds = f.seconds("seconds");
   w.killed_from_outside = f.flag("killed_from_outside");
-  w.stderr_tail = f.lines("tail");
+  w.tail = f.lines("tail");
   w.tail_of = f.text("tail_of");
   w.raised = f.text("raised");
   w.traceback = f.lines("traceback");

@@ -20,7 +20,7 @@ bool timedOutInCollective(const WorkerFailure& f) {
            l.find("did not arrive within") != std::string::npos;
   };
   if (says(f.raised)) return true;
-  for (const auto* lines : {&f.stderr_tail, &f.traceback}) {
+  for (const auto* lines : {&f.tail, &f.traceback}) {
     if (std::any_of(lines->begin(), lines->end(), says)) return true;
   }
   return false;

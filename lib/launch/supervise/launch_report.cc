@@ -46,11 +46,11 @@ void LaunchReport::failure(const std::optional<job::WorkerFailure>& failure, con
     if (!f.traceback.empty())
       say(fmt::format("its traceback (from its TORCHELASTIC_ERROR_FILE){}:", from ? ", last lines" : ""));
     for (size_t i = from; i < f.traceback.size(); ++i) write("accel:   | " + f.traceback[i]);
-  } else if (f.stderr_tail.empty()) {
+  } else if (f.tail.empty()) {
     say(fmt::format("{} wrote nothing to {}", f.who, f.tail_of));
   } else {
-    say(fmt::format("last {} line(s) of {}'s {}:", f.stderr_tail.size(), f.who, f.tail_of));
-    for (const auto& line : f.stderr_tail) write("accel:   | " + line);
+    say(fmt::format("last {} line(s) of {}'s {}:", f.tail.size(), f.who, f.tail_of));
+    for (const auto& line : f.tail) write("accel:   | " + line);
   }
   say(stopped.empty() ? "no other rank was running" : "stopped ranks " + join(stopped, ", "));
   showStacks();
@@ -94,7 +94,7 @@ job::WorkerFailure failureOf(const WorkerProcess& w, const plan::LaunchPlan& pla
   f.seconds = w.exited_at;
   f.killed_from_outside = w.killedFromOutside();
   const console::OutputStream& tail = w.one_pty ? *w.out : *w.err;
-  f.stderr_tail.assign(tail.lastLines().begin(), tail.lastLines().end());
+  f.tail.assign(tail.lastLines().begin(), tail.lastLines().end());
   if (w.one_pty) f.tail_of = "output";
   if (auto recorded = readErrorFile(w.error_file)) {
     f.raised = recorded->message;
