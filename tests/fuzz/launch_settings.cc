@@ -126,7 +126,9 @@ std::string envOf(const LaunchPlan& p, const WorkerSpec& w, const char* name) {
 }
 
 void checkPlan(const LaunchSettings& s, const LaunchPlan& p) {
-  const long long per_machine = s.placement.num_processes.value / s.placement.num_machines.value;
+  // This machine's share: the first total % machines machines take one process more (uneven layouts).
+  const long long total = s.placement.num_processes.value, machines = s.placement.num_machines.value;
+  const long long per_machine = total / machines + (std::max(0, p.machine_rank) < total % machines ? 1 : 0);
   FUZZ_CHECK(static_cast<long long>(p.workers.size()) == per_machine, "worker count");
   FUZZ_CHECK(p.world_size == s.placement.num_processes.value && p.num_machines == s.placement.num_machines.value,
              "WORLD_SIZE or GROUP_WORLD_SIZE is not the number asked for");
