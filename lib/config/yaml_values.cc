@@ -143,7 +143,11 @@ ValueReader::Typed ValueReader::scalar(const KeySpec& spec, const YAML::Node& no
       if (r.kind == ScalarKind::Int) return {json(r.integer), {}, {}, {}};
       if (r.kind == ScalarKind::Float) return {json(r.real), {}, {}, {}};
       return wrong();
-    case ValueType::Enum: return choice(spec, dotted, text, sagemaker);
+    case ValueType::Enum:
+      // A plain NO is a YAML boolean to PyYAML; SageMakerConfig converts only text to its enum,
+      // so Accelerate keeps `distributed_type: NO` unquoted as False (and loads the file).
+      if (sagemaker && dotted == "distributed_type" && r.kind == ScalarKind::Bool) return {json(r.boolean), {}, {}, {}};
+      return choice(spec, dotted, text, sagemaker);
     case ValueType::Scalar: {
       json value = untyped(node);
       if (value.is_string() && !spec.choices.empty()) return choice(spec, dotted, text, sagemaker);

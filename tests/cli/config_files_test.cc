@@ -58,6 +58,16 @@ TEST_CASE("config files: a SageMaker config is read and shown, and refused only 
                                           "ec2_instance_type: ml.p3.2xlarge\n")});
   CHECK(no_role.exit_code == 2);
   CHECK(contains(no_role.err, "a SageMaker config (compute_environment AMAZON_SAGEMAKER) needs iam_role_name"));
+  // Accelerate's own test file 0_30_0_sagemaker.yaml: `distributed_type: NO` unquoted is YAML's
+  // false, which SageMakerConfig keeps; the quoted 'NO' is text, which Accelerate refuses.
+  const std::string sagemaker_no =
+      "compute_environment: AMAZON_SAGEMAKER\nec2_instance_type: MY_TYPE\niam_role_name: MY_ROLE\ndistributed_type: ";
+  auto plain_no = runAccel(dir, {"config", "show", "--config_file", dir.write("n.yaml", sagemaker_no + "NO\n")});
+  CHECK(plain_no.exit_code == 0);
+  CHECK(contains(plain_no.out, "distributed_type        false"));
+  auto quoted_no = runAccel(dir, {"config", "show", "--config_file", dir.write("q.yaml", sagemaker_no + "'NO'\n")});
+  CHECK(quoted_no.exit_code == 2);
+  CHECK(contains(quoted_no.err, "q.yaml:4:1: Accelerate 1.15 refuses a SageMaker config with distributed_type NO"));
 }
 
 TEST_CASE("config files: fp8 override_linear_precision as tuple text is read and launched as its booleans",

@@ -64,10 +64,9 @@ TEST_CASE("launch: GPU counts are checked against the GPUs that exist", "[launch
   CHECK(contains(ids.err, "gpu_ids (command line) names GPU 6, but this machine has 4 GPU(s)"));
   auto subset = launch(dir, {"--gpu_ids", "2,3", "--multi_gpu", "--num_processes", "2", "--dry_run", envWorker()}, 4);
   CHECK(contains(subset.out, "  CUDA_VISIBLE_DEVICES=2,3\n"));
-  auto none = launch(dir, {"--multi_gpu", "--num_processes", "2", envWorker()}, 0);
-  CHECK(none.exit_code == 2);
-  CHECK(contains(none.err, "needs GPUs, but none is visible"));
-  CHECK(contains(none.err, "accel: hint: pass --cpu to run CPU workers"));
+  // No GPU at all: Accelerate launches anyway (launch_paradigm_test.cc), so the counts are not checked.
+  auto none = launch(dir, {"--gpu_ids", "1,6", "--num_processes", "8", "--dry_run", envWorker()}, 0);
+  CHECK(none.exit_code == 0);
   auto cpu = launch(dir, {"--cpu", "--num_processes", "8", "--dry_run", envWorker()}, 4);
   CHECK(cpu.exit_code == 0);
   auto zero = launch(dir, {"--num_processes", "0", envWorker()});

@@ -66,6 +66,8 @@ def as_run(words):
 def main():
     scratch = tempfile.mkdtemp(prefix="accel-docs-")
     shutil.copytree(os.path.join(SOURCE, "tests", "docs", "fixtures"), scratch, dirs_exist_ok=True)
+    # The docs run commands from a checkout: config-templates/ as it is there.
+    shutil.copytree(os.path.join(SOURCE, "config-templates"), os.path.join(scratch, "config-templates"))
     os.makedirs(os.path.join(scratch, "my-model"))
     safetensors(os.path.join(scratch, "small.safetensors"))
     safetensors(os.path.join(scratch, "my-model", "model.safetensors"))

@@ -17,6 +17,7 @@ import sys
 import tempfile
 
 import process_group
+import yaml
 from launch_cases import CASES, ROOT, uncovered_flags
 from listed_differences import check_listed, load_listed, print_problems
 
@@ -26,8 +27,27 @@ LISTED = os.path.join(ROOT, "tests", "peers", "launch_differences.txt")
 TIMEOUT = 300
 
 
-def launcher_command(who, case, out, machine_rank):
-    config = ["--config_file", os.path.join(ROOT, case.config)] if case.config else []
+def config_file(case, tmp):
+    """The case's config file; with edits, a copy of it with those keys changed."""
+    path = os.path.join(ROOT, case.config)
+    if not case.edits:
+        return path
+    with open(path) as f:
+        config = yaml.safe_load(f)
+    for dotted, value in case.edits.items():
+        *sections, key = dotted.split(".")
+        node = config
+        for section in sections:
+            node = node.setdefault(section, {})
+        node[key] = value
+    path = os.path.join(tmp, case.slug + ".yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(config, f)
+    return path
+
+
+def launcher_command(who, case, out, machine_rank, tmp):
+    config = ["--config_file", config_file(case, tmp)] if case.config else []
     ranks = ["--machine_rank", str(machine_rank)] if case.machines > 1 else []
     program = case.program(PROBE, out)
     if who == "accelerate":
@@ -38,15 +58,17 @@ def launcher_command(who, case, out, machine_rank):
 
 def run_launcher(who, case, out, tmp):
     """Both launchers get the same environment: a fresh HF_HOME (no default_config.yaml of the
-    machine's), accel's fake NVML showing 8 GPUs (inherited by both, so no difference), and
-    ACCEL_PYTHON, the interpreter accel runs a .py with (this venv's, as accelerate's workers)."""
+    machine's), accel's fake NVML showing the case's GPUs (inherited by both, so no difference;
+    none for a case on this machine as it is), and ACCEL_PYTHON, the interpreter accel runs a .py
+    with (this venv's, as accelerate's workers)."""
     env = {**os.environ, "HF_HOME": os.path.join(tmp, "hf"), "ACCEL_PYTHON": sys.executable,
-           "ACCEL_NVML_LIBRARY": os.path.join(os.path.dirname(os.path.dirname(ACCEL)), "lib", "libfake_nvml.so"),
-           "FAKE_NVML_GPUS": "8",
            "PYTHONWARNINGS": "ignore"}
+    if case.gpus is not None:
+        env.update(ACCEL_NVML_LIBRARY=os.path.join(os.path.dirname(os.path.dirname(ACCEL)), "lib", "libfake_nvml.so"),
+                   FAKE_NVML_GPUS=str(case.gpus))
     if os.geteuid() == 0:  # Open MPI refuses root unless told; accel tells it, Accelerate does not
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    procs = [process_group.start(launcher_command(who, case, out, m), cwd=case.cwd(ROOT), env=env)
+    procs = [process_group.start(launcher_command(who, case, out, m, tmp), cwd=case.cwd(ROOT), env=env)
              for m in range(case.machines)]
     results = [process_group.finish(p, TIMEOUT) for p in procs]
     return [code for code, _, _ in results], "\n".join(out + err for _, out, err in results)

@@ -36,6 +36,8 @@ class Case:
     args: list = dataclasses.field(default_factory=list)
     machines: int = 1  # > 1: one launcher per machine rank, all on this host
     form: str = "script"  # script | module | no_python
+    gpus: int = 8  # accel's fake NVML shows this many GPUs; None: this machine as it is (no GPU here)
+    edits: dict = dataclasses.field(default_factory=dict)  # config keys ("section.key") changed in a copy
 
     @property
     def slug(self):
@@ -129,6 +131,25 @@ CASES = [
         "--megatron_lm_use_custom_fsdp", "true", "--megatron_lm_use_precision_aware_optimizer", "true",
         "--megatron_lm_use_rotary_position_embeddings", "true"]),
 ]
+
+# This machine as it is (no GPU, no fake NVML): Accelerate launches every paradigm anyway and
+# its workers use the CPU. Every template, and the DeepSpeed and FSDP ones with use_cpu true too
+# (Accelerate's DeepSpeed and torchrun launchers ignore it: no ACCELERATE_USE_CPU).
+REAL = [Case(f"real {c.name}", c.config, c.args, c.machines, gpus=None) for c in CASES if c.name.startswith("template")]
+CPU_TRUE = {"use_cpu": True}
+REAL += [
+    Case("real deepspeed_zero2 use_cpu", "config-templates/deepspeed_zero2.yaml", TWO, gpus=None, edits=CPU_TRUE),
+    Case("real deepspeed_zero3_offload use_cpu", "config-templates/deepspeed_zero3_offload.yaml", TWO, gpus=None,
+         edits=CPU_TRUE),
+    Case("real fsdp2 use_cpu", "config-templates/fsdp2.yaml", TWO, gpus=None, edits=CPU_TRUE),
+    Case("real fsdp1", "config-templates/fsdp2.yaml", TWO, gpus=None, edits={"fsdp_config.fsdp_version": 1}),
+    Case("real fsdp1 use_cpu", "config-templates/fsdp2.yaml", TWO, gpus=None,
+         edits={"fsdp_config.fsdp_version": 1, **CPU_TRUE}),
+    # --cpu with a DeepSpeed file: Accelerate's simple launcher, one CPU process (no mpirun here).
+    Case("real deepspeed_zero3_offload --cpu", "config-templates/deepspeed_zero3_offload.yaml",
+         ["--cpu", "--num_processes", "1"], gpus=None),
+]
+CASES += REAL
 
 # Flags no case passes, and why.
 NOT_LAUNCHED = {

@@ -63,7 +63,10 @@ void checkCounts(const settings::LaunchSettings& s, const facts::Machine& facts)
   if (type.value == "MULTI_GPU" && type.origin.source == settings::Source::CommandLine && processes < 2) {
     throw UsageError("--multi_gpu needs at least 2 processes, got num_processes " + std::to_string(processes));
   }
-  if (s.paradigm.use_cpu.value) return;
+  // Without any GPU, Accelerate launches every paradigm anyway and its workers use the CPU
+  // (paradigm.h notes it); with GPUs, a plan that cannot give each process its own is refused
+  // here rather than in every worker.
+  if (s.paradigm.use_cpu.value || facts.physical_gpus == 0) return;
   std::string problem;
   auto ids = parseGpuIds(s.keys.text("gpu_ids"), problem);
   if (!ids) throw UsageError(problem, "use `all` or GPU indices such as 0,1");
@@ -75,12 +78,7 @@ void checkCounts(const settings::LaunchSettings& s, const facts::Machine& facts)
     }
   }
   int usable = ids->empty() ? facts.visible_gpus : static_cast<int>(ids->size());
-  if (usable == 0) {
-    throw UsageError(fmt::format("distributed_type {} needs GPUs, but none is visible ({})", type.value,
-                                 facts.gpu_note.empty() ? "0 GPUs" : facts.gpu_note),
-                     "pass --cpu to run CPU workers");
-  }
-  if (per_machine > usable && !s.torchrun.grammar.value) {  // torchrun lets processes share a GPU
+  if (usable > 0 && per_machine > usable && !s.torchrun.grammar.value) {  // torchrun lets processes share a GPU
     throw UsageError(
         fmt::format("{} processes per machine but only {} GPU(s) {}: one process per GPU", per_machine, usable,
                     ids->empty() ? "visible" : "in gpu_ids"),

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// The paradigm of a launch decided as `accelerate launch` 1.15 decides it, through the real
+// binary: every GPU paradigm starts without GPUs (its workers use the CPU), the file's use_cpu
+// means nothing to DeepSpeed's and torchrun's launchers (no ACCELERATE_USE_CPU), --cpu drops a
+// DeepSpeed file's paradigm, and each of these says so in one line. Against the real Accelerate:
+// tests/peers/check_launch_parity.py (its "real …" cases).
+#include <catch2/catch.hpp>
+
+#include "tests/cli/launch_support.h"
+
+using namespace accel::test;
+
+namespace {
+
+std::string deepSpeedConfig(const TempDir& dir, bool use_cpu) {
+  return dir.write(use_cpu ? "ds_cpu.yaml" : "ds.yaml",
+                   "compute_environment: LOCAL_MACHINE\n"
+                   "deepspeed_config:\n  gradient_accumulation_steps: 4\n  zero_stage: 3\n"
+                   "  offload_optimizer_device: cpu\n  offload_param_device: cpu\n"
+                   "distributed_type: DEEPSPEED\nmixed_precision: 'no'\nnum_machines: 1\nnum_processes: 2\n"
+                   "use_cpu: " +
+                       std::string(use_cpu ? "true" : "false") + "\n");
+}
+
+}  // namespace
+
+TEST_CASE("launch paradigm: a GPU paradigm starts without GPUs, as Accelerate's launcher does", "[launch][paradigm]") {
+  TempDir dir;
+  auto multi = launch(dir, {"--multi_gpu", "--num_processes", "2", "--dry_run", envWorker()}, 0);
+  CHECK(multi.exit_code == 0);
+  CHECK(contains(multi.out, "2 worker(s) on machine 0 of 1, world size 2"));
+  CHECK(
+      contains(multi.err, "accel: no GPU visible (`accel env` says why): distributed_type MULTI_GPU's workers start"));
+  CHECK(!contains(multi.out, "ACCELERATE_USE_CPU"));
+  // For real: both DeepSpeed workers run with DeepSpeed's variables and without ACCELERATE_USE_CPU.
+  auto ds = launch(dir, {"--config_file", deepSpeedConfig(dir, false), envWorker()}, 0);
+  CHECK(ds.exit_code == 0);
+  auto envs = workerEnvs(ds.out);
+  REQUIRE(envs.size() == 2);
+  for (auto& [rank, env] : envs) {
+    CHECK(env["ACCELERATE_USE_DEEPSPEED"] == "true");
+    CHECK(env["ACCELERATE_GRADIENT_ACCUMULATION_STEPS"] == "4");
+    CHECK(env.count("ACCELERATE_USE_CPU") == 0);
+  }
+}
+
+TEST_CASE("launch paradigm: use_cpu true is not read by DeepSpeed's launcher, and that is said", "[launch][paradigm]") {
+  TempDir dir;
+  for (int gpus : {0, 4}) {
+    auto r = launch(dir, {"--config_file", deepSpeedConfig(dir, true), "--dry_run", envWorker()}, gpus);
+    CHECK(r.exit_code == 0);
+    CHECK(contains(r.err,
+                   "accel: use_cpu: true (config file) is not read for distributed_type DEEPSPEED: "
+                   "Accelerate's DeepSpeed launcher ignores it"));
+    CHECK(contains(r.out, "  ACCELERATE_USE_DEEPSPEED=true\n"));
+    CHECK(contains(r.out, "  ACCELERATE_DEEPSPEED_ZERO_STAGE=3\n"));
+    CHECK(!contains(r.out, "ACCELERATE_USE_CPU"));
+    CHECK(contains(r.err, "no GPU visible") == (gpus == 0));
+  }
+}
+
+TEST_CASE("launch paradigm: --cpu with a DeepSpeed file runs plain CPU workers and says so", "[launch][paradigm]") {
+  TempDir dir;
+  auto r = launch(dir, {"--cpu", "--config_file", deepSpeedConfig(dir, false), "--dry_run", envWorker()}, 0);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.err, "accel: --cpu: the config file's distributed_type DEEPSPEED is not used"));
+  CHECK(contains(r.out, "  ACCELERATE_USE_CPU=True\n"));
+  CHECK(!contains(r.out, "ACCELERATE_USE_DEEPSPEED"));
+  CHECK(!contains(r.out, "ACCELERATE_GRADIENT_ACCUMULATION_STEPS"));
+  // A file's use_cpu: false is exported as written, GPUs or not (Accelerate's simple launcher).
+  auto no = launch(dir, {"--config_file", dir.write("no.yaml", "distributed_type: 'NO'\nuse_cpu: false\n"), "--dry_run",
+                         envWorker()});
+  CHECK(no.exit_code == 0);
+  CHECK(contains(no.out, "  ACCELERATE_USE_CPU=False\n"));
+}
