@@ -208,7 +208,9 @@ int runConfigValidate(const std::vector<std::string>& files) {
       printNotes(loaded.notes);
       printWarnings(loaded.warnings);
       all.insert(all.end(), loaded.problems.begin(), loaded.problems.end());
-      if (loaded.problems.empty()) std::cout << path << ": ok\n";
+      auto sizes = checkParallelismSizes(loaded.config);
+      all.insert(all.end(), sizes.begin(), sizes.end());
+      if (loaded.problems.empty() && sizes.empty()) std::cout << path << ": ok\n";
     } catch (const ConfigError& e) {
       all.insert(all.end(), e.diagnostics().begin(), e.diagnostics().end());
     }

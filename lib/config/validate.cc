@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "lib/common/strings.h"
+#include "lib/config/parallelism_sizes.h"
 
 namespace accel {
 
@@ -100,6 +101,27 @@ std::vector<Diagnostic> checkConsistency(const Config& c) {
   }
   checkGpuIds(c, out);
   return out;
+}
+
+std::vector<Diagnostic> checkParallelismSizes(const Config& c) {
+  const nlohmann::json* section = c.find("parallelism_config");
+  const auto processes = integer(c, "num_processes");
+  // As a launch: a non-empty section turns the ParallelismConfig on for FSDP.
+  if (!section || !section->is_object() || section->empty() || c.resolved("distributed_type") != "FSDP" || !processes) {
+    return {};
+  }
+  std::vector<ParallelismSize> sizes;
+  for (const char* name : {"dp_replicate_size", "dp_shard_size", "tp_size", "cp_size", "sp_size"}) {
+    const std::string key = std::string("parallelism_config.parallelism_config_") + name;
+    sizes.push_back({name, integer(c, key.c_str()).value_or(1), c.lineOf(key)});
+  }
+  const nlohmann::json backend = c.resolved("parallelism_config.parallelism_config_sp_backend");
+  auto problem =
+      parallelismSizeProblem(sizes, backend.is_string() ? backend.get<std::string>() : "deepspeed", *processes);
+  if (!problem) return {};
+  problem->where = c.where("parallelism_config");
+  problem->message += fmt::format(" (num_processes, {})", c.lineOf("num_processes"));
+  return {*problem};
 }
 
 }  // namespace accel

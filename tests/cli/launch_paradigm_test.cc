@@ -73,3 +73,46 @@ TEST_CASE("launch paradigm: --cpu with a DeepSpeed file runs plain CPU workers a
   CHECK(no.exit_code == 0);
   CHECK(contains(no.out, "  ACCELERATE_USE_CPU=False\n"));
 }
+
+TEST_CASE("launch paradigm: ParallelismConfig sizes that miss the world size warn, and fail a dry run",
+          "[launch][paradigm][parallelism]") {
+  TempDir dir;
+  const std::vector<std::string> flags = {"--use_fsdp",
+                                          "--fsdp_version",
+                                          "2",
+                                          "--num_processes",
+                                          "2",
+                                          "--use_parallelism_config",
+                                          "--parallelism_config_tp_size",
+                                          "4"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> all = flags;
+    all.insert(all.end(), more.begin(), more.end());
+    return all;
+  };
+  auto dry = launch(dir, with({"--dry_run", envWorker()}));
+  CHECK(dry.exit_code == 2);
+  CHECK(contains(dry.err,
+                 "accel: error: the ParallelismConfig sizes multiply to 4, but the world size is 2: "
+                 "dp_replicate_size 1 (default) × dp_shard_size 1 (default) × tp_size 4 (command line)"));
+  CHECK(contains(dry.err, "accel: hint: set tp_size to 2 (--parallelism_config_tp_size) so that the product is 2"));
+  // A launch starts the workers (the script may build its own ParallelismConfig) and warns once.
+  auto started = launch(dir, with({envWorker()}));
+  CHECK(started.exit_code == 0);
+  CHECK(occurrences(started.err,
+                    "accel: warning: the ParallelismConfig sizes multiply to 4, but the world size is 2") == 1);
+  CHECK(workerEnvs(started.out).size() == 2);
+  auto fits = launch(dir, {"--use_fsdp", "--fsdp_version", "2", "--num_processes", "2", "--use_parallelism_config",
+                           "--parallelism_config_dp_shard_size", "2", "--dry_run", envWorker()});
+  CHECK(fits.exit_code == 0);
+  CHECK(!contains(fits.err, "ParallelismConfig"));
+  // `accel config validate` reads a file's section against its num_processes.
+  auto file = dir.write("pc.yaml",
+                        "distributed_type: FSDP\nnum_processes: 8\nfsdp_config:\n  fsdp_version: 2\n"
+                        "parallelism_config:\n  parallelism_config_dp_shard_size: 2\n"
+                        "  parallelism_config_tp_size: 2\n");
+  auto validated = run({accelBinary(), "config", "validate", file}, {}, hermeticEnv(dir), 30000);
+  CHECK(validated.exit_code == 2);
+  CHECK(contains(validated.err, "pc.yaml:5:1: the ParallelismConfig sizes multiply to 4, but the world size is 8"));
+  CHECK(contains(validated.err, "(num_processes, line 2)"));
+}

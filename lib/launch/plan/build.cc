@@ -196,6 +196,7 @@ LaunchPlan planWorkers(const settings::LaunchSettings& s, const facts::Facts& f,
   p.layout = round.layout.empty() ? initialLayout(s) : round.layout;
   if (round.machine) p.machine_rank = *round.machine;
   p.world_size = worldOf(p.layout);
+  checkParallelism(s, p.world_size, p.notes);
   useMachineZero(p, reachMachineZero(s, f, round.port));
   p.label_host = p.num_machines > 1 ? f.machine.hostname : "";
   planOutput(p, s, f.machine, !round.layout.empty());

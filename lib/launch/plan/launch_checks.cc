@@ -5,6 +5,7 @@
 
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
+#include "lib/config/parallelism_sizes.h"
 #include "lib/config/validate.h"
 
 namespace accel::launch::plan {
@@ -93,6 +94,23 @@ void checkFsdp(const settings::LaunchSettings& s) {
     throw UsageError("fsdp_cpu_ram_efficient_loading needs fsdp_sync_module_states",
                      "set fsdp_sync_module_states: true, or turn off CPU-RAM-efficient loading");
   }
+}
+
+void checkParallelism(const settings::LaunchSettings& s, long long world_size, std::vector<std::string>& notes) {
+  if (!s.paradigm.use_parallelism_config.value) return;
+  std::vector<ParallelismSize> sizes;
+  for (const char* name : {"dp_replicate_size", "dp_shard_size", "tp_size", "cp_size", "sp_size"}) {
+    const std::string key = std::string("parallelism_config.parallelism_config_") + name;
+    sizes.push_back({name, s.keys.integer(key), s.keys.origin(key).text()});
+  }
+  auto problem =
+      parallelismSizeProblem(sizes, s.keys.text("parallelism_config.parallelism_config_sp_backend"), world_size);
+  if (!problem) return;
+  if (s.dry_run) throw UsageError(problem->message, problem->hint);
+  notes.push_back(
+      fmt::format("warning: {} (a script that builds its own ParallelismConfig replaces the launch's; "
+                  "--dry_run refuses this; {})",
+                  problem->message, problem->hint));
 }
 
 }  // namespace accel::launch::plan

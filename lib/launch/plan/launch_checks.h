@@ -3,6 +3,9 @@
 // the value, where it came from (flag, config, default) and a fix.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "lib/launch/settings/launch_settings.h"
 
 namespace accel::launch::plan {
@@ -16,5 +19,9 @@ void checkSizes(const settings::LaunchSettings& s);
 void checkCounts(const settings::LaunchSettings& s, const facts::Machine& facts);
 // FSDP's CPU-RAM-efficient loading without synced module states, as Accelerate refuses it.
 void checkFsdp(const settings::LaunchSettings& s);
+// A ParallelismConfig whose sizes Accelerate's workers would refuse for `world_size`
+// (config/parallelism_sizes.h): a warning in `notes`, since a script may build its own; an
+// error under --dry_run.
+void checkParallelism(const settings::LaunchSettings& s, long long world_size, std::vector<std::string>& notes);
 
 }  // namespace accel::launch::plan
