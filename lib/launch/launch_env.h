@@ -36,6 +36,9 @@ inline constexpr const char* kHandledSignals = "SIGTERM,SIGINT,SIGHUP,SIGQUIT";
 // Where a worker's @record writes its exception (lib/launch/supervise/error_file.h): one per worker and round.
 inline constexpr const char* kErrorFile = "TORCHELASTIC_ERROR_FILE";
 inline constexpr const char* kNcclAsyncErrorHandling = "TORCH_NCCL_ASYNC_ERROR_HANDLING";  // "1"
+// "1" on RTX 40-series machines with an older driver, as Accelerate's launcher sets them (plan/consumer_gpus.h).
+inline constexpr const char* kNcclP2pDisable = "NCCL_P2P_DISABLE";
+inline constexpr const char* kNcclIbDisable = "NCCL_IB_DISABLE";
 inline constexpr const char* kOmpNumThreads = "OMP_NUM_THREADS";
 inline constexpr const char* kKmpAffinity = "KMP_AFFINITY";  // CPU jobs, as Accelerate sets them
 inline constexpr const char* kKmpBlocktime = "KMP_BLOCKTIME";

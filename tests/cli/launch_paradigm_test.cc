@@ -116,3 +116,37 @@ TEST_CASE("launch paradigm: ParallelismConfig sizes that miss the world size war
   CHECK(contains(validated.err, "pc.yaml:5:1: the ParallelismConfig sizes multiply to 4, but the world size is 8"));
   CHECK(contains(validated.err, "(num_processes, line 2)"));
 }
+
+TEST_CASE("launch paradigm: RTX 40-series GPUs with an older driver get Accelerate's NCCL workaround",
+          "[launch][paradigm][gpu]") {
+  TempDir dir;
+  auto on = [&](int gpus, const std::string& driver, std::vector<std::string> args,
+                std::map<std::string, std::string> extra = {}) {
+    extra.emplace("FAKE_NVML_NAME", "NVIDIA GeForce RTX 4090");
+    extra.emplace("FAKE_NVML_DRIVER", driver);
+    args.insert(args.end(), {"--dry_run", envWorker()});
+    return launch(dir, args, gpus, extra);
+  };
+  auto old = on(2, "535.104.05", {"--multi_gpu", "--num_processes", "2"});
+  CHECK(old.exit_code == 0);
+  CHECK(contains(old.out, "  NCCL_P2P_DISABLE=1\n"));
+  CHECK(contains(old.out, "  NCCL_IB_DISABLE=1\n"));
+  CHECK(contains(old.err,
+                 "accel: RTX 40-series GPUs with driver 535.104.05 (older than 550.40.07): "
+                 "NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1 set, as Accelerate's launcher sets them"));
+  // A value of the user's wins, and is named.
+  auto mine = on(2, "535.104.05", {"--use_deepspeed", "--num_processes", "2"}, {{"NCCL_P2P_DISABLE", "0"}});
+  CHECK(!contains(mine.out, "NCCL_P2P_DISABLE=1"));
+  CHECK(contains(mine.out, "  NCCL_IB_DISABLE=1\n"));
+  CHECK(contains(mine.err,
+                 "NCCL_IB_DISABLE=1 set, as Accelerate's launcher sets them (NCCL's peer-to-peer path "
+                 "hangs on these cards); yours kept: NCCL_P2P_DISABLE=0"));
+  // Not: a fixed driver, one GPU, CPU workers.
+  for (const auto& r :
+       {on(2, "550.40.07", {"--multi_gpu", "--num_processes", "2"}), on(1, "535.104.05", {"--num_processes", "1"}),
+        on(2, "535.104.05", {"--cpu", "--num_processes", "2"})}) {
+    CHECK(r.exit_code == 0);
+    CHECK(!contains(r.out, "NCCL_P2P_DISABLE"));
+    CHECK(!contains(r.err, "RTX 40"));
+  }
+}

@@ -3,6 +3,7 @@
 // probe calls, driven by environment variables. Tests point ACCEL_NVML_LIBRARY at it.
 //   FAKE_NVML_GPUS    device count (default 0)
 //   FAKE_NVML_NAME    device name (default "NVIDIA H100 80GB HBM3")
+//   FAKE_NVML_DRIVER  driver version (default "560.35.03")
 //   FAKE_NVML_MATRIX  connections as `nvidia-smi topo -m` prints them: rows separated by ';',
 //                     cells by ','; "NV<n>" means n direct NVLinks. Unset: an NVSwitch board,
 //                     every GPU with 18 NVLinks into the switch fabric (and SYS as PCIe path).
@@ -126,7 +127,8 @@ const char* nvmlErrorString(int rc) {
 }
 
 int nvmlSystemGetDriverVersion(char* version, unsigned length) {
-  std::snprintf(version, length, "560.35.03");
+  const char* v = std::getenv("FAKE_NVML_DRIVER");
+  std::snprintf(version, length, "%s", v ? v : "560.35.03");
   return kSuccess;
 }
 

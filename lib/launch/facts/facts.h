@@ -15,11 +15,19 @@
 
 namespace accel::launch::facts {
 
+// A visible GPU as the launch needs it.
+struct Gpu {
+  std::string name;        // "NVIDIA GeForce RTX 4090"
+  std::string pci_bus_id;  // "00000000:18:00.0"; empty when unknown (libcuda answered, not NVML)
+};
+
 // This machine, read once.
 struct Machine {
-  int visible_gpus = 0;   // after CUDA_VISIBLE_DEVICES
-  int physical_gpus = 0;  // in the machine
-  std::string gpu_note;   // why there are none, for messages
+  int visible_gpus = 0;        // after CUDA_VISIBLE_DEVICES
+  int physical_gpus = 0;       // in the machine
+  std::string gpu_note;        // why there are none, for messages
+  std::vector<Gpu> gpus;       // the visible ones, in CUDA order
+  std::string driver_version;  // "550.54.15"; empty when unknown
   int physical_cores = 1;
   std::vector<int> usable_cpus;  // the launcher's CPU affinity, ascending
   std::string hostname;

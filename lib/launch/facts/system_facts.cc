@@ -40,6 +40,8 @@ void probeGpus(Machine& m) {
   GpuReport gpus = ::accel::probeGpus();
   m.visible_gpus = static_cast<int>(gpus.devices.size());
   m.physical_gpus = gpus.physical_count;
+  m.driver_version = gpus.driver_version;
+  for (const auto& d : gpus.devices) m.gpus.push_back({d.name, d.pci_bus_id});
   m.gpu_note = gpus.source.empty() ? "no NVIDIA driver: " + gpus.unavailable_reason : "";
   if (gpus.visible_devices && m.visible_gpus == 0 && !gpus.source.empty()) {
     m.gpu_note = "CUDA_VISIBLE_DEVICES=" + *gpus.visible_devices + " hides them";

@@ -9,6 +9,7 @@
 #include "lib/common/strings.h"
 #include "lib/launch/launch_env.h"
 #include "lib/launch/plan/console_streams.h"
+#include "lib/launch/plan/consumer_gpus.h"
 #include "lib/launch/plan/cpu_affinity.h"
 #include "lib/launch/plan/exports.h"
 #include "lib/launch/plan/launch_checks.h"
@@ -203,6 +204,7 @@ LaunchPlan planWorkers(const settings::LaunchSettings& s, const facts::Facts& f,
   p.torchrun_env = torchrunShaped(p, s);
   p.virtual_local_rank = s.torchrun.virtual_local_rank.value;
   p.exports = settingsExports(s, f.machine, p.torchrun_env);
+  consumerGpuWorkaround(s, f.machine, p.exports, p.notes);
   if (s.placement.pod) p.unset = s.placement.pod->unset;
   p.user_env = s.supervision.env;
   addWorkers(p, s, f);
