@@ -63,7 +63,11 @@ void printWorkers(const LaunchSettings& s, const LaunchPlan& p) {
   printPlacement(s, p);
   for (const auto& w : p.workers) {
     std::cout << fmt::format("rank {} (local rank {}): {}\n", w.rank, w.local_rank, quoted(w.argv));
-    if (!w.cpus.empty()) std::cout << "  (pinned to CPUs " << launch::plan::cpuListText(w.cpus) << ")\n";
+    if (!w.cpus.empty() || w.memory_node >= 0) {
+      std::cout << "  (pinned to CPUs " << (w.cpus.empty() ? "-" : launch::plan::cpuListText(w.cpus))
+                << (w.memory_node >= 0 ? ", memory preferred on NUMA node " + std::to_string(w.memory_node) : "")
+                << ")\n";
+    }
     for (const auto& [k, v] : launch::plan::workerEnvironment(p, w)) {
       std::cout << "  " << k << "=" << (launch_env::isSecret(k) ? launch_env::kNotShown : v) << "\n";
     }

@@ -79,6 +79,11 @@ Launch::Launch(const settings::LaunchOptions& options, const fleet::HeadOrders* 
   owned_->programs = std::make_unique<facts::SystemPrograms>(env::kPath.in(facts_.machine.env));
   facts_.network = owned_->network.get();
   facts_.programs = owned_->programs.get();
+  facts_.cpu_topology = [this] {
+    std::vector<std::string> addresses;
+    for (const auto& gpu : facts_.machine.gpus) addresses.push_back(facts::pciAddress(gpu.pci_bus_id));
+    return facts::readCpuTopology("/sys", addresses);
+  };
   settings::LaunchOptions o = options;
   settings::applyTorchrunEnv(o, facts_.machine.env);  // PET_MODULE, PET_NO_PYTHON: the program's form
   const std::string looked_at = o.config_file.empty() ? defaultConfigPath() : o.config_file;

@@ -30,6 +30,9 @@ EXTERNAL = {
     # (model.safetensors.index.json, which the name pattern sees as index.json).
     "estimate.py", "modeling.py", "index.json",
     "fmt/format-inl.h", "fmt/format.h",  # fmt's headers, whose compiled half lib/common/fmt_library.cc builds
+    "torch/numa/binding.py",  # torchrun's --numa-binding, which lib/launch/plan/numa_binding.h follows
+    "linux/mempolicy.h",  # the kernel's memory policy constants (lib/common/process/child.cc)
+    "0_30_0_sagemaker.yaml",  # one of Accelerate's own test configs (tests/peers/corpus holds a copy)
 }
 # A word in capitals is a placeholder (OUT/env-RANK.json, config-templates/X.yaml).
 OURS_IN_CAPITALS = {"README", "CMakeLists", "LICENSE"}

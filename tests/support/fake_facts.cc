@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tests/support/fake_facts.h"
 
+#include <fmt/format.h>
+
 #include <arpa/inet.h>
 
 #include "lib/config/loader.h"
@@ -54,6 +56,8 @@ FakeMachine::FakeMachine(int gpus) {
   launch::facts::Machine& m = facts.machine;
   m.visible_gpus = m.physical_gpus = gpus;
   m.gpu_note = gpus == 0 ? "no NVIDIA driver: fake" : "";
+  for (int i = 0; i < gpus; ++i)
+    m.gpus.push_back({"NVIDIA H100 80GB HBM3", fmt::format("00000000:{:02x}:00.0", i + 1)});
   m.physical_cores = 8;
   m.hostname = "host0";
   m.random_hex = "00112233445566778899aabbccddeeff";

@@ -44,8 +44,9 @@ class FakePrograms final : public launch::facts::Programs {
   launch::facts::Mpi mpirun(const std::string& family) const override;
 };
 
-// A machine named host0 with `gpus` GPUs, 8 physical cores and no CPU affinity read, in /work,
-// its network and programs the fakes above; `program` is what its workers run.
+// A machine named host0 with `gpus` GPUs (PCI 0000:01:00.0, 0000:02:00.0, …), 8 physical cores
+// and no CPU affinity read, in /work, its network and programs the fakes above; `program` is
+// what its workers run; no CPU topology unless a test gives one (facts.cpu_topology).
 struct FakeMachine {
   FakeNetwork network;
   FakePrograms programs;

@@ -39,6 +39,9 @@
 //                      stderr, prefixed as torch's excepthook prefixes tracebacks
 //   --lines N          print `line K of rank R xxx...` (K = 1..N, R = env RANK, each line
 //                      200 bytes with the newline) to stdout, each with a single write()
+//   --report-binding   print `cpus LIST` (its Cpus_allowed_list, from /proc/self/status) and
+//                      `mempolicy MODE NODES` (get_mempolicy: MODE 0 default, 1 preferred,
+//                      2 bind, 3 interleave, 4 local; NODES the mask's node numbers, or -)
 //
 // Order of events: parse arguments, install signal handlers, write the pidfile, spawn the
 // grandchild (so both pids are in the pidfile once the `pid` line is visible), print the
@@ -46,6 +49,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +58,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 namespace {
@@ -164,8 +169,6 @@ bool waitForLines(const std::string& path, long lines) {
   return false;
 }
 
-}  // namespace
-
 // What torch's @record and its process-group excepthook leave behind (no JSON escaping: tests
 // pass plain words).
 void recordError(const std::string& message, const std::string& rank) {
@@ -183,11 +186,37 @@ void recordError(const std::string& message, const std::string& rank) {
   std::fflush(stderr);
 }
 
+// Its CPUs and memory policy, as the kernel holds them: what accel's child set-up applied.
+void reportBinding() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Cpus_allowed_list:", 0) == 0) {
+      const size_t at = line.find_first_not_of(" \t", 18);
+      std::printf("cpus %s\n", at == std::string::npos ? "" : line.c_str() + at);
+    }
+  }
+  int mode = -1;
+  unsigned long mask[16] = {};
+  if (syscall(SYS_get_mempolicy, &mode, mask, 8 * sizeof mask + 1, nullptr, 0UL) != 0) {
+    std::printf("mempolicy ? %s\n", std::strerror(errno));
+    return;
+  }
+  std::string nodes;
+  for (size_t n = 0; n < 8 * sizeof mask; ++n) {
+    if (mask[n / (8 * sizeof(unsigned long))] >> (n % (8 * sizeof(unsigned long))) & 1UL) {
+      nodes += (nodes.empty() ? "" : ",") + std::to_string(n);
+    }
+  }
+  std::printf("mempolicy %d %s\n", mode, nodes.empty() ? "-" : nodes.c_str());
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   int exit_code = 0, signal_to_raise = 0;
   constexpr long kMax = 1L << 30;
   long fail_rank = -1, stderr_lines = 0, lines = 0;  // fail_rank -1: every rank fails
-  bool partial = false, spawn_child = false;
+  bool partial = false, spawn_child = false, report_binding = false;
   std::string spawn_daemon;  // "", keep or close
   bool trap_int = false, trap_term = false, ignore_term = false;
   double sleep_s = 0, fail_after_s = 0;
@@ -215,6 +244,8 @@ int main(int argc, char** argv) {
       stderr_lines = parseInt(opt.c_str(), value(), 0, kMax);
     else if (opt == "--partial")
       partial = true;
+    else if (opt == "--report-binding")
+      report_binding = true;
     else if (opt == "--trap-int")
       trap_int = true;
     else if (opt == "--trap-term")
@@ -275,6 +306,7 @@ int main(int argc, char** argv) {
   for (const char* name : kVars)
     if (const char* v = std::getenv(name)) std::printf("env %s=%s\n", name, v);
   std::printf("pid %ld\npgid %ld\n", static_cast<long>(getpid()), static_cast<long>(getpgrp()));
+  if (report_binding) reportBinding();
   std::fflush(stdout);
 
   const char* rank_env = std::getenv("RANK");

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,6 +25,10 @@ struct Prepared {
   std::vector<char*> argv, envp;
   cpu_set_t cpus;
   bool pin = false;
+  // set_mempolicy's node mask: up to kMaxNodes nodes; `prefer` false: the parent's policy.
+  static constexpr int kMaxNodes = 1024;
+  unsigned long nodes[kMaxNodes / (8 * sizeof(unsigned long))] = {};
+  bool prefer = false;
 };
 
 std::vector<char*> pointers(std::vector<std::string>& strings) {
@@ -43,6 +48,11 @@ void prepare(const ChildSpec& spec, Prepared& p) {
   CPU_ZERO(&p.cpus);
   for (int c : spec.cpus) CPU_SET(c, &p.cpus);
   p.pin = !spec.cpus.empty();
+  if (spec.memory_node >= 0 && spec.memory_node < Prepared::kMaxNodes) {
+    const size_t bits = 8 * sizeof(unsigned long);
+    p.nodes[static_cast<size_t>(spec.memory_node) / bits] |= 1UL << (static_cast<size_t>(spec.memory_node) % bits);
+    p.prefer = true;
+  }
 }
 
 void say(const char* s) { (void)!::write(2, s, ::strlen(s)); }
@@ -63,11 +73,21 @@ void resetSignals() {
   for (int s : signalsReset()) ::signal(s, SIG_DFL);
 }
 
+// MPOL_PREFERRED (linux/mempolicy.h): allocations go to the node while it has room, elsewhere
+// after; the kernel reads maxnode - 1 bits of the mask.
+constexpr int kMpolPreferred = 1;
+
 void pin(const Prepared& p) {
-  if (!p.pin || ::sched_setaffinity(0, sizeof p.cpus, &p.cpus) == 0) return;
-  say("accel: warning: enable_cpu_affinity: cannot pin this worker: ");
-  say(::strerror(errno));
-  say("\n");
+  if (p.pin && ::sched_setaffinity(0, sizeof p.cpus, &p.cpus) != 0) {
+    say("accel: warning: cannot pin this worker to its CPUs: ");
+    say(::strerror(errno));
+    say("\n");
+  }
+  if (p.prefer && ::syscall(SYS_set_mempolicy, kMpolPreferred, p.nodes, 8 * sizeof p.nodes + 1) != 0) {
+    say("accel: warning: cannot prefer this worker's NUMA node for its memory: ");
+    say(::strerror(errno));
+    say("\n");
+  }
 }
 
 void execPrepared(const ChildSpec& spec, const Prepared& p) {

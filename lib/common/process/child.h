@@ -14,7 +14,8 @@
 //      reasons, never on the child's behalf. SIGHUP, SIGUSR1, SIGUSR2 and SIGTSTP keep what the
 //      parent inherited: an ignore there is the user's choice for the whole job (`nohup`,
 //      `trap '' USR1`; process/signal_channel.h);
-//   6. its CPUs (sched_setaffinity), where given: a failure is said and the child runs unpinned;
+//   6. its CPUs (sched_setaffinity) and its memory's preferred NUMA node (set_mempolicy), where
+//      given: a failure is said and the child runs unpinned;
 //   7. exec (argv[0] searched on PATH when `search_path`), or the body for a child that runs
 //      accel's own code; an exec that fails says so on the child's stderr and exits 127.
 // The kinds of child differ only in the fields below, each with its reason at the call site.
@@ -42,6 +43,7 @@ struct ChildSpec {
   int death_signal = 0;        // PR_SET_PDEATHSIG; 0: none
   bool parent_traces = false;  // PR_SET_PTRACER the parent
   std::vector<int> cpus;       // sched_setaffinity; empty: the parent's
+  int memory_node = -1;        // set_mempolicy(MPOL_PREFERRED, this node); -1: the parent's policy
   // Said after exec's reason when the program exists but exec found no file (its #! line names
   // an interpreter that is missing).
   std::string missing_interpreter_note;

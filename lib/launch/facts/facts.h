@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lib/common/socket.h"
+#include "lib/launch/facts/cpu_topology.h"
 
 namespace accel::launch::facts {
 
@@ -93,6 +94,8 @@ struct Facts {
   // Where a DeepSpeed MPI launcher's hostfile was written (the selection in that MPI's format),
   // or "": the launch writes it before it plans, so that the plan names it.
   std::string mpi_hostfile;
+  // Where the CPUs, memory and GPUs sit (cpu_topology.h), read when a binding asks.
+  std::function<CpuTopology()> cpu_topology;
 };
 
 }  // namespace accel::launch::facts

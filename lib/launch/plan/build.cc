@@ -7,6 +7,7 @@
 
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
+#include "lib/config/validate.h"
 #include "lib/launch/launch_env.h"
 #include "lib/launch/plan/console_streams.h"
 #include "lib/launch/plan/consumer_gpus.h"
@@ -16,6 +17,7 @@
 #include "lib/launch/plan/machine_zero.h"
 #include "lib/launch/plan/mpi_hosts.h"
 #include "lib/launch/plan/mpirun.h"
+#include "lib/launch/plan/numa_binding.h"
 #include "lib/launch/plan/plan_layout.h"
 #include "lib/launch/plan/worker_env.h"
 
@@ -116,9 +118,39 @@ std::string visibleDevice(const settings::LaunchSettings& s, const facts::Machin
   return trim(list[static_cast<size_t>(local)]);
 }
 
-std::vector<std::vector<int>> cpuShares(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Machine& f,
-                                        int count) {
-  if (!s.keys.flag("enable_cpu_affinity")) return std::vector<std::vector<int>>(static_cast<size_t>(count));
+// The visible GPUs' PCI addresses in the order the workers use them: gpu_ids' order where given.
+std::vector<std::string> workerGpus(const settings::LaunchSettings& s, const facts::Machine& f) {
+  std::vector<std::string> all;
+  for (const auto& gpu : f.gpus) all.push_back(facts::pciAddress(gpu.pci_bus_id));
+  std::string problem;
+  auto ids = parseGpuIds(s.keys.text("gpu_ids"), problem);
+  if (!ids || ids->empty()) return all;
+  std::vector<std::string> chosen;
+  for (int id : *ids) chosen.push_back(id < static_cast<int>(all.size()) ? all[static_cast<size_t>(id)] : "");
+  return chosen;
+}
+
+// --numa-binding (or enable_cpu_affinity on a GPU job): each worker's CPUs and memory node.
+std::vector<NumaPlace> numaPlaces(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Facts& f, int count) {
+  const NumaMode mode = *numaModeOf(*s.supervision.numa_binding.value);
+  const bool gpus = !s.paradigm.use_cpu.value && f.machine.visible_gpus > 0;
+  facts::CpuTopology topology;
+  if (f.cpu_topology) {
+    topology = f.cpu_topology();
+  } else {
+    topology.missing = "no topology was read";
+  }
+  NumaBinding b = bindNuma(mode, topology, f.machine.usable_cpus,
+                           gpus ? workerGpus(s, f.machine) : std::vector<std::string>{}, count);
+  for (auto& note : b.notes) p.notes.push_back("warning: " + note);
+  return b.workers;
+}
+
+std::vector<NumaPlace> cpuShares(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Facts& facts,
+                                 int count) {
+  if (s.supervision.numa_binding.value) return numaPlaces(p, s, facts, count);
+  const facts::Machine& f = facts.machine;
+  if (!s.keys.flag("enable_cpu_affinity")) return std::vector<NumaPlace>(static_cast<size_t>(count));
   if (f.usable_cpus.empty()) {
     p.notes.push_back("warning: enable_cpu_affinity: cannot read the launcher's CPU affinity; workers run unpinned");
   } else if (static_cast<size_t>(count) > f.usable_cpus.size()) {
@@ -127,12 +159,14 @@ std::vector<std::vector<int>> cpuShares(LaunchPlan& p, const settings::LaunchSet
                     "CPUs, one each, round robin",
                     count, f.usable_cpus.size(), cpuListText(f.usable_cpus)));
   }
-  return splitCpus(f.usable_cpus, count);
+  std::vector<NumaPlace> places;
+  for (auto& share : splitCpus(f.usable_cpus, count)) places.push_back({std::move(share), -1});
+  return places;
 }
 
 void addWorkers(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Facts& f) {
   const int count = static_cast<int>(s.placement.nproc_per_node.value);
-  const auto shares = cpuShares(p, s, f.machine, count);
+  const auto shares = cpuShares(p, s, f, count);
   const int machine = std::max(0, p.machine_rank);
   const int first = firstRankOf(p.layout, machine);
   const RoleShare role = roleShareOf(p.layout, machine);
@@ -143,7 +177,8 @@ void addWorkers(LaunchPlan& p, const settings::LaunchSettings& s, const facts::F
     w.rank = first + local;
     w.role_rank = role.first + local;
     w.argv = f.program;
-    w.cpus = shares[static_cast<size_t>(local)];
+    w.cpus = shares[static_cast<size_t>(local)].cpus;
+    w.memory_node = shares[static_cast<size_t>(local)].memory_node;
     if (virtual_rank) w.cuda_visible_device = visibleDevice(s, f.machine, local);
     p.workers.push_back(std::move(w));
   }

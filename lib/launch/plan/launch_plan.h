@@ -27,8 +27,9 @@ struct WorkerSpec {
   int local_rank = 0;
   int role_rank = 0;
   std::vector<std::string> argv;
-  std::vector<int> cpus;            // enable_cpu_affinity: pinned to these CPUs; empty: the launcher's affinity
-  std::string label;                // the output prefix's name when not "rank N" (an mpirun that runs them all)
+  std::vector<int> cpus;  // pinned to these CPUs (numa_binding.h, cpu_affinity.h); empty: the launcher's affinity
+  int memory_node = -1;   // --numa-binding: the NUMA node its memory prefers; -1: the kernel's default
+  std::string label;      // the output prefix's name when not "rank N" (an mpirun that runs them all)
   std::string cuda_visible_device;  // --virtual_local_rank: the one GPU it sees ("" for the job's setting)
   std::vector<std::pair<std::string, std::string>> own_env;  // its own variables (an mpirun's), over the job's
 };

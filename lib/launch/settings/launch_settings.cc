@@ -103,6 +103,25 @@ Setting<std::optional<long long>> cpuThreads(const LaunchSettings& s, const Laun
   return {std::max(1LL, f.physical_cores / local), fromDefault()};
 }
 
+// --numa-binding's mode (torchrun's words), else enable_cpu_affinity's on a GPU job: Accelerate
+// pins each worker to its GPU's NUMA node (NVML's CPU affinity), torchrun's `node`. A CPU job's
+// enable_cpu_affinity keeps its own contiguous shares (plan/cpu_affinity.h).
+Setting<std::optional<std::string>> numaBinding(const LaunchSettings& s, const LaunchOptions& o,
+                                                const facts::Machine& f) {
+  if (o.numa_binding) {
+    static const std::vector<std::string> modes = {"node", "socket", "exclusive", "core-complex"};
+    if (std::find(modes.begin(), modes.end(), *o.numa_binding) == modes.end()) {
+      throw UsageError(fmt::format("--numa-binding '{}' is not a mode", *o.numa_binding),
+                       "choose node, socket, exclusive or core-complex (torchrun's modes)");
+    }
+    return optionalFlag(o, o.numa_binding, "numa_binding");
+  }
+  if (s.keys.flag("enable_cpu_affinity") && !s.paradigm.use_cpu.value && f.visible_gpus > 0) {
+    return {std::string("node"), derivedFrom("enable_cpu_affinity")};
+  }
+  return {std::nullopt, fromDefault()};
+}
+
 void resolveLauncherOptions(LaunchSettings& s, const LaunchOptions& o, const facts::Machine& f) {
   Supervision& sv = s.supervision;
   const auto restarts = flagOr<long long>(o, o.max_restarts, "max_restarts", 0);  // the flag's row bounds it
@@ -116,6 +135,7 @@ void resolveLauncherOptions(LaunchSettings& s, const LaunchOptions& o, const fac
   sv.signals_to_handle = flagOr<std::string>(o, o.signals_to_handle, "signals_to_handle", launch_env::kHandledSignals);
   sv.env = o.env;
   sv.cpu_threads = cpuThreads(s, o, f);
+  sv.numa_binding = numaBinding(s, o, f);
   Output& out = s.output;
   out.tee = flagOr<std::string>(o, o.tee, "tee", "3");
   out.log_dir = optionalFlag(o, o.log_dir, "log_dir");

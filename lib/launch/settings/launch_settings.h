@@ -57,6 +57,9 @@ struct Supervision {
   Setting<std::string> signals_to_handle;
   std::vector<std::string> env;                   // --env KEY=VALUE, in order
   Setting<std::optional<long long>> cpu_threads;  // OMP_NUM_THREADS per worker; none: the workers' own
+  // The workers' CPUs and memory node (plan/numa_binding.h): --numa-binding's mode, or "node" from
+  // enable_cpu_affinity on a GPU job (Accelerate's affinity is its GPU's node); none: unbound.
+  Setting<std::optional<std::string>> numa_binding;
 };
 
 enum class Pty { Auto, On, Off };

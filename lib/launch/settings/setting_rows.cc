@@ -50,6 +50,7 @@ std::vector<SettingRow> settingRows(const LaunchSettings& s) {
   r.add("signals_to_handle", s.supervision.signals_to_handle);
   r.rows.push_back({"env", textOf(s.supervision.env), "command line"});
   r.add("num_cpu_threads_per_process", s.supervision.cpu_threads);
+  r.add("numa_binding", s.supervision.numa_binding);
   r.add("tee", s.output.tee);
   r.add("redirects", s.output.redirects);
   r.add("log_dir", s.output.log_dir);

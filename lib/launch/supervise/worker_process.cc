@@ -114,6 +114,7 @@ void spawnWorker(WorkerProcess& w, const plan::Env& env, const std::vector<std::
   spec.death_signal = SIGKILL;  // no worker outlives its launcher
   spec.parent_traces = true;    // the stack tools the launcher runs may read it (lib/launch/stacks/)
   spec.cpus = w.spec->cpus;
+  spec.memory_node = w.spec->memory_node;
   const auto shebang = facts::readShebang(spec.argv[0]);  // launch checked it, but it may have gone since
   if (shebang) {
     spec.missing_interpreter_note =
