@@ -60,6 +60,8 @@ int refuseTpuConfig();
 int runLaunch(const launch::settings::LaunchOptions& options, const launch::fleet::HeadOrders* orders = nullptr);
 // `accel launch --from_head`: reads the head's orders on stdin and launches this machine's share.
 int runLaunchFromHead();
+// `accel deepspeed ARGS` (or a link named deepspeed): DeepSpeed's launcher command line.
+int runDeepSpeed(const std::vector<std::string>& words);
 
 // `accel: warning: where: what` and its hint, for each (main.cc).
 void printWarnings(const std::vector<Diagnostic>& diagnostics);

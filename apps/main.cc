@@ -12,6 +12,7 @@
 #include "lib/common/build_info.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
+#include "lib/launch/settings/deepspeed_args.h"
 #include "lib/launch/settings/launch_args.h"
 #include "lib/launch/settings/launch_help.h"
 
@@ -130,6 +131,8 @@ const Command kCommands[] = {
      [](Options& o) { return runManual(*o.app); }},
     {"launch", "Start one worker per GPU (or CPU process) and supervise them (accel launch --help)", nullptr, nullptr},
     {"torchrun", "torchrun's command line, flags and defaults (also through a link named torchrun)", nullptr, nullptr},
+    {"deepspeed", "DeepSpeed's launcher command line: deepspeed --num_gpus 8 train.py (also a link named deepspeed)",
+     nullptr, nullptr},
     {"help", "Show help for a command: accel help config default",
      [](CLI::App* c, Options& o) { c->add_option("command", o.help_topic, "command path"); }, nullptr},
 };
@@ -195,6 +198,10 @@ struct Cli {
       std::cout << (topic[0] == "launch" ? launch::settings::launchHelp() : launch::settings::torchrunHelp());
       return;
     }
+    if (topic.size() == 1 && topic[0] == "deepspeed") {
+      std::cout << launch::settings::deepSpeedHelp();
+      return;
+    }
     if (topic.empty()) {  // app.help() would show the selected `help` command's own
       std::cout << app.get_formatter()->make_help(&app, "accel", CLI::AppFormatMode::Normal);
       return;
@@ -238,9 +245,11 @@ int launchCommand(const std::vector<std::string>& words, launch::settings::Gramm
   return runLaunch(options);
 }
 
-bool calledTorchrun(const char* argv0) {
+// Whether this accel was started through a link named `program` (torchrun, deepspeed).
+bool calledAs(const char* argv0, const std::string& program) {
   const std::string name = argv0 ? argv0 : "";
-  return name == "torchrun" || (name.size() > 9 && name.compare(name.size() - 9, 9, "/torchrun") == 0);
+  return name == program || (name.size() > program.size() &&
+                             name.compare(name.size() - program.size() - 1, program.size() + 1, "/" + program) == 0);
 }
 
 void printError(const Error& e) {
@@ -256,7 +265,8 @@ void printError(const Error& e) {
 }
 
 int run(int argc, char** argv) {
-  if (calledTorchrun(argv[0])) return launchCommand({argv + 1, argv + argc}, launch::settings::Grammar::Torchrun);
+  if (calledAs(argv[0], "torchrun")) return launchCommand({argv + 1, argv + argc}, launch::settings::Grammar::Torchrun);
+  if (calledAs(argv[0], "deepspeed")) return runDeepSpeed({argv + 1, argv + argc});
   // A head's `accel launch --hostfile` starts this on every host (lib/launch/fleet/head_orders.h).
   if (argc == 3 && std::string(argv[1]) == "launch" && std::string(argv[2]) == "--from_head") {
     return runLaunchFromHead();
@@ -265,6 +275,7 @@ int run(int argc, char** argv) {
     return launchCommand({argv + 2, argv + argc}, launch::settings::Grammar::Launch);
   if (argc > 1 && std::string(argv[1]) == "torchrun")
     return launchCommand({argv + 2, argv + argc}, launch::settings::Grammar::Torchrun);
+  if (argc > 1 && std::string(argv[1]) == "deepspeed") return runDeepSpeed({argv + 2, argv + argc});
   Options options;
   Cli cli(options);
   try {

@@ -56,7 +56,9 @@ std::optional<LoadResult> loadLaunchConfig(const settings::LaunchOptions& o, con
     if (!orders->config_text) return std::nullopt;
     return parseConfigText(*orders->config_text, orders->config_path.value_or("?"));
   }
-  if (o.torchrun || (o.config_file.empty() && (o.cpu || !fileExists(looked_at)))) return std::nullopt;
+  if (o.torchrun || o.deepspeed_env || (o.config_file.empty() && (o.cpu || !fileExists(looked_at)))) {
+    return std::nullopt;  // torchrun and DeepSpeed's launcher read no config file
+  }
   return loadConfigFile(looked_at);  // a named file that is missing is an error
 }
 

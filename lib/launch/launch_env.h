@@ -22,6 +22,11 @@ inline constexpr const char* kGroupWorldSize = "GROUP_WORLD_SIZE";  // machines 
 inline constexpr const char* kRoleRank = "ROLE_RANK";               // = RANK (one role)
 inline constexpr const char* kRoleWorldSize = "ROLE_WORLD_SIZE";    // = WORLD_SIZE
 inline constexpr const char* kRoleName = "ROLE_NAME";               // --role, default "default"
+// DeepSpeed's launcher (deepspeed/launcher/launch.py) sets these beside RANK, LOCAL_RANK (its global
+// rank modulo LOCAL_SIZE), WORLD_SIZE, MASTER_*, and CUDA_VISIBLE_DEVICES (the machine's slots).
+inline constexpr const char* kLocalSize = "LOCAL_SIZE";  // processes on this machine
+inline constexpr const char* kCrossRank = "CROSS_RANK";  // machine rank
+inline constexpr const char* kCrossSize = "CROSS_SIZE";  // machines in the job
 // Where rank 0 of the job hosts the rendezvous store (torch's env:// init connects here).
 // accel sets no TORCHELASTIC_USE_AGENT_STORE: the launcher hosts no store, rank 0 does.
 inline constexpr const char* kMasterAddr = "MASTER_ADDR";

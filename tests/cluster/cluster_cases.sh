@@ -17,6 +17,7 @@
 #   resume_disagree      2 x 1 resuming from a checkpoint directory per host, host 1's a step
 #                        behind: both launchers exit 1 within 20 s with one message naming it
 #   dry_run              GLOO/NCCL_SOCKET_IFNAME=eth0 and the launcher's network note
+#   deepspeed_no_ssh     2 x 2 `accel deepspeed --hostfile H --no_ssh --node_rank K`: DDP over Gloo
 # Each case collects every finding (bad=1) before it returns, so one run shows them all.
 # The cases are called through run_case, which shellcheck cannot follow; $work is cluster_test.sh's.
 # shellcheck disable=SC2317,SC2154
@@ -244,4 +245,28 @@ case_dry_run() {
     sed "s/^/host $k: /" "$work/dry.note$k"
   done
   ((bad == 0)) || { show_logs dry; return 1; }
+}
+
+# deepspeed_no_ssh: DeepSpeed's own multi-node form without ssh (`deepspeed --hostfile H
+# --no_ssh --node_rank K`, as a scheduler starts one per node): `accel deepspeed` on 2 hosts x 2
+# runs tests/python/ddp_gloo.py (PyTorch DDP over Gloo, Debian's torch) across them with
+# DeepSpeed's worker variables; rank 0 reports the world it met.
+case_deepspeed_no_ssh() {
+  local k
+  if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+    echo "Debian's python3-torch is not installed for /usr/bin/python3"; return 77
+  fi
+  printf 'node0 slots=2\nnode1 slots=2\n' >"$work/ds_hostfile"
+  take_port
+  for k in 0 1; do
+    on_host_bg "$k" env ACCEL_PYTHON=/usr/bin/python3 GLOO_SOCKET_IFNAME="$CLUSTER_HOST_IFNAME" \
+      timeout -k 5 90 "$build/bin/accel" deepspeed --hostfile "$work/ds_hostfile" --no_ssh --node_rank "$k" \
+      --master_addr "$(host_addr 0)" --master_port "$port" --no_local_rank "$root/tests/python/ddp_gloo.py" \
+      >"$work/dsnossh.h$k.log" 2>&1
+    HOST_OF[$CLUSTER_LAST_PID]=$k
+  done
+  wait_hosts || { echo "the 2-host accel deepspeed --no_ssh run failed"; show_logs dsnossh; return 1; }
+  grep -q 'rank 0\] ddp_gloo ok world_size=4' "$work/dsnossh.h0.log" ||
+    { echo "rank 0 did not report ddp_gloo ok world_size=4"; show_logs dsnossh; return 1; }
+  grep 'ddp_gloo ok' "$work/dsnossh.h0.log"
 }

@@ -8,7 +8,8 @@
 #                         same layout emulated on one host (ACCEL_HOST_ID per launcher)
 #   ddp_2x2               tests/python/ddp_gloo.py (PyTorch DDP, Gloo) on 2 hosts x 2 processes
 #   the rest              the launchers' job channel: failure_propagation, vanished_machine,
-#                         unreachable_main, restart, dry_run (tests/cluster/cluster_cases.sh);
+#                         unreachable_main, restart, dry_run, and DeepSpeed's --no_ssh form
+#                         (deepspeed_no_ssh) (tests/cluster/cluster_cases.sh);
 #                         Kubernetes pods and uneven layouts (tests/cluster/pod_cases.sh);
 #                         hostfiles over ssh (tests/cluster/ssh_cases.sh); `accel test` across
 #                         hosts and every rank's stack (tests/cluster/diagnosis_cases.sh)
@@ -260,7 +261,7 @@ case_ddp() {
 }
 
 # shellcheck source=SCRIPTDIR/cluster_cases.sh
-source "$here/cluster_cases.sh"   # failure_propagation, vanished_machine, unreachable_main, restart, resume_disagree, dry_run
+source "$here/cluster_cases.sh"   # failure_propagation, vanished_machine, unreachable_main, restart, resume_disagree, dry_run, deepspeed_no_ssh
 # shellcheck source=SCRIPTDIR/pod_cases.sh
 source "$here/pod_cases.sh"       # trainer_v2, pytorchjob, pytorchjob_elastic, uneven
 # shellcheck source=SCRIPTDIR/ssh_hosts.sh
@@ -322,6 +323,7 @@ main() {
   run_case restart case_restart
   run_case resume_disagree case_resume_disagree
   run_case dry_run case_dry_run
+  run_case deepspeed_no_ssh case_deepspeed_no_ssh
   run_case trainer_v2 case_trainer_v2
   run_case pytorchjob case_pytorchjob
   run_case pytorchjob_elastic case_pytorchjob_elastic

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every `accel …` command line of a fenced ```sh block in README.md and docs/*.md, run through
-the real parser: `accel launch` with --dry_run added (nothing starts), `accel torchrun` and the
+the real parser: `accel launch` with --dry_run added (nothing starts), `accel torchrun`, `accel deepspeed` and the
 wizard (`accel config` alone or with --config_file) with --help added after the command (the
 flags are still parsed), the rest as written, in a scratch folder holding the files the lines
 name (tests/docs/fixtures, and a small safetensors model made here), with the build's programs
@@ -56,7 +56,7 @@ def as_run(words):
     command = words[1] if len(words) > 1 else ""
     if command == "launch" and "--dry_run" not in words:
         return words[:2] + ["--dry_run"] + words[2:]
-    if command == "torchrun" or (command == "config" and (len(words) == 2 or words[2].startswith("--"))):
+    if command in ("torchrun", "deepspeed") or (command == "config" and (len(words) == 2 or words[2].startswith("--"))):
         return words[:2] + ["--help"] + words[2:]
     if command == "test" and "--dry_run" not in words:
         return words + ["--dry_run"]

@@ -43,3 +43,27 @@ def print_problems(problems, failed_launch, logs):
         print(f"       {p}")
     if problems and failed_launch:
         print("\n".join(f"       --- {title} ---\n{log[-3000:]}" for title, log in logs))
+
+
+def rank_problems(peer, their_codes, our_codes, theirs, ours, listed, seen):
+    """A case's problems when `peer` and accel launched it: exit codes, ranks, and every
+    (kind, name) of a rank that differs unlisted. theirs/ours: {rank: {(kind, name): value}}.
+    Returns (problems, whether a launcher failed, the listed names seen here); adds to `seen`."""
+    problems = []
+    failed = any(c != 0 for c in their_codes + our_codes)
+    if failed or set(theirs) != set(ours) or not theirs:
+        problems.append(f"exit codes {peer} {their_codes}, accel {our_codes}; ranks {peer} {sorted(theirs)}, "
+                        f"accel {sorted(ours)}")
+    here = set()
+    for rank in sorted(set(theirs) & set(ours)):
+        a, b = theirs[rank], ours[rank]
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) == b.get(key):
+                continue
+            if key in listed:
+                here.add(key[1])
+                seen.add(key)
+            else:
+                problems.append(f"rank {rank} {key[0]} {key[1]}: {peer} {a.get(key, '<unset>')!r}, "
+                                f"accel {b.get(key, '<unset>')!r}")
+    return problems, failed, here

@@ -26,28 +26,14 @@ namespace {
 // accel's own flags, which Accelerate does not have.
 // DeepSpeed's runner has the hostfile flags (include, exclude, num_nodes, num_gpus, ssh_port);
 // ssh_args is accel's form of its PDSH_SSH_ARGS_APPEND.
-const std::set<std::string> kAccelOnly = {"collective_timeout",
-                                          "exclude",
-                                          "hostfile",
-                                          "include",
-                                          "num_gpus",
-                                          "num_nodes",
-                                          "ssh_args",
-                                          "ssh_port",
-                                          "dry_run",
-                                          "fsdp_ignored_modules",
-                                          "grace_period",
-                                          "hang_timeout",
-                                          "heartbeat_timeout",
-                                          "help",
-                                          "job_port",
-                                          "local_ranks_filter",
-                                          "log_line_prefix_template",
-                                          "pty",
-                                          "python",
-                                          "rdzv_token",
-                                          "signals_to_handle",  // torchrun's, not Accelerate's
-                                          "stdin_rank"};
+const std::set<std::string> kAccelOnly = {
+    "collective_timeout", "exclude", "hostfile", "include", "num_gpus", "num_nodes", "ssh_args", "ssh_port", "dry_run",
+    "fsdp_ignored_modules", "grace_period", "hang_timeout", "heartbeat_timeout", "help", "job_port",
+    "local_ranks_filter", "log_line_prefix_template", "pty", "python", "rdzv_token",
+    "signals_to_handle",  // torchrun's, not Accelerate's
+    "stdin_rank",
+    // DeepSpeed's launcher's, which accel deepspeed runs through them
+    "bind_core_list", "bind_cores_to_rank", "deepspeed_env", "launcher_args", "local_rank_arg", "venv_script"};
 
 std::set<std::string> accelerateFlags() {
   std::ifstream in(ACCEL_SOURCE_DIR "/tests/compat/accelerate_1_15_launch_flags.txt");

@@ -14,16 +14,20 @@ namespace accel::launch::fleet {
 
 namespace {
 
-std::string remoteCommand(const facts::Facts& f) {
+std::string remoteCommand(const facts::Facts& f, const std::string& venv_script) {
   const std::string named = env::kRemoteAccel.in(f.machine.env);
   const std::string path = named.empty() ? f.machine.self : named;
   const std::string q = shellQuote(path);
   // The path is quoted once, into $p; every later use is "$p", so no character of it is code.
-  return fmt::format(
-      "p={}; a=$p; [ -x \"$a\" ] || a=$(command -v accel) || {{ echo \"accel: error: no accel on host $(hostname): "
-      "not at $p nor on PATH ($PATH)\" >&2; echo \"accel: hint: install accel there, or name its path in "
-      "\\$ACCEL_REMOTE_ACCEL on the head\" >&2; exit 127; }}; exec \"$a\" launch --from_head",
-      q);
+  // --venv_script is sourced first, as DeepSpeed's pdsh launcher does, and must succeed.
+  const std::string source = venv_script.empty() ? "" : ". " + shellQuote(venv_script) + " || exit 1; ";
+  return source +
+         fmt::format(
+             "p={}; a=$p; [ -x \"$a\" ] || a=$(command -v accel) || {{ echo \"accel: error: no accel on host "
+             "$(hostname): "
+             "not at $p nor on PATH ($PATH)\" >&2; echo \"accel: hint: install accel there, or name its path in "
+             "\\$ACCEL_REMOTE_ACCEL on the head\" >&2; exit 127; }}; exec \"$a\" launch --from_head",
+             q);
 }
 
 HeadOrders ordersFor(const plan::HostPlan& host, const settings::LaunchSettings& s, const facts::Facts& f,
@@ -49,7 +53,7 @@ std::vector<FleetMember> fleetMembers(const plan::LaunchPlan& plan, const settin
   if (s.config_path) config_text = readFile(*s.config_path);
   std::vector<std::string> ssh = {"ssh"};
   ssh.insert(ssh.end(), s.hosts.ssh_options.begin(), s.hosts.ssh_options.end());
-  const std::string command = remoteCommand(f);
+  const std::string command = remoteCommand(f, s.hosts.venv_script);
   std::vector<FleetMember> members;
   for (const auto& host : plan.hosts) {
     FleetMember m;

@@ -98,7 +98,7 @@ void chooseInput(LaunchPlan& p, const settings::LaunchSettings& s, const facts::
 // mpirun is started by that simple launcher too, and gives the ranks itself.
 bool torchrunShaped(const LaunchPlan& p, const settings::LaunchSettings& s) {
   if (s.keys.has("mpirun_config.mpirun_hostfile") || s.hosts.how == settings::Hosts::How::Mpi) return false;
-  if (s.torchrun.grammar.value) return true;
+  if (s.torchrun.grammar.value || s.supervision.deepspeed_env.value) return true;  // theirs: even one process
   const std::string& type = s.paradigm.distributed_type.value;
   return p.world_size > 1 || p.num_machines > 1 || (type != "NO" && type != "MULTI_CPU");
 }
@@ -130,6 +130,42 @@ std::vector<std::string> workerGpus(const settings::LaunchSettings& s, const fac
   return chosen;
 }
 
+// DeepSpeed's CUDA_VISIBLE_DEVICES: the machine's slots (gpu_ids), else 0..N-1, set even on a
+// machine without GPUs, as its launch.py sets it.
+std::string deviceIds(const settings::LaunchSettings& s) {
+  const std::string ids = s.keys.text("gpu_ids");
+  if (!ids.empty() && ids != "all") return ids;
+  std::vector<std::string> all;
+  for (long long i = 0; i < s.placement.nproc_per_node.value; ++i) all.push_back(std::to_string(i));
+  return join(all, ",");
+}
+
+// --bind_cores_to_rank: DeepSpeed's numactl -C shares (its get_numactl_cmd): the list (or
+// the physical cores 0..N-1) cut into equal runs, one per local worker, the rest unused.
+std::vector<NumaPlace> coreShares(const settings::LaunchSettings& s, const facts::Machine& f, int count) {
+  const std::string& text = *s.supervision.bind_cores.value;
+  std::vector<int> cores;
+  if (text.empty()) {
+    for (int c = 0; c < f.physical_cores; ++c) cores.push_back(c);
+  } else if (auto parsed = facts::parseCpuList(text); parsed && !parsed->empty()) {
+    cores = *parsed;
+  } else {
+    throw UsageError(fmt::format("--bind_core_list '{}' is not a list of cores", text), "e.g. 1,3-5,7");
+  }
+  const int per = static_cast<int>(cores.size()) / std::max(1, count);
+  if (per < 1) {
+    throw UsageError(fmt::format("--bind_cores_to_rank: {} core(s) for {} workers; at least one core needs to be "
+                                 "assigned to each rank",
+                                 cores.size(), count),
+                     "give more cores with --bind_core_list, or run fewer workers");
+  }
+  std::vector<NumaPlace> places;
+  for (int w = 0; w < count; ++w) {
+    places.push_back({{cores.begin() + w * per, cores.begin() + (w + 1) * per}, -1});
+  }
+  return places;
+}
+
 // --numa-binding (or enable_cpu_affinity on a GPU job): each worker's CPUs and memory node.
 std::vector<NumaPlace> numaPlaces(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Facts& f, int count) {
   const NumaMode mode = *numaModeOf(*s.supervision.numa_binding.value);
@@ -148,6 +184,7 @@ std::vector<NumaPlace> numaPlaces(LaunchPlan& p, const settings::LaunchSettings&
 
 std::vector<NumaPlace> cpuShares(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Facts& facts,
                                  int count) {
+  if (s.supervision.bind_cores.value) return coreShares(s, facts.machine, count);
   if (s.supervision.numa_binding.value) return numaPlaces(p, s, facts, count);
   const facts::Machine& f = facts.machine;
   if (!s.keys.flag("enable_cpu_affinity")) return std::vector<NumaPlace>(static_cast<size_t>(count));
@@ -167,6 +204,9 @@ std::vector<NumaPlace> cpuShares(LaunchPlan& p, const settings::LaunchSettings& 
 void addWorkers(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Facts& f) {
   const int count = static_cast<int>(s.placement.nproc_per_node.value);
   const auto shares = cpuShares(p, s, f, count);
+  if (s.supervision.bind_cores.value && !shares.empty()) {  // DeepSpeed's OMP_NUM_THREADS: the cores per rank
+    p.exports.emplace_back(launch_env::kOmpNumThreads, std::to_string(shares.front().cpus.size()));
+  }
   const int machine = std::max(0, p.machine_rank);
   const int first = firstRankOf(p.layout, machine);
   const RoleShare role = roleShareOf(p.layout, machine);
@@ -177,6 +217,10 @@ void addWorkers(LaunchPlan& p, const settings::LaunchSettings& s, const facts::F
     w.rank = first + local;
     w.role_rank = role.first + local;
     w.argv = f.program;
+    if (s.supervision.local_rank_arg.value) {  // DeepSpeed's: after the script, before its arguments
+      const auto at = w.argv.end() - static_cast<long>(std::max<size_t>(1, s.command.size()) - 1);
+      w.argv.insert(at, fmt::format("--local_rank={}", w.rank % count));
+    }
     w.cpus = shares[static_cast<size_t>(local)].cpus;
     w.memory_node = shares[static_cast<size_t>(local)].memory_node;
     if (virtual_rank) w.cuda_visible_device = visibleDevice(s, f.machine, local);
@@ -237,6 +281,11 @@ LaunchPlan planWorkers(const settings::LaunchSettings& s, const facts::Facts& f,
   p.label_host = p.num_machines > 1 ? f.machine.hostname : "";
   planOutput(p, s, f.machine, !round.layout.empty());
   p.torchrun_env = torchrunShaped(p, s);
+  if (s.supervision.deepspeed_env.value && p.torchrun_env) {
+    p.deepspeed_env = true;
+    p.torchrun_env = false;
+    p.device_ids = deviceIds(s);
+  }
   p.virtual_local_rank = s.torchrun.virtual_local_rank.value;
   p.exports = settingsExports(s, f.machine, p.torchrun_env);
   consumerGpuWorkaround(s, f.machine, p.exports, p.notes);
@@ -310,6 +359,7 @@ LaunchPlan planSrun(const settings::LaunchSettings& s, const facts::Facts& f) {
   }
   if (!only.empty()) p.srun_argv.push_back("--nodelist=" + join(only, ","));
   if (!except.empty()) p.srun_argv.push_back("--exclude=" + join(except, ","));
+  p.srun_argv.insert(p.srun_argv.end(), s.hosts.launcher_args.begin(), s.hosts.launcher_args.end());
   p.srun_argv.insert(p.srun_argv.end(), {f.machine.self, "launch"});
   p.srun_argv.insert(p.srun_argv.end(), s.words.begin(), s.words.end());
   return p;

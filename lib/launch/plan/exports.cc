@@ -119,6 +119,11 @@ void exportAccelerate(const settings::LaunchSettings& s, const facts::Machine& f
 Env settingsExports(const settings::LaunchSettings& s, const facts::Machine& f, bool torchrun_shaped) {
   namespace E = launch_env;
   Env env;
+  if (s.supervision.deepspeed_env.value) {  // DeepSpeed's launcher exports nothing of torchrun's or Accelerate's
+    if (s.supervision.cpu_threads.value)
+      env.emplace_back(E::kOmpNumThreads, std::to_string(*s.supervision.cpu_threads.value));
+    return env;
+  }
   if (torchrun_shaped) env.emplace_back(E::kSignalsToHandle, s.supervision.signals_to_handle.value);
   if (s.supervision.cpu_threads.value)
     env.emplace_back(E::kOmpNumThreads, std::to_string(*s.supervision.cpu_threads.value));

@@ -81,6 +81,8 @@ struct LaunchPlan {
   bool one_console = false;                   // a hostfile head shows every machine's launcher on its console
   std::vector<WorkerSpec> workers;            // by local rank
   bool torchrun_env = true;                   // the workers get torchrun's ranks (RANK, WORLD_SIZE, …)
+  bool deepspeed_env = false;                 // … or DeepSpeed's launcher's (launch_env.h), instead
+  std::string device_ids;                     // deepspeed_env: this machine's CUDA_VISIBLE_DEVICES
   bool virtual_local_rank = false;            // torchrun's --virtual_local_rank: every LOCAL_RANK is 0
   Env exports;                                // every worker's variables that come from the settings
   std::vector<std::string> unset;             // the launcher's variables the workers must not inherit

@@ -85,6 +85,7 @@ WorkerSpec hostsMpirunWorker(const LaunchPlan& draft, const settings::LaunchSett
       one.own_env.emplace_back("I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", join(ssh_words, " "));
     }
   }
+  argv.insert(argv.end(), h.launcher_args.begin(), h.launcher_args.end());  // DeepSpeed's --launcher_args
   argv.insert(argv.end(), one.argv.begin(), one.argv.end());
   one.argv = std::move(argv);
   one.label = "mpirun";

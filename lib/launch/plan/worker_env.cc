@@ -41,9 +41,27 @@ void torchrunPlace(const LaunchPlan& p, const WorkerSpec& w, Env& env) {
                         });
 }
 
+// DeepSpeed's launch.py: LOCAL_RANK is the global rank modulo the machine's processes.
+void deepSpeedPlace(const LaunchPlan& p, const WorkerSpec& w, Env& env) {
+  const int local = static_cast<int>(p.workers.size());
+  env.insert(env.end(), {
+                            {E::kCudaVisibleDevices, p.device_ids},
+                            {E::kMasterAddr, p.master_addr},
+                            {E::kMasterPort, std::to_string(p.master_port)},
+                            {E::kWorldSize, std::to_string(p.world_size)},
+                            {E::kCrossRank, std::to_string(p.machine_rank)},
+                            {E::kCrossSize, std::to_string(p.num_machines)},
+                            {E::kLocalSize, std::to_string(local)},
+                            {E::kRank, std::to_string(w.rank)},
+                            {E::kLocalRank, std::to_string(local > 0 ? w.rank % local : 0)},
+                        });
+}
+
 Env placeOf(const LaunchPlan& p, const WorkerSpec& w, const SpawnContext& c) {
   Env env;
-  if (p.torchrun_env) {
+  if (p.deepspeed_env) {
+    deepSpeedPlace(p, w, env);
+  } else if (p.torchrun_env) {
     torchrunPlace(p, w, env);
   } else if (p.world_size > 1 || p.num_machines > 1) {  // as the simple launcher: mpirun's ranks meet here
     env.insert(env.end(), {{E::kMasterAddr, p.master_addr}, {E::kMasterPort, std::to_string(p.master_port)}});

@@ -223,6 +223,29 @@ void selectFromHostfile(const LaunchSettings& s, const LaunchOptions& o, Hosts& 
   checkTotal(o, h);
 }
 
+// DeepSpeed's --launcher_args (mpirun's, srun's) and --venv_script (sourced where accel starts
+// over ssh), each refused where its launcher has no use for it.
+void launcherExtras(const LaunchOptions& o, Hosts& h) {
+  if (o.launcher_args) {
+    if (h.how == Hosts::How::Ssh) {
+      throw UsageError(
+          fmt::format("--launcher_args: {} starts the hosts over ssh itself, with no pdsh to pass them to", h.launcher),
+          "pass ssh's options with --ssh_args");
+    }
+    auto words = shellWords(*o.launcher_args);
+    if (!words) throw UsageError(fmt::format("--launcher_args '{}' has an open quote", *o.launcher_args));
+    h.launcher_args = *words;
+  }
+  if (o.venv_script) {
+    if (h.how != Hosts::How::Ssh) {
+      throw UsageError(
+          fmt::format("--venv_script: {} starts the hosts itself; only a launch over ssh sources it", h.launcher),
+          "activate the environment in the hosts' shell start-up, or use --launcher pdsh");
+    }
+    h.venv_script = *o.venv_script;
+  }
+}
+
 // Accelerate's standard runs torchrun on each machine and reads no hostfile: only a typed one
 // makes it start the hosts.
 Hosts::How howOf(const std::string& launcher, bool typed_hostfile) {
@@ -287,10 +310,12 @@ Hosts resolveHosts(const LaunchSettings& s, const LaunchOptions& o, const std::m
     return h;
   }
   if (h.how == Hosts::How::Srun) {
+    launcherExtras(o, h);
     refuseOutsideAllocation(h, vars);
     refuseSlotsForSrun(h, o);
     return h;
   }
+  launcherExtras(o, h);
   refuseOtherMachine(s, h);
   nameHostfile(file, h);
   selectFromHostfile(s, o, h);

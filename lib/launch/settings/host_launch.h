@@ -41,6 +41,8 @@ struct Hosts {
   std::vector<std::string> ssh_given;  // "--ssh_port 2222", "--ssh_args …", "ACCEL_SSH_ARGS": what the user set
   std::map<std::string, std::string> forwarded;
   std::optional<std::string> include, exclude;  // srun's whole-node filters
+  std::vector<std::string> launcher_args;       // --launcher_args: more words for mpirun or srun
+  std::string venv_script;                      // --venv_script: each host sources it first (ssh)
   std::vector<std::string> notes;
 
   int slots() const;  // the processes of the selected hosts

@@ -53,6 +53,13 @@ struct LaunchOptions {
   std::optional<std::string> local_addr;
   std::optional<std::string> logs_specs;
   std::optional<std::string> numa_binding;
+  // DeepSpeed's launcher conventions (what `accel deepspeed` launches; deepspeed_launch.h).
+  bool deepspeed_env = false;   // DeepSpeed's worker variables instead of torchrun's and Accelerate's
+  bool local_rank_arg = false;  // --local_rank=N after the script
+  bool bind_cores_to_rank = false;
+  std::optional<std::string> bind_core_list;
+  std::optional<std::string> launcher_args;  // more words for mpirun / srun
+  std::optional<std::string> venv_script;    // sourced on each host before its launcher
   std::optional<long long> shutdown_timeout;
   bool virtual_local_rank = false;
   std::optional<std::string> print_completion;

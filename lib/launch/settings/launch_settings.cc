@@ -100,6 +100,8 @@ Setting<std::optional<long long>> cpuThreads(const LaunchSettings& s, const Laun
   if (auto v = parseInt(f.variable(launch_env::kOmpNumThreads))) return {*v, fromEnvironment()};
   const long long local = std::max(1LL, s.placement.nproc_per_node.value);
   if (o.torchrun) return {local > 1 ? std::optional<long long>(1) : std::nullopt, fromDefault()};
+  if (o.deepspeed_env)
+    return {std::nullopt, fromDefault()};  // DeepSpeed's launcher sets none (--bind_cores_to_rank aside)
   return {std::max(1LL, f.physical_cores / local), fromDefault()};
 }
 
@@ -136,6 +138,12 @@ void resolveLauncherOptions(LaunchSettings& s, const LaunchOptions& o, const fac
   sv.env = o.env;
   sv.cpu_threads = cpuThreads(s, o, f);
   sv.numa_binding = numaBinding(s, o, f);
+  sv.deepspeed_env = {o.deepspeed_env, o.deepspeed_env ? fromCommandLine("--deepspeed_env") : fromDefault()};
+  sv.local_rank_arg = {o.local_rank_arg, o.local_rank_arg ? fromCommandLine("--local_rank_arg") : fromDefault()};
+  if (o.bind_core_list && !o.bind_cores_to_rank) {
+    throw UsageError("--bind_core_list names the cores --bind_cores_to_rank shares out", "add --bind_cores_to_rank");
+  }
+  if (o.bind_cores_to_rank) sv.bind_cores = {o.bind_core_list.value_or(""), fromCommandLine("--bind_cores_to_rank")};
   Output& out = s.output;
   out.tee = flagOr<std::string>(o, o.tee, "tee", "3");
   out.log_dir = optionalFlag(o, o.log_dir, "log_dir");
@@ -148,7 +156,7 @@ void resolveLauncherOptions(LaunchSettings& s, const LaunchOptions& o, const fac
 // One short line: the settings that came from neither the command line nor a default, with
 // their sources, then the defaults taken.
 std::string configLine(const LaunchSettings& s, const std::string& looked_at, bool skipped_for_cpu) {
-  if (s.torchrun.grammar.value) return "";  // torchrun reads no config file
+  if (s.torchrun.grammar.value || s.supervision.deepspeed_env.value) return "";  // they read no config file
   if (s.config_path) return "using config file " + *s.config_path;
   std::vector<std::string> decided, defaults;
   auto add = [&](const char* key, const std::string& value, const Origin& origin) {
@@ -207,6 +215,16 @@ LaunchSettings resolveLaunchSettings(const LaunchOptions& options, const std::op
   s.output.line_prefix_template = resolveLinePrefixTemplate(o, f);
   s.config_line = configLine(s, looked_at, o.cpu && o.config_file.empty() && f.default_config_exists);
   s.hosts = resolveHosts(s, o, f.env);
+  if ((o.launcher_args || o.venv_script) && s.hosts.how == Hosts::How::None && !place) {
+    throw UsageError(fmt::format("{} applies where accel starts the hosts of a hostfile, and this launch runs on this "
+                                 "machine only",
+                                 o.launcher_args ? "--launcher_args" : "--venv_script"),
+                     "add --hostfile FILE with a launcher that starts them, or drop the flag");
+  }
+  if (o.deepspeed_env && !o.config_file.empty()) {
+    throw UsageError("--deepspeed_env reads no config file, as DeepSpeed's launcher reads none",
+                     "drop --config_file (the script reads its DeepSpeed config itself)");
+  }
   return s;
 }
 

@@ -60,6 +60,11 @@ struct Supervision {
   // The workers' CPUs and memory node (plan/numa_binding.h): --numa-binding's mode, or "node" from
   // enable_cpu_affinity on a GPU job (Accelerate's affinity is its GPU's node); none: unbound.
   Setting<std::optional<std::string>> numa_binding;
+  // DeepSpeed's conventions (--deepspeed_env, --local_rank_arg), and --bind_cores_to_rank's
+  // core list ("" for the physical cores; none without it).
+  Setting<bool> deepspeed_env;
+  Setting<bool> local_rank_arg;
+  Setting<std::optional<std::string>> bind_cores;
 };
 
 enum class Pty { Auto, On, Off };

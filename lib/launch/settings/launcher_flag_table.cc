@@ -14,6 +14,7 @@ constexpr std::string_view kLauncher = kLauncherGroup;
 constexpr std::string_view kHosts = "Several machines from this one (hostfile, ssh)";
 constexpr std::string_view kTorchrun = kTorchrunGroup;
 constexpr std::string_view kElsewhere = "TPU and SageMaker (not launched by accel)";
+constexpr std::string_view kDeepSpeed = "DeepSpeed's launcher conventions (what accel deepspeed runs)";
 
 std::vector<LauncherFlag> build() {
   return {
@@ -292,6 +293,20 @@ std::vector<LauncherFlag> build() {
        .torchrun = true,
        .no_env = true,
        .refused = "accel has no shell completion scripts"},
+      {"deepspeed_env", "", &O::deepspeed_env, kDeepSpeed,
+       "the workers get DeepSpeed's launcher variables (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_SIZE, CROSS_RANK, "
+       "CROSS_SIZE, MASTER_ADDR, MASTER_PORT, CUDA_VISIBLE_DEVICES) instead of torchrun's and Accelerate's; no "
+       "config file is read"},
+      {"local_rank_arg", "", &O::local_rank_arg, kDeepSpeed,
+       "append --local_rank=N to each worker's arguments, after the script, as DeepSpeed's launcher does"},
+      {"bind_cores_to_rank", "", &O::bind_cores_to_rank, kDeepSpeed,
+       "pin each worker to its own equal share of the cores (--bind_core_list, else the physical cores) and set "
+       "OMP_NUM_THREADS to its size"},
+      {"bind_core_list", "", &O::bind_core_list, kDeepSpeed, "the cores --bind_cores_to_rank shares out, e.g. 1,3-5,7"},
+      {"launcher_args", "", &O::launcher_args, kHosts,
+       "more arguments for mpirun or srun when they start the hosts, as one quoted string"},
+      {"venv_script", "", &O::venv_script, kHosts,
+       "a script each host sources (`. SCRIPT`) before its accel starts, e.g. a virtual environment's activate"},
       {"tpu_cluster", "", {}, kElsewhere, "TPU pod", "TPU"},
       {"no_tpu_cluster", "", {}, kElsewhere, "TPU pod", "TPU"},
       {"tpu_use_sudo", "", {}, kElsewhere, "TPU pod", "TPU"},
