@@ -29,7 +29,7 @@ std::vector<std::string> dispositionsCommand(const std::vector<std::string>& wra
   return argv;
 }
 
-std::vector<std::string> sh(const std::string& script) { return {"sh", "-c", script}; }
+std::vector<std::string> shellScript(const std::string& script) { return {"sh", "-c", script}; }
 
 // The signals each worker ignores, from /proc: its "] pid N" lines in the launcher's output.
 std::vector<unsigned long long> workersIgnore(const std::string& output) {
@@ -67,7 +67,8 @@ TEST_CASE("dispositions: SIGINT ignored on entry (a shell's &) is still acted on
 TEST_CASE("dispositions: under nohup a hangup neither stops the launcher nor reaches the workers",
           "[launch][signals][failure]") {
   TempDir dir;
-  BackgroundProcess launcher(dispositionsCommand({"nohup"}, sh("echo started; sleep 2; echo done")), hermeticEnv(dir));
+  BackgroundProcess launcher(dispositionsCommand({"nohup"}, shellScript("echo started; sleep 2; echo done")),
+                             hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("started", 2));
   launcher.signal(SIGHUP);
   auto r = launcher.wait(60000);
@@ -81,7 +82,7 @@ TEST_CASE("dispositions: under nohup a hangup neither stops the launcher nor rea
 TEST_CASE("dispositions: without nohup a hangup stops the job, forwarded to the workers",
           "[launch][signals][failure]") {
   TempDir dir;
-  BackgroundProcess launcher(dispositionsCommand({}, sh("echo started; sleep 60")), hermeticEnv(dir));
+  BackgroundProcess launcher(dispositionsCommand({}, shellScript("echo started; sleep 60")), hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("started", 2));
   launcher.signal(SIGHUP);
   auto r = launcher.wait(60000);
@@ -94,8 +95,9 @@ TEST_CASE("dispositions: SIGUSR1 ignored on entry stays ignored in the workers a
           "[launch][signals]") {
   TempDir dir;
   BackgroundProcess launcher(
-      dispositionsCommand({"sh", "-c", "trap '' USR1; exec \"$@\"", "sh"},
-                          sh("sleep 60 & c=$!; trap 'kill $c; echo got USR2; exit 0' USR2; echo pid $$; wait $c")),
+      dispositionsCommand(
+          {"sh", "-c", "trap '' USR1; exec \"$@\"", "sh"},
+          shellScript("sleep 60 & c=$!; trap 'kill $c; echo got USR2; exit 0' USR2; echo pid $$; wait $c")),
       hermeticEnv(dir));
   REQUIRE(launcher.waitForOutput("] pid ", 2));
   const auto ignores = workersIgnore(launcher.output());
