@@ -16,9 +16,10 @@
 #   ssh_unreachable  a host whose sshd is down, a refused key, a host without accel: a clear
 #                    error within 10 s naming the host, nothing left anywhere
 #   ssh_deepspeed    Accelerate's own DeepSpeed config file: pdsh with deepspeed_hostfile runs;
-#                    openmpi runs through Open MPI over the same sshd; nossh runs one launcher
-#                    per host; mpich, mvapich, impi (not installed) and slurm (no allocation) are
-#                    refused at once with exit 2
+#                    openmpi runs through Open MPI over the same sshd; `accel deepspeed -H hosts`
+#                    (DeepSpeed's own command line) starts the 3 hosts, DeepSpeed's variables in
+#                    every rank; nossh runs one launcher per host; mpich, mvapich, impi (not
+#                    installed) and slurm (no allocation) are refused at once with exit 2
 # The cases are called through run_case, which shellcheck cannot follow.
 # shellcheck disable=SC2317,SC2154
 
@@ -311,6 +312,18 @@ case_ssh_deepspeed() {
   expect_in "$work/openmpi.h0.log" "[mpirun] ds rank 1 of 6 on "
   for k in 1 2; do expect_in "$work/openmpi.h0.log" "ds rank $((2 * k + 1)) of 6 on node$k deepspeed=true gpus=2"; done
   grep -h ' on node' "$work/pdsh.h0.log" "$work/openmpi.h0.log" | sort | sed -n '1p;$p'
+  # DeepSpeed's own launcher's command line: `accel deepspeed -H hosts` starts the hosts as pdsh
+  # would (accel's fleet over ssh); each rank gets DeepSpeed's variables.
+  take_port
+  on_host_bg 0 env ACCEL_SSH_ARGS="$SSH_HOSTS_ARGS" timeout -k 5 60 "$build/bin/accel" deepspeed --hostfile hosts \
+    --master_port "$port" --no_local_rank --no_python sh -c \
+    'echo "dsl rank $RANK of $WORLD_SIZE local $LOCAL_RANK/$LOCAL_SIZE node $CROSS_RANK/$CROSS_SIZE cvd $CUDA_VISIBLE_DEVICES"' \
+    >"$work/dsl.h0.log" 2>&1
+  HOST_OF[$CLUSTER_LAST_PID]=0
+  wait_hosts || bad=1
+  for k in 0 1 2; do
+    expect_in "$work/dsl.h0.log" "dsl rank $((2 * k + 1)) of 6 local 1/2 node $k/3 cvd 0,1"
+  done
   ds_config nossh.yaml nossh
   for k in 0 1 2; do
     on_host_bg "$k" env -C "$work/head" timeout -k 5 60 "$build/bin/accel" launch --config_file nossh.yaml \
@@ -329,7 +342,7 @@ case_ssh_deepspeed() {
   expect_in "$work/mpich.log" "apt install mpich"
   expect_in "$work/slurm.log" "SLURM allocation"
   no_job_processes || bad=1
-  ((bad == 0)) || { show_logs pdsh; show_logs openmpi; show_logs nossh; return 1; }
+  ((bad == 0)) || { show_logs pdsh; show_logs openmpi; show_logs dsl; show_logs nossh; return 1; }
 }
 
 # ssh_case FUNCTION: sshd on the hosts for the case, stopped after it whatever its outcome.
