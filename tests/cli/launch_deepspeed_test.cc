@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "lib/launch/facts/system_facts.h"
@@ -59,6 +60,23 @@ TEST_CASE("deepspeed: DeepSpeed's variables and --local_rank, on the GPUs DeepSp
   CHECK(linked.exit_code == 0);
   CHECK(contains(linked.out, "[rank 0] --local_rank=0 hi\n"));
   CHECK(contains(linked.out, "[rank 1] --local_rank=1 hi\n"));
+  // --enable_each_rank_log: both streams of each rank in DIR/<stamp>_rank<R>.log, none on the console.
+  auto logged = deepspeed(dir, {"--num_gpus", "2", "--enable_each_rank_log", dir.file("logs"), "--no_local_rank",
+                                envWorker(), "--stderr-lines", "1"});
+  CHECK(logged.exit_code == 0);
+  CHECK(!contains(logged.out, "] env RANK="));
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir.file("logs"))) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  REQUIRE(names.size() == 2);
+  CHECK(names[1].size() == std::string("20261128120000_rank1.log").size());
+  CHECK(names[1].substr(14) == "_rank1.log");
+  const std::string rank1 = slurp(dir.file("logs") + "/" + names[1]);
+  CHECK(contains(rank1, "env RANK=1\n"));
+  CHECK(contains(rank1, "stderr line 1\n"));
+  auto not_dir = deepspeed(dir, {"--enable_each_rank_log", envWorker(), envWorker()});
+  CHECK(not_dir.exit_code == 2);
+  CHECK(contains(not_dir.err, "should not be a file, it should be a directory."));
   auto bad = deepspeed(dir, {"--autotuning", "run", "t.py"});
   CHECK(bad.exit_code == 2);
   CHECK(contains(bad.err, "accel: error: --autotuning run: accel does not run DeepSpeed's autotuner"));

@@ -139,6 +139,15 @@ def read_ranks(out, tmp):
     return ranks
 
 
+def rank_logs(folder):
+    """{file name with its time stamp as <stamp>: its text} of an --enable_each_rank_log folder."""
+    logs = {}
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        with open(os.path.join(folder, name)) as f:
+            logs[re.sub(r"^\d{14}_", "<stamp>_", name)] = f.read()
+    return logs
+
+
 def check_case(case, tmp, listed, seen):
     results = {}
     port = free_port()
@@ -149,6 +158,10 @@ def check_case(case, tmp, listed, seen):
         results[who] = (codes, log, read_ranks(out, tmp))
     (their_codes, their_log, theirs), (our_codes, our_log, ours) = results["deepspeed"], results["accel"]
     problems, failed, here = rank_problems("deepspeed", their_codes, our_codes, theirs, ours, listed, seen)
+    if "--enable_each_rank_log" in case.args:
+        a, b = rank_logs(os.path.join(tmp, "logs-deepspeed")), rank_logs(os.path.join(tmp, "logs-accel"))
+        if a != b or not a:
+            problems.append(f"--enable_each_rank_log files: deepspeed {a}, accel {b}")
     print(f"{'FAIL' if problems else 'ok  '} {case.name}: {len(ours)} worker(s); listed differences: "
           f"{', '.join(sorted(here)) or 'none'}")
     print_problems(problems, failed, [("deepspeed", their_log), ("accel deepspeed", our_log)])

@@ -33,7 +33,8 @@ const std::set<std::string> kAccelOnly = {
     "signals_to_handle",  // torchrun's, not Accelerate's
     "stdin_rank",
     // DeepSpeed's launcher's, which accel deepspeed runs through them
-    "bind_core_list", "bind_cores_to_rank", "deepspeed_env", "launcher_args", "local_rank_arg", "venv_script"};
+    "bind_core_list", "bind_cores_to_rank", "deepspeed_env", "enable_each_rank_log", "launcher_args", "local_rank_arg",
+    "venv_script"};
 
 std::set<std::string> accelerateFlags() {
   std::ifstream in(ACCEL_SOURCE_DIR "/tests/compat/accelerate_1_15_launch_flags.txt");

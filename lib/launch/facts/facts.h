@@ -34,6 +34,7 @@ struct Machine {
   std::string hostname;
   std::map<std::string, std::string> env;  // the launcher's environment; PWD is its real working directory
   std::string random_hex;                  // fresh randomness for run ids and folder names (shown)
+  std::string start_stamp;                 // the launch's local start time, YYYYmmddHHMMSS (DeepSpeed's log names)
   std::string token_hex;                   // fresh randomness of its own for tokens (never shown)
   bool default_config_exists = false;      // Accelerate's default config file exists (--cpu skips it)
   bool stdin_terminal = false;             // the launcher's stdin is a terminal

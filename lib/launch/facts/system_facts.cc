@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/facts/system_facts.h"
 
+#include <ctime>
+
 #include <sched.h>
 #include <unistd.h>
 
@@ -119,6 +121,12 @@ Machine gatherMachine(const std::string& hostname) {
   m.hostname = hostname.empty() ? host.hostname : hostname;
   m.random_hex = randomHex(16);
   m.token_hex = randomHex(16);
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  ::localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &local);
+  m.start_stamp = stamp;
   m.env = processEnvironment();
   // The directory the launcher runs in, which $PWD may not be (a parent that changed directory
   // without updating it): Accelerate takes os.getcwd().

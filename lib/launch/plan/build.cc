@@ -57,7 +57,7 @@ void identify(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Mac
 // tempfile.mkdtemp(prefix="torchelastic_")). Under accel launch a worker that shows neither
 // stream without --log_dir would lose its output: refused, naming the flag.
 void keepOutput(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Machine& f) {
-  if (!p.log_dir.empty()) return;
+  if (!p.log_dir.empty() || !p.rank_log_prefix.empty()) return;
   const settings::Output& o = s.output;
   if (s.torchrun.grammar.value) {
     if (!o.redirects.value && o.tee.origin.source == Source::Default) return;
@@ -182,10 +182,17 @@ void useMachineZero(LaunchPlan& p, const MachineZero& zero) {
 // What the workers' output does: the console's streams and ranks, the files, the terminal.
 void planOutput(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Machine& f, bool joined) {
   p.log_dir = s.output.log_dir.value.value_or("");
+  if (s.output.each_rank_log.value) {  // DeepSpeed's: the files only, nothing on the console
+    p.rank_log_prefix = fmt::format("{}/{}_rank", *s.output.each_rank_log.value, f.start_stamp);
+  }
   p.line_prefix_template = s.output.line_prefix_template.value.value_or("");
   p.pty = s.output.pty.value;
   p.progress_interval = s.output.progress_interval.value;
   setConsoleStreams(p, s);
+  if (!p.rank_log_prefix.empty()) {
+    p.console_streams = 0;
+    p.console_streams_by_rank.clear();
+  }
   chooseInput(p, s, f, joined);
   keepOutput(p, s, f);
 }

@@ -92,6 +92,7 @@ struct LaunchPlan {
 
   // ---- the workers' output ----
   std::string log_dir;                         // "" for none
+  std::string rank_log_prefix;                 // --enable_each_rank_log: DIR/<stamp>_rank, + R.log per rank
   std::string line_prefix_template;            // torchrun's, for console lines; "" for "[rank N] "
   int console_streams = 3;                     // bit 1 stdout, bit 2 stderr (torchrun --tee encoding)
   std::map<int, int> console_streams_by_rank;  // local rank -> streams, overriding the above

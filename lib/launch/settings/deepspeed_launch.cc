@@ -44,13 +44,7 @@ void tail(const DeepSpeedArgs& a, std::vector<std::string>& w, std::vector<std::
   if (a.bind_cores_to_rank) w.push_back("--bind_cores_to_rank");
   if (a.bind_core_list) w.insert(w.end(), {"--bind_core_list", *a.bind_core_list});
   if (a.quiet || a.log_level == "error" || a.log_level == "critical") w.push_back("--quiet");
-  if (a.enable_each_rank_log != "None") {
-    w.insert(w.end(), {"--log_dir", a.enable_each_rank_log});
-    notes.push_back(
-        fmt::format("--enable_each_rank_log {}: each rank's output is kept under that folder in "
-                    "torchrun's layout (RUN_ID/attempt_0/RANK/stdout.log, stderr.log) and still shown",
-                    a.enable_each_rank_log));
-  }
+  if (a.enable_each_rank_log != "None") w.insert(w.end(), {"--enable_each_rank_log", a.enable_each_rank_log});
   if (a.no_ssh_check) notes.push_back("--no_ssh_check: accel checks no host with ssh before it starts them");
   w.push_back("--");
   w.insert(w.end(), a.command.begin(), a.command.end());

@@ -58,8 +58,9 @@ struct LaunchOptions {
   bool local_rank_arg = false;  // --local_rank=N after the script
   bool bind_cores_to_rank = false;
   std::optional<std::string> bind_core_list;
-  std::optional<std::string> launcher_args;  // more words for mpirun / srun
-  std::optional<std::string> venv_script;    // sourced on each host before its launcher
+  std::optional<std::string> enable_each_rank_log;  // DIR: each rank's output in DIR/<time>_rank<R>.log only
+  std::optional<std::string> launcher_args;         // more words for mpirun / srun
+  std::optional<std::string> venv_script;           // sourced on each host before its launcher
   std::optional<long long> shutdown_timeout;
   bool virtual_local_rank = false;
   std::optional<std::string> print_completion;

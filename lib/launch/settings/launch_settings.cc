@@ -148,6 +148,19 @@ void resolveLauncherOptions(LaunchSettings& s, const LaunchOptions& o, const fac
   out.tee = flagOr<std::string>(o, o.tee, "tee", "3");
   out.log_dir = optionalFlag(o, o.log_dir, "log_dir");
   if (out.log_dir.value) checkLogDir(*out.log_dir.value);
+  out.each_rank_log = optionalFlag(o, o.enable_each_rank_log, "enable_each_rank_log");
+  if (out.each_rank_log.value) {
+    std::error_code ec;
+    const std::string& dir = *out.each_rank_log.value;
+    if (dir.empty() || (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))) {
+      throw UsageError(fmt::format("{} should not be a file, it should be a directory.", dir),  // DeepSpeed's words
+                       "give --enable_each_rank_log a directory (made if missing)");
+    }
+    if (out.log_dir.value) {
+      throw UsageError("--enable_each_rank_log and --log_dir are two layouts of the workers' log files",
+                       "keep one of them");
+    }
+  }
   out.local_ranks_filter = optionalFlag(o, o.local_ranks_filter, "local_ranks_filter");
   s.identity.token = optionalFlag(o, o.rdzv_token, "rdzv_token");
   if (o.monitor_interval) s.notes.push_back("--monitor_interval ignored: accel notices worker exits as they happen");

@@ -74,6 +74,7 @@ struct Output {
   Setting<std::string> tee;  // torchrun's Std encoding
   Setting<std::optional<std::string>> redirects;
   Setting<std::optional<std::string>> log_dir;
+  Setting<std::optional<std::string>> each_rank_log;  // DeepSpeed's layout: DIR/<time>_rank<R>.log, both streams
   Setting<std::optional<std::string>> local_ranks_filter;
   Setting<std::optional<std::string>> line_prefix_template;
   Setting<Pty> pty;

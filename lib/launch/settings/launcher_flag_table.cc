@@ -303,6 +303,9 @@ std::vector<LauncherFlag> build() {
        "pin each worker to its own equal share of the cores (--bind_core_list, else the physical cores) and set "
        "OMP_NUM_THREADS to its size"},
       {"bind_core_list", "", &O::bind_core_list, kDeepSpeed, "the cores --bind_cores_to_rank shares out, e.g. 1,3-5,7"},
+      {"enable_each_rank_log", "", &O::enable_each_rank_log, kDeepSpeed,
+       "each rank's stdout and stderr in DIR/<launch time>_rank<R>.log and not on the console, as DeepSpeed's "
+       "launcher writes them"},
       {"launcher_args", "", &O::launcher_args, kHosts,
        "more arguments for mpirun or srun when they start the hosts, as one quoted string"},
       {"venv_script", "", &O::venv_script, kHosts,

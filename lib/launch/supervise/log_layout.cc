@@ -46,6 +46,14 @@ std::string rankLogDir(const std::string& run_dir, int round, int local_rank) {
   return fmt::format("{}/attempt_{}/{}", run_dir, round, local_rank);
 }
 
+std::string startRankLogs(const plan::LaunchPlan& plan) {
+  const std::string dir = fs::path(plan.rank_log_prefix).parent_path().string();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("unable to create directory {} for each rank log: {}", dir, ec.message()));
+  return fmt::format("worker logs: {}<rank>.log (stdout and stderr)", plan.rank_log_prefix);
+}
+
 std::string startRunLogs(const plan::LaunchPlan& plan, ErrorFiles& error_files, std::string& run_dir) {
   run_dir = makeRunLogDir(plan.log_dir, plan.run_id);
   error_files.keepIn(run_dir);

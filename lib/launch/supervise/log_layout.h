@@ -20,6 +20,10 @@ std::string makeRunLogDir(const std::string& log_dir, const std::string& run_id)
 // RUN/attempt_<round>/<local_rank>: the folder of one worker's files in one round (not made here).
 std::string rankLogDir(const std::string& run_dir, int round, int local_rank);
 
+// With --enable_each_rank_log: makes its folder; returns the line that says where the logs are.
+// Throws Error.
+std::string startRankLogs(const plan::LaunchPlan& plan);
+
 // With --log_dir: makes this launch's folder (`run_dir`) and sends the workers' error files there;
 // returns the line that says where the logs are. Throws Error.
 std::string startRunLogs(const plan::LaunchPlan& plan, ErrorFiles& error_files, std::string& run_dir);

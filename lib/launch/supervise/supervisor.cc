@@ -51,6 +51,7 @@ class Supervisor {
 
   int run() {
     if (!plan_.log_dir.empty()) say(startRunLogs(plan_, error_files_, run_dir_));
+    if (!plan_.rank_log_prefix.empty()) say(startRankLogs(plan_));
     process::SignalChannel signals;
     link_ = job::makeJobLink(plan_);
     answers_ = std::make_unique<RankAnswers>(workers_, *link_, plan_);

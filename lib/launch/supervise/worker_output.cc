@@ -39,6 +39,15 @@ int openLog(const std::string& run_dir, const plan::WorkerSpec& spec, const char
   return fd;
 }
 
+// --enable_each_rank_log: the rank's one file for both streams, appended to (a restarted round
+// goes on where the last one ended).
+int openRankLog(const plan::LaunchPlan& plan, const plan::WorkerSpec& spec) {
+  const std::string path = plan.rank_log_prefix + std::to_string(spec.rank) + ".log";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(fmt::format("cannot open log file {}: {}", path, ::strerror(errno)));
+  return fd;
+}
+
 // "[rank N] " ("[host:rank N] " on several machines), or the template's expansion.
 std::string linePrefix(const plan::LaunchPlan& plan, const plan::WorkerSpec& spec) {
   if (!plan.line_prefix_template.empty()) {
@@ -81,7 +90,9 @@ WorkerIo openWorkerStreams(WorkerProcess& w, const plan::LaunchPlan& plan, const
   console::StreamSetup err = setup;
   setup.console_fd = consoleFd(plan, spec, 1, 1);
   setup.key = 2 * spec.local_rank;
-  setup.log_fd = openLog(run_dir, spec, "stdout.log", attempt);
+  const bool one_file = !plan.rank_log_prefix.empty();
+  const int out_log = one_file ? openRankLog(plan, spec) : openLog(run_dir, spec, "stdout.log", attempt);
+  setup.log_fd = out_log;
   err.console_fd = consoleFd(plan, spec, 2, 2);
   err.key = 2 * spec.local_rank + 1;
   err.keep_lines = kSummaryLines;
@@ -96,7 +107,8 @@ WorkerIo openWorkerStreams(WorkerProcess& w, const plan::LaunchPlan& plan, const
   io.rows = console.rows();
   w.out = std::make_unique<console::OutputStream>(std::move(setup));
   try {
-    err.log_fd = openLog(run_dir, spec, "stderr.log", attempt);
+    err.log_fd = one_file ? ::fcntl(out_log, F_DUPFD_CLOEXEC, 0) : openLog(run_dir, spec, "stderr.log", attempt);
+    if (err.log_fd < 0 && one_file) throw Error(fmt::format("cannot duplicate a log file: {}", ::strerror(errno)));
   } catch (...) {
     w.out.reset();
     throw;
