@@ -28,7 +28,7 @@ int cpuDevices(const std::map<std::string, std::string>& env) {
   if (auto it = env.find(launch_env::kLocalSize); it != env.end()) {
     if (auto n = parseInt(it->second); n && *n > 0) return static_cast<int>(*n);
   }
-  const auto t = launch::facts::readCpuTopology("/sys", {});
+  const auto t = launch::facts::readNumaNodes("/sys");
   int nodes = 0;
   for (const auto& [node, cpus] : t.node_cpus) nodes += !cpus.empty();
   return std::max(1, nodes);

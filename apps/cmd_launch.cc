@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "apps/commands.h"
+#include "lib/common/cpu_list.h"
 #include "lib/common/defaults.h"
 #include "lib/common/strings.h"
 #include "lib/common/variables.h"
@@ -64,7 +65,7 @@ void printWorkers(const LaunchSettings& s, const LaunchPlan& p) {
   for (const auto& w : p.workers) {
     std::cout << fmt::format("rank {} (local rank {}): {}\n", w.rank, w.local_rank, quoted(w.argv));
     if (!w.cpus.empty() || w.memory_node >= 0) {
-      std::cout << "  (pinned to CPUs " << (w.cpus.empty() ? "-" : launch::plan::cpuListText(w.cpus))
+      std::cout << "  (pinned to CPUs " << (w.cpus.empty() ? "-" : cpuListText(w.cpus))
                 << (w.memory_node >= 0 ? ", memory preferred on NUMA node " + std::to_string(w.memory_node) : "")
                 << ")\n";
     }

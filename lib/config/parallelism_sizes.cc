@@ -26,6 +26,16 @@ std::string suggestion(const std::vector<ParallelismSize>& sizes, long long tota
 
 }  // namespace
 
+std::vector<ParallelismSize> parallelismSizes(
+    const std::function<std::pair<long long, std::string>(const std::string& key)>& read) {
+  std::vector<ParallelismSize> sizes;
+  for (const char* name : {"dp_replicate_size", "dp_shard_size", "tp_size", "cp_size", "sp_size"}) {
+    auto [size, origin] = read(std::string("parallelism_config.parallelism_config_") + name);
+    sizes.push_back({name, size, std::move(origin)});
+  }
+  return sizes;
+}
+
 std::optional<Diagnostic> parallelismSizeProblem(const std::vector<ParallelismSize>& sizes,
                                                  const std::string& sp_backend, long long world) {
   long long total = 1;

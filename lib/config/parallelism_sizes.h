@@ -6,6 +6,7 @@
 // the model has loaded; the launcher knows both numbers before anything starts.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,14 @@ struct ParallelismSize {
   long long size = 1;  // as the workers will read it
   std::string origin;  // "command line", "config file, line 7", "default"
 };
+
+// The five sizes in the rule's order (dp_replicate, dp_shard, tp, cp, sp), each read by `read`
+// from its config key ("parallelism_config.parallelism_config_tp_size"): its value and origin.
+std::vector<ParallelismSize> parallelismSizes(
+    const std::function<std::pair<long long, std::string>(const std::string& key)>& read);
+
+// The config key of sequence parallelism's backend.
+inline constexpr const char* kSpBackendKey = "parallelism_config.parallelism_config_sp_backend";
 
 // The problem Accelerate's workers would raise, with which size to change, or nullopt.
 // `sizes`: dp_replicate, dp_shard, tp, cp, sp, in that order.

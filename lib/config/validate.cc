@@ -110,12 +110,10 @@ std::vector<Diagnostic> checkParallelismSizes(const Config& c) {
   if (!section || !section->is_object() || section->empty() || c.resolved("distributed_type") != "FSDP" || !processes) {
     return {};
   }
-  std::vector<ParallelismSize> sizes;
-  for (const char* name : {"dp_replicate_size", "dp_shard_size", "tp_size", "cp_size", "sp_size"}) {
-    const std::string key = std::string("parallelism_config.parallelism_config_") + name;
-    sizes.push_back({name, integer(c, key.c_str()).value_or(1), c.lineOf(key)});
-  }
-  const nlohmann::json backend = c.resolved("parallelism_config.parallelism_config_sp_backend");
+  const auto sizes = parallelismSizes([&](const std::string& key) {
+    return std::pair{integer(c, key.c_str()).value_or(1), c.lineOf(key)};
+  });
+  const nlohmann::json backend = c.resolved(kSpBackendKey);
   auto problem =
       parallelismSizeProblem(sizes, backend.is_string() ? backend.get<std::string>() : "deepspeed", *processes);
   if (!problem) return {};

@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 
+#include "lib/common/cpu_list.h"
 #include "lib/launch/facts/system_facts.h"
 #include "lib/launch/plan/cpu_affinity.h"
 #include "tests/cli/launch_support.h"
@@ -119,8 +120,8 @@ TEST_CASE("launch: enable_cpu_affinity pins each worker to its own share of the 
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   auto lists = allowed(r.out);
-  CHECK(lists[0] == accel::launch::plan::cpuListText(shares[0]));
-  CHECK(lists[1] == accel::launch::plan::cpuListText(shares[1]));
+  CHECK(lists[0] == accel::cpuListText(shares[0]));
+  CHECK(lists[1] == accel::cpuListText(shares[1]));
   // From the config file too (Accelerate's wizard writes the key; its launcher ignores it).
   const std::string config = dir.write(
       "affinity.yaml", "distributed_type: MULTI_CPU\nnum_processes: 2\nuse_cpu: true\nenable_cpu_affinity: true\n");
@@ -128,12 +129,12 @@ TEST_CASE("launch: enable_cpu_affinity pins each worker to its own share of the 
   args.insert(args.end(), grep.begin(), grep.end());
   r = launch(dir, args);
   REQUIRE(r.exit_code == 0);
-  CHECK(allowed(r.out)[1] == accel::launch::plan::cpuListText(shares[1]));
+  CHECK(allowed(r.out)[1] == accel::cpuListText(shares[1]));
   // Off (the default): every worker keeps the launcher's whole set.
   args = {"--cpu", "--num_processes", "2", "--main_process_port", "0"};
   args.insert(args.end(), grep.begin(), grep.end());
   r = launch(dir, args);
   REQUIRE(r.exit_code == 0);
-  CHECK(allowed(r.out)[0] == accel::launch::plan::cpuListText(cpus));
-  CHECK(allowed(r.out)[1] == accel::launch::plan::cpuListText(cpus));
+  CHECK(allowed(r.out)[0] == accel::cpuListText(cpus));
+  CHECK(allowed(r.out)[1] == accel::cpuListText(cpus));
 }

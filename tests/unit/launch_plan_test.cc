@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "lib/common/cpu_list.h"
 #include "lib/common/error.h"
 #include "lib/common/process/adopted.h"
 #include "lib/config/loader.h"

@@ -5,6 +5,7 @@
 // from the layouts. tests/peers/check_numa_binding.py sets the same plans beside torch 2.15's.
 #include <catch2/catch.hpp>
 
+#include "lib/common/cpu_list.h"
 #include "lib/launch/facts/cpu_topology.h"
 #include "lib/launch/plan/cpu_affinity.h"
 #include "lib/launch/plan/numa_binding.h"
@@ -24,27 +25,27 @@ std::vector<std::string> planOf(const std::string& tree, plan::NumaMode mode, co
                                 int workers, const std::string& allowed = "",
                                 std::vector<std::string>* notes = nullptr) {
   const auto topology = facts::readCpuTopology(kTrees + tree, gpus);
-  const auto b = plan::bindNuma(mode, topology, *facts::parseCpuList(allowed), gpus, workers);
+  const auto b = plan::bindNuma(mode, topology, *accel::parseCpuList(allowed), gpus, workers);
   if (notes) *notes = b.notes;
   std::vector<std::string> out;
-  for (const auto& w : b.workers) out.push_back(plan::cpuListText(w.cpus) + "@" + std::to_string(w.memory_node));
+  for (const auto& w : b.workers) out.push_back(accel::cpuListText(w.cpus) + "@" + std::to_string(w.memory_node));
   return out;
 }
 
 }  // namespace
 
 TEST_CASE("numa binding: the sysfs reader", "[numa]") {
-  CHECK(facts::parseCpuList(" 0-2, 4,6-7\n") == std::vector<int>{0, 1, 2, 4, 6, 7});
-  CHECK(facts::parseCpuList("") == std::vector<int>{});
-  CHECK_FALSE(facts::parseCpuList("0-3:2"));
-  CHECK_FALSE(facts::parseCpuList("3-1"));
+  CHECK(accel::parseCpuList(" 0-2, 4,6-7\n") == std::vector<int>{0, 1, 2, 4, 6, 7});
+  CHECK(accel::parseCpuList("") == std::vector<int>{});
+  CHECK_FALSE(accel::parseCpuList("0-3:2"));
+  CHECK_FALSE(accel::parseCpuList("3-1"));
   CHECK(facts::pciAddress("00000000:3B:00.0") == "0000:3b:00.0");
   CHECK(facts::pciAddress("0000:18:00.1") == "0000:18:00.0");  // torch forms function 0
   CHECK(facts::pciAddress("junk") == "");
   const auto t = facts::readCpuTopology(kTrees + "amd_nps2_ccx", {"0000:41:00.0", "0000:81:00.0", "0000:99:00.0"});
   CHECK(t.missing.empty());
   CHECK(t.nodes == std::vector<int>{0, 1});
-  CHECK(t.node_cpus.at(1) == *facts::parseCpuList("8-15,24-31"));
+  CHECK(t.node_cpus.at(1) == *accel::parseCpuList("8-15,24-31"));
   CHECK(t.core_of.at(21) == 5);
   CHECK(t.complex_of.at(21) == 4);  // the L3 (index3), not L1/L2, and not the instruction cache
   CHECK(t.gpu_node.at("0000:81:00.0") == 1);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/common/cpu_list.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
 #include "lib/launch/facts/cpu_topology.h"
@@ -25,7 +26,7 @@ int main(int argc, char** argv) {
   }
   const auto mode = plan::numaModeOf(argv[2]);
   const auto workers = accel::parseInt(argv[3]);
-  const auto allowed = facts::parseCpuList(argv[4]);
+  const auto allowed = accel::parseCpuList(argv[4]);
   if (!mode || !workers || !allowed) {
     std::fprintf(stderr, "numa_plan: bad MODE, WORKERS or ALLOWED\n");
     return 2;
@@ -38,7 +39,7 @@ int main(int argc, char** argv) {
     const auto b = plan::bindNuma(*mode, topology, *allowed, gpus, static_cast<int>(*workers));
     out["workers"] = nlohmann::json::array();
     for (const auto& w : b.workers)
-      out["workers"].push_back({{"cpus", plan::cpuListText(w.cpus)}, {"node", w.memory_node}});
+      out["workers"].push_back({{"cpus", accel::cpuListText(w.cpus)}, {"node", w.memory_node}});
     out["notes"] = b.notes;
   } catch (const accel::Error& e) {
     out = {{"error", e.what()}};

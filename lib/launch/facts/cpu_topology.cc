@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/facts/cpu_topology.h"
+#include "lib/common/cpu_list.h"
 
 #include <algorithm>
 #include <cctype>
@@ -73,20 +74,6 @@ void readCpu(const fs::path& system, int cpu, CpuTopology& t) {
 
 }  // namespace
 
-std::optional<std::vector<int>> parseCpuList(std::string_view text) {
-  std::set<int> cpus;
-  for (const auto& raw : split(std::string(text), ',')) {
-    const std::string item = trim(raw);
-    if (item.empty()) continue;
-    const auto dash = item.find('-');
-    auto first = parseInt(item.substr(0, dash));
-    auto last = dash == std::string::npos ? first : parseInt(item.substr(dash + 1));
-    if (!first || !last || *first < 0 || *last < *first || *last > 1 << 20) return std::nullopt;
-    for (long long c = *first; c <= *last; ++c) cpus.insert(static_cast<int>(c));
-  }
-  return std::vector<int>(cpus.begin(), cpus.end());
-}
-
 std::string pciAddress(const std::string& bus_id) {
   // [domain:]bus:device.function, the domain 4 or 8 hex digits.
   const auto first = bus_id.find(':'), last = bus_id.rfind(':'), dot = bus_id.rfind('.');
@@ -98,23 +85,27 @@ std::string pciAddress(const std::string& bus_id) {
   return out;
 }
 
-CpuTopology readCpuTopology(const std::string& root, const std::vector<std::string>& pci_addresses) {
+CpuTopology readNumaNodes(const std::string& root) {
   CpuTopology t;
-  const fs::path system = fs::path(root) / "devices" / "system";
-  auto possible = readList(system / "node" / "possible");
+  const fs::path node = fs::path(root) / "devices" / "system" / "node";
+  auto possible = readList(node / "possible");
   if (!possible || possible->empty()) {
-    t.missing = "no NUMA information (" + (system / "node" / "possible").string() + " cannot be read)";
+    t.missing = "no NUMA information (" + (node / "possible").string() + " cannot be read)";
     return t;
   }
   t.nodes = *possible;
-  std::set<int> cpus;
-  for (int node : t.nodes) {
-    auto list = readList(system / "node" / ("node" + std::to_string(node)) / "cpulist");
-    if (!list) continue;
-    t.node_cpus[node] = *list;
-    cpus.insert(list->begin(), list->end());
+  for (int n : t.nodes) {
+    if (auto list = readList(node / ("node" + std::to_string(n)) / "cpulist")) t.node_cpus[n] = *list;
   }
-  for (int cpu : cpus) readCpu(system, cpu, t);
+  return t;
+}
+
+CpuTopology readCpuTopology(const std::string& root, const std::vector<std::string>& pci_addresses) {
+  CpuTopology t = readNumaNodes(root);
+  if (!t.missing.empty()) return t;
+  std::set<int> cpus;
+  for (const auto& [node, list] : t.node_cpus) cpus.insert(list.begin(), list.end());
+  for (int cpu : cpus) readCpu(fs::path(root) / "devices" / "system", cpu, t);
   for (const auto& address : pci_addresses) {
     if (auto node = readInt(fs::path(root) / "bus" / "pci" / "devices" / address / "numa_node")) {
       t.gpu_node[address] = *node;

@@ -29,9 +29,8 @@ struct CpuTopology {
 // `pci_addresses` (sysfs form, pciAddress below). Never throws.
 CpuTopology readCpuTopology(const std::string& root, const std::vector<std::string>& pci_addresses);
 
-// The kernel's CPU list text ("0-3,8,10-11\n", spaces and empty items allowed), ascending and
-// without repeats; nullopt on anything else (torch reads the same form).
-std::optional<std::vector<int>> parseCpuList(std::string_view text);
+// Its NUMA nodes and their CPUs only (`missing`, `nodes`, `node_cpus`), without a file per CPU.
+CpuTopology readNumaNodes(const std::string& root);
 
 // NVML's bus id ("00000000:18:00.0") in sysfs' form ("0000:18:00.0"): a 4-digit domain, lower
 // case, function 0 (as torch forms it from the device's properties). "" for an unreadable one.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/plan/cpu_affinity.h"
 
-#include <fmt/format.h>
+#include <algorithm>
 
 namespace accel::launch::plan {
 
@@ -18,18 +18,6 @@ std::vector<std::vector<int>> splitCpus(const std::vector<int>& cpus, int worker
     const size_t share = n / w + (i < n % w ? 1 : 0);
     out[i].assign(cpus.begin() + static_cast<long>(at), cpus.begin() + static_cast<long>(at + share));
     at += share;
-  }
-  return out;
-}
-
-std::string cpuListText(const std::vector<int>& cpus) {
-  std::string out;
-  for (size_t i = 0; i < cpus.size();) {
-    size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += j == i ? std::to_string(cpus[i]) : fmt::format("{}-{}", cpus[i], cpus[j]);
-    i = j + 1;
   }
   return out;
 }

@@ -14,7 +14,4 @@ namespace accel::launch::plan {
 // more). With more workers than CPUs, worker i gets CPU i mod |cpus| alone (shared by several).
 std::vector<std::vector<int>> splitCpus(const std::vector<int>& cpus, int workers);
 
-// "0-3,8,10-11": the kernel's cpulist format (as in /proc/self/status Cpus_allowed_list).
-std::string cpuListText(const std::vector<int>& cpus);
-
 }  // namespace accel::launch::plan

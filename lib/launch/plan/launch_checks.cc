@@ -98,13 +98,10 @@ void checkFsdp(const settings::LaunchSettings& s) {
 
 void checkParallelism(const settings::LaunchSettings& s, long long world_size, std::vector<std::string>& notes) {
   if (!s.paradigm.use_parallelism_config.value) return;
-  std::vector<ParallelismSize> sizes;
-  for (const char* name : {"dp_replicate_size", "dp_shard_size", "tp_size", "cp_size", "sp_size"}) {
-    const std::string key = std::string("parallelism_config.parallelism_config_") + name;
-    sizes.push_back({name, s.keys.integer(key), s.keys.origin(key).text()});
-  }
-  auto problem =
-      parallelismSizeProblem(sizes, s.keys.text("parallelism_config.parallelism_config_sp_backend"), world_size);
+  const auto sizes = parallelismSizes([&](const std::string& key) {
+    return std::pair{s.keys.integer(key), s.keys.origin(key).text()};
+  });
+  auto problem = parallelismSizeProblem(sizes, s.keys.text(kSpBackendKey), world_size);
   if (!problem) return;
   if (s.dry_run) throw UsageError(problem->message, problem->hint);
   notes.push_back(

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/plan/numa_binding.h"
+#include "lib/common/cpu_list.h"
 
 #include <algorithm>
 #include <map>

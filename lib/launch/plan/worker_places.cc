@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/plan/worker_places.h"
+#include "lib/common/cpu_list.h"
 
 #include <fmt/format.h>
 
@@ -30,7 +31,7 @@ std::vector<NumaPlace> coreShares(const settings::LaunchSettings& s, const facts
   std::vector<int> cores;
   if (text.empty()) {
     for (int c = 0; c < f.physical_cores; ++c) cores.push_back(c);
-  } else if (auto parsed = facts::parseCpuList(text); parsed && !parsed->empty()) {
+  } else if (auto parsed = accel::parseCpuList(text); parsed && !parsed->empty()) {
     cores = *parsed;
   } else {
     throw UsageError(fmt::format("--bind_core_list '{}' is not a list of cores", text), "e.g. 1,3-5,7");

@@ -130,7 +130,6 @@ void store(const Row& r, const std::string& value, A& a) {
 
 DeepSpeedArgs parseDeepSpeedArgs(const std::vector<std::string>& words) {
   A a;
-  a.words = words;
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& word = words[i];
     if (word == "--") {

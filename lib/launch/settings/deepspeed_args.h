@@ -35,7 +35,6 @@ struct DeepSpeedArgs {
   bool quiet = false;
   bool help = false;
   std::vector<std::string> command;  // user_script, then user_args
-  std::vector<std::string> words;    // as typed
 };
 
 // Throws UsageError naming the word, as argparse refuses it (unknown, ambiguous, missing value,
