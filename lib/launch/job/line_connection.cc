@@ -27,7 +27,7 @@ void LineConnection::close() {
 }
 
 void LineConnection::send(const std::string& line) {
-  if (!open()) return;
+  if (!open() || !write_error_.empty()) return;
   out_ += line;
   out_ += '\n';
   last_sent_ = Clock::now();
@@ -35,7 +35,7 @@ void LineConnection::send(const std::string& line) {
 }
 
 void LineConnection::flush() {
-  while (open() && !out_.empty()) {
+  while (open() && wantsToWrite()) {
     ssize_t n = ::send(fd_, out_.data(), out_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       out_.erase(0, static_cast<size_t>(n));
@@ -43,8 +43,8 @@ void LineConnection::flush() {
       continue;
     } else {
       if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-        error_ = toLower(std::strerror(errno));
-        close();
+        write_error_ = toLower(std::strerror(errno));
+        out_.clear();
       }
       return;
     }
@@ -55,15 +55,27 @@ std::vector<std::string> LineConnection::service(short revents) {
   std::vector<std::string> lines;
   if (!open()) return lines;
   if (revents & POLLOUT) flush();
-  if (!(revents & (POLLIN | POLLHUP | POLLERR))) return lines;
+  if (!write_error_.empty()) {
+    while (receive(lines)) {
+    }
+    if (open()) error_ = write_error_;
+    close();
+    return lines;
+  }
+  if (revents & (POLLIN | POLLHUP | POLLERR)) receive(lines);
+  return lines;
+}
+
+bool LineConnection::receive(std::vector<std::string>& lines) {
   char buffer[16384];
   ssize_t n = ::recv(fd_, buffer, sizeof buffer, MSG_DONTWAIT);
   if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
     error_ = n == 0 ? "connection closed" : toLower(std::strerror(errno));
+    if (!write_error_.empty()) error_ += " (" + write_error_ + ")";
     close();
-    return lines;
+    return false;
   }
-  if (n < 0) return lines;
+  if (n < 0) return errno == EINTR;
   in_.append(buffer, static_cast<size_t>(n));
   last_heard_ = Clock::now();
   size_t start = 0;
@@ -74,8 +86,9 @@ std::vector<std::string> LineConnection::service(short revents) {
   if (in_.size() > job::kMaxLine) {
     error_ = fmt::format("a line longer than {} KiB", job::kMaxLine / 1024);
     close();
+    return false;
   }
-  return lines;
+  return true;
 }
 
 }  // namespace accel::launch::job

@@ -3,6 +3,9 @@
 // socket, buffered, so that a slow or vanished peer never blocks the launcher's single thread.
 // It knows nothing of what the lines mean (job_messages.h does); it only bounds them: a peer
 // that sends a line longer than job::kMaxLine is cut off.
+// A write that fails (the peer closed or reset) does not close it at once: what the peer sent
+// before it went is still read and delivered by the next service(), then it closes naming the
+// write's error. A peer's last words (a verdict) are never lost to a heartbeat sent too late.
 #pragma once
 
 #include <poll.h>
@@ -25,14 +28,14 @@ class LineConnection {
 
   int fd() const { return fd_; }
   bool open() const { return fd_ >= 0; }
-  bool wantsToWrite() const { return !out_.empty(); }
+  bool wantsToWrite() const { return !out_.empty() && write_error_.empty(); }
   // Its entry for poll(): readable, and writable while something is queued.
   pollfd pollFd() const { return {fd_, static_cast<short>(POLLIN | (wantsToWrite() ? POLLOUT : 0)), 0}; }
   // Queues one line (without its newline) and writes what the socket takes now.
   void send(const std::string& line);
   // After poll: writes what is queued, reads what arrived. Returns the complete lines; sets
   // closed() when the peer closed, the connection broke or a line grew too long (`error` says
-  // which).
+  // which). After a failed write it reads all that is left, returns it and closes.
   std::vector<std::string> service(short revents);
   bool closed() const { return closed_; }
   const std::string& error() const { return error_; }
@@ -45,8 +48,11 @@ class LineConnection {
 
  private:
   void flush();
+  // Reads once; false when the connection ended (closed() says why) or nothing was there.
+  bool receive(std::vector<std::string>& lines);
   int fd_;
   std::string in_, out_;
+  std::string write_error_;
   bool closed_ = false;
   std::string error_;
   std::chrono::steady_clock::time_point since_, last_heard_, last_sent_;
