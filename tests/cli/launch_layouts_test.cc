@@ -158,7 +158,20 @@ TEST_CASE("torchrun: bad input exits 2 within seconds and starts nothing", "[lau
   TempDir dir;
   // Each: the words, then what the error names.
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--nnodes", "1:4"}, "--nnodes 1:4: elastic membership"},
+      {{"--nnodes", "3:2"}, "--nnodes 3:2: MIN 3 is above MAX 2"},
+      {{"--nnodes", "0:2"}, "--nnodes '0:2' is not a machine count N or MIN:MAX"},
+      {{"--nnodes", "1:2:3"}, "--nnodes '1:2:3' is not N or MIN:MAX"},
+      {{"--max_restarts", "-1"}, "--max_restarts"},
+      {{"--nnodes", "1:2", "--rdzv_backend", "c10d"}, "machines that come and go need a rendezvous"},
+      {{"--nnodes", "1:2", "--rdzv_backend", "c10d", "--rdzv_endpoint", "127.0.0.1:29400", "--rdzv_conf",
+        "join_timeout"},
+       "--rdzv_conf 'join_timeout': 'join_timeout' is not KEY=VALUE"},
+      {{"--nnodes", "1:2", "--rdzv_backend", "c10d", "--rdzv_endpoint", "127.0.0.1:29400", "--rdzv_conf",
+        "last_call_timeout=soon"},
+       "--rdzv_conf last_call_timeout=soon: 'soon' is not a whole number of seconds above 0"},
+      {{"--nnodes", "1:2", "--rdzv_backend", "c10d", "--rdzv_endpoint", "127.0.0.1:29400", "--rdzv_conf",
+        "is_host=maybe"},
+       "--rdzv_conf is_host=maybe: 'maybe' is not a boolean"},
       {{"--rdzv_backend", "etcd"}, "--rdzv_backend etcd"},
       {{"--nproc_per_node", "gpu"}, "--nproc_per_node gpu: this machine has no GPU"},
       {{"--standalone", "--nnodes", "2"}, "a standalone job runs on one machine"},

@@ -44,7 +44,7 @@ const std::string kToken = "fuzz-job-token";
 
 LaunchPlan plan() {
   LaunchPlan p;
-  p.num_machines = 2;
+  p.num_machines = p.min_machines = p.max_machines = 2;
   p.machine_rank = 0;
   p.world_size = 2;
   p.workers.resize(1);  // one worker on each machine
@@ -88,7 +88,7 @@ struct Hub {
     hub = std::make_unique<JobHub>(plan_, HubDoor::Limits{}, [](const std::string&) {});
     member = fuzz::connectLoopback(hub->port());
     const std::string join =
-        job::encode(job::Join{job::kProtocolVersion, 1, "member", 2, 2, 2, kToken, 1, "default"}) + "\n";
+        job::encode(job::Join{job::kProtocolVersion, 1, "member", 2, 2, 2, 2, kToken, 1, "default"}) + "\n";
     FUZZ_CHECK(::send(member, join.data(), join.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(join.size()), "send()");
     FUZZ_CHECK(hub->rendezvous(never) == 0, "the real member's join was not accepted");
     drain(member);

@@ -45,8 +45,19 @@ TEST_CASE("job messages: every kind encodes to a line that decodes to the same",
   CHECK(failed.failure.host == "gpu07");
   CHECK(failed.failure.tail == std::vector<std::string>{"disk full"});
   CHECK(failed.replaces);
-  CHECK(std::get<job::Join>(roundTrip(job::Join{job::kProtocolVersion, 2, "h", 9, 3, 6, "tok", 2, "default"})).world ==
-        6);
+  const auto join = std::get<job::Join>(roundTrip(job::Join{job::kProtocolVersion, 2, "h", 9, 3, 1, 6, "tok", 2, "default"}));
+  CHECK(join.world == 6);
+  CHECK(join.min_machines == 1);
+  const job::Restart restart{4, 29511, std::nullopt, 1, "machine 2 (h2, 10.0.0.3) was lost", 1,
+                             {{2, "default"}, {2, "default"}}};
+  const auto back = std::get<job::Restart>(roundTrip(restart));
+  CHECK(back.restarts == 1);
+  CHECK(back.why == restart.why);
+  CHECK(back.machine == 1);
+  CHECK(back.layout == restart.layout);
+  const auto start = std::get<job::Start>(roundTrip(job::Start{job::kProtocolVersion, 29500, 2, restart.layout, 3, 1}));
+  CHECK(start.round == 3);
+  CHECK(start.restarts == 1);
   CHECK(std::get<job::End>(roundTrip(job::End{130, 2, "m", "h", std::nullopt})).signal == 2);
   CHECK(std::get<job::Ask>(roundTrip(job::Ask{42, 5})).rank == 5);
   CHECK(std::get<job::Tell>(roundTrip(job::Tell{42, "alive"})).text == "alive");
@@ -112,13 +123,13 @@ TEST_CASE("job messages: the first line's token is read before its version", "[j
 
 TEST_CASE("join rules: the job's shape and a free machine rank in range", "[job][unit]") {
   LaunchPlan plan;
-  plan.num_machines = 3;
+  plan.num_machines = plan.min_machines = plan.max_machines = 3;
   plan.world_size = 6;
   plan.host = "m0";
   Joined first{"h1", "10.0.0.2", 7, {2, "default"}, 0};
   FindJoined joined = [&](int k) { return k == 1 ? &first : nullptr; };
-  auto join = [](int k, int machines = 3, long long world = 6) {
-    return job::Join{2, k, "h", 1, machines, world, "t", 1, "default"};
+  auto join = [](int k, int machines = 3, long long world = 6, int min = 3) {
+    return job::Join{2, k, "h", 1, machines, min, world, "t", 1, "default"};
   };
   CHECK_FALSE(refuseJoin(plan, join(2), "10.0.0.3", joined, false));
   CHECK(refuseJoin(plan, join(2), "10.0.0.3", joined, true)->problem ==
@@ -129,6 +140,9 @@ TEST_CASE("join rules: the job's shape and a free machine rank in range", "[job]
   CHECK(refuseJoin(plan, join(2, 3, 4), "10.0.0.3", joined, false)->problem.find("--num_processes 4") !=
         std::string::npos);
   CHECK(missingMachines(plan, joined).rfind("machine 2 of 3 did not join", 0) == 0);
+  plan.min_machines = 2;  // --nnodes 2:3 against a machine given 1:3
+  CHECK(refuseJoin(plan, join(2, 3, 6, 1), "10.0.0.3", joined, false)->problem ==
+        "machine 2 (h, 10.0.0.3) has --num_machines 1:3 and --num_processes 6, machine 0 (m0) has 2:3 and 6");
 }
 
 TEST_CASE("question routes: answered once, forgotten when full", "[job][unit]") {

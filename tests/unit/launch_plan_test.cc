@@ -120,7 +120,7 @@ TEST_CASE("plan: precedence and origins", "[plan]") {
   CHECK(q.plan.job_port == q.plan.master_port + 1);
   CHECK(q.plan.heartbeat_timeout == 30);
   CHECK_THROWS_WITH(flagsPlan({"--rdzv_conf", "join_timeout=0"}, "", 2),
-                    Catch::Contains("join_timeout: '0' is not a number of seconds above 0"));
+                    Catch::Contains("--rdzv_conf join_timeout=0: '0' is not a whole number of seconds above 0"));
 }
 
 TEST_CASE("plan: DeepSpeed and FSDP settings are exported as Accelerate exports them", "[plan]") {

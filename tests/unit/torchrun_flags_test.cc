@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "lib/common/error.h"
+#include "lib/common/strings.h"
 #include "lib/config/loader.h"
 #include "lib/launch/job/job_messages.h"
 #include "lib/launch/launch_env.h"
@@ -218,8 +219,13 @@ TEST_CASE("torchrun flags: PET_* give defaults below the command line and above 
 TEST_CASE("torchrun flags: every bad input is refused, naming the flag or variable", "[launch][torchrun]") {
   CHECK_THAT(refusal({"--cpu", "--nproc_per_node", "2", "--num_processes", "5", "--nnodes", "2", "--master_addr", "h"}),
              Catch::Contains("--num_processes 5 and --nproc_per_node 2 disagree"));
-  CHECK_THAT(refusal({"--nnodes", "1:4"}, {}, Grammar::Torchrun),
-             Catch::Contains("--nnodes 1:4: elastic membership") && Catch::Contains("--nnodes 4"));
+  CHECK_THAT(refusal({"--nnodes", "4:1"}, {}, Grammar::Torchrun),
+             Catch::Contains("--nnodes 4:1: MIN 4 is above MAX 1") && Catch::Contains("--nnodes 1:4"));
+  CHECK_THAT(refusal({"--nnodes", "1:4", "--rdzv_backend", "c10d"}, {}, Grammar::Torchrun),
+             Catch::Contains("--nnodes 1:4: machines that come and go need a rendezvous"));
+  CHECK_THAT(refusal({"--nnodes", "1:4", "--rdzv_backend", "c10d", "--rdzv_endpoint", "h:1", "--num_processes", "8"},
+                     {}, Grammar::Launch),
+             Catch::Contains("is the whole job's, but with --nnodes 1:4 the machines"));
   CHECK_THAT(refusal({"--rdzv_backend", "etcd"}, {}, Grammar::Torchrun),
              Catch::Contains("--rdzv_backend etcd: accel does not use etcd"));
   CHECK_THAT(refusal({"--nproc_per_node", "gpu"}, {}, Grammar::Torchrun),
@@ -311,9 +317,20 @@ TEST_CASE("kubernetes: each operator's pod variables make the pod's machine of o
   on_zero["PET_RDZV_ENDPOINT"] = "pod-1";  // this pod
   CHECK(torchrunPlan({"--cpu"}, on_zero).machine_rank == 0);
   CHECK(torchrunPlan({"--cpu"}, on_zero).master_port == kRdzvDefaultPort);
+  CHECK(e.plan.dynamic);  // 2:2 through a c10d endpoint: ranks given out each round, spares wait
+  CHECK(e.plan.min_machines == 2);
   VarMap growing = elastic;
   growing["PET_NNODES"] = "1:3";
-  CHECK_THAT(refusal({"--cpu"}, growing), Catch::Contains("PET_NNODES 1:3: elastic membership"));
+  const Planned g = launched({"--cpu"}, growing, image_config);
+  CHECK(g.plan.dynamic);
+  CHECK(g.plan.min_machines == 1);
+  CHECK(g.plan.max_machines == 3);
+  CHECK(placement(g, "min_machines") == "1 (PET_NNODES)");
+  VarMap ranked = growing;  // a node rank with a range: torchrun ignores it, and so does accel, saying so
+  ranked["PET_NODE_RANK"] = "1";
+  const Planned r = launched({"--cpu"}, ranked, image_config);
+  CHECK(r.plan.machine_rank == -1);
+  CHECK_THAT(accel::join(r.plan.notes, "\n") + accel::join(r.settings.notes, "\n"), Catch::Contains("PET_NODE_RANK 1 ignored"));
 }
 
 TEST_CASE("layouts: machines of 1, 2 and 3 workers get contiguous ranks and torchrun's variables",

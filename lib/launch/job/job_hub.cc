@@ -31,7 +31,8 @@ HubDoor::Note stderrNote() {
 }  // namespace
 
 JobHub::JobHub(const plan::LaunchPlan& plan, HubDoor::Limits limits, HubDoor::Note note)
-    : plan_(plan), absence_(plan.heartbeat_timeout, "machine 0"), hang_(plan.hang_timeout) {
+    : plan_(plan), say_(note ? note : stderrNote()), absence_(plan.heartbeat_timeout, "machine 0"),
+      hang_(plan.hang_timeout) {
   std::string error;
   int error_number = 0;
   listen_fd_ = net::listenTcp("", plan.job_port, error, error_number);
@@ -40,7 +41,7 @@ JobHub::JobHub(const plan::LaunchPlan& plan, HubDoor::Limits limits, HubDoor::No
                 "the job channel between the machines' launchers uses that port: free it, or pass "
                 "--job_port (the same on every machine)");
   }
-  door_ = std::make_unique<HubDoor>(listen_fd_, plan.token, limits, note ? std::move(note) : stderrNote());
+  door_ = std::make_unique<HubDoor>(listen_fd_, plan.token, limits, say_);
 }
 
 JobHub::~JobHub() {
@@ -55,14 +56,18 @@ void JobHub::addPollFds(std::vector<pollfd>& fds) const {
   for (const auto& [k, m] : members_) {
     if (m.conn->open()) fds.push_back(m.conn->pollFd());
   }
+  for (const auto& m : waiting_) {
+    if (m.conn->open()) fds.push_back(m.conn->pollFd());
+  }
 }
 
 int JobHub::timeoutMs() const {
-  if (!queued_.empty()) return 0;
+  if (!queued_.empty() || due_) return 0;
   int soonest = static_cast<int>(heartbeatInterval(plan_.heartbeat_timeout).count());
   for (int t : {door_->timeoutMs(), gatherings_.timeoutMs(), started_ ? hang_.timeoutMs() : -1}) {
     if (t >= 0) soonest = std::min(soonest, t);
   }
+  if (enough_since_ || short_since_) soonest = std::min(soonest, 100);  // the last call, the join timeout
   return soonest;
 }
 
@@ -75,6 +80,13 @@ std::vector<JobEvent> JobHub::service(const std::vector<pollfd>& fds) {
       if (p.fd == m.conn->fd() && p.revents) readMember(machine, m, p.revents);
     }
     heartbeat(machine, m);
+  }
+  serviceWaiting(fds);
+  checkShortOfMachines();
+  if (due_) {
+    const DueRound round = *due_;
+    due_.reset();
+    formRound(round.why, round.failure);
   }
   watchForHang();
   finishGatherings();
@@ -134,9 +146,12 @@ void JobHub::roundEnded(int, bool succeeded) {
 
 double JobHub::roundSeconds() const { return std::chrono::duration<double>(Clock::now() - round_started_).count(); }
 
+// To this round's machines; an end also to the ones waiting for a round.
 void JobHub::broadcast(const job::Message& message) {
   const std::string line = job::encode(message);
   for (auto& [k, m] : members_) m.conn->send(line);
+  if (!std::holds_alternative<job::End>(message)) return;
+  for (auto& m : waiting_) m.conn->send(line);
 }
 
 // A line a launcher of this job sent: one that cannot be read means that launcher is broken,
@@ -199,6 +214,12 @@ void JobHub::heartbeat(int machine, Member& m) {
 
 void JobHub::onLost(int machine, Member& m, const std::string& why) {
   m.lost = true;
+  if (plan_.dynamic && started_) {  // the next round is formed without it
+    gatherings_.lost(machine);
+    if (regroup_.empty()) regroup_ = fmt::format("machine {} ({}, {}) was lost: {}", machine, m.who.host, m.who.address, why);
+    stopAll(regroup_);
+    return decideIfEnded();
+  }
   if (!started_) {
     queued_.push_back(JobEvent::end(1, fmt::format("machine {} ({}, {}) left before the job started: {}", machine,
                                                    m.who.host, m.who.address, why)));
@@ -248,30 +269,20 @@ void JobHub::decideIfEnded() {
   bool all_ok = self_ok_;
   for (const auto& [k, m] : members_) {
     if (!m.ended && !m.lost) return;
-    all_ok = all_ok && m.ok && !m.lost;
+    all_ok = all_ok && m.ok && (!m.lost || (plan_.dynamic && m.ended));  // finished, then gone: it did its share
   }
+  if (short_since_ || finished_ || due_) return;
+  if (plan_.dynamic && decideMembership(all_ok)) return;
   const bool hung = lost_.empty() && !hung_.empty();
   JobEvent e =
       decideRound(round_, plan_.max_restarts,
                   {all_ok, signal_, hung ? hung_ : lost_, hung ? HangWatch::hint(hung_) : lost_hint_, &ledger_});
-  if (e.kind == JobEvent::Kind::Restart && (e.port = net::probePort(0)) < 0) {  // a fresh store port
-    auto first = e.failure;
-    e = JobEvent::end(1, fmt::format("machine 0 ({}) found no free TCP port for round {}'s store", plan_.host, e.round),
-                      "free some ports on machine 0 (see `ss -tan`), then launch again");
-    e.failure = first;
-  }
   if (e.kind == JobEvent::Kind::Restart) {
-    broadcast(job::Restart{e.round, e.port, e.failure});
-    round_ = e.round;
-    stopping_ = self_ended_ = false;
-    for (auto& [k, m] : members_) m.ended = false;
-    ledger_.clear();
-    round_started_ = Clock::now();
-    hang_.restart();
-  } else {
-    broadcast(job::End{e.exit_code, e.signal, e.message, e.hint, e.failure});
-    finished_ = true;
+    ++restarts_;
+    return void(due_ = DueRound{"", e.failure});  // a fresh store port, the same machines
   }
+  broadcast(job::End{e.exit_code, e.signal, e.message, e.hint, e.failure});
+  finished_ = true;
   queued_.push_back(std::move(e));
 }
 

@@ -6,6 +6,12 @@
 // Connections come in through the door (hub_door.h), which lets only this job's launchers join;
 // after that every line is decoded (job_messages.h) before it is used, and a launcher whose line
 // cannot be read counts as lost, naming what was wrong.
+// Where machine 0 gives out the machine ranks (plan.dynamic, job_hub_rounds.cc), machines come
+// and go: the first round starts with MAX machines, or MIN once the last call passed; a machine
+// that joins later waits, and ends the running round if it has fewer than MAX; a machine lost
+// ends the round and the next is formed from who is left, with the waiting ones (spares) first
+// in line, as soon as every survivor ended its round. Below MIN the job waits join_timeout for
+// machines. Such changes do not count as restarts; failures do.
 #pragma once
 
 #include <map>
@@ -52,6 +58,7 @@ class JobHub final : public JobLink {
     std::unique_ptr<LineConnection> conn;
     Joined who;
     bool ended = false, ok = false, lost = false;
+    bool started = false;  // it has had its Start: later rounds come to it as Restart
   };
 
   void broadcast(const job::Message& message);
@@ -60,6 +67,8 @@ class JobHub final : public JobLink {
   FindJoined joined() const;
   void letIn(const std::vector<pollfd>& fds);
   void admit(HubDoor::Entrant entrant);
+  void admitDynamic(HubDoor::Entrant entrant, const std::string& address);
+  std::string tooFewMachines() const;
   void refuseVersion(HubDoor::OtherVersion other);
   void readMember(int machine, Member& m, short revents);
   void onMessage(int machine, Member& m, const job::Message& message);
@@ -82,14 +91,35 @@ class JobHub final : public JobLink {
   void onStacksMessage(int machine, const job::Message& message);
   void finishGatherings();
   void watchForHang();
+  // Dynamic membership (job_hub_rounds.cc).
+  bool readyForRound();
+  void formRound(const std::string& why, const std::optional<WorkerFailure>& failure);
+  void admitLater(HubDoor::Entrant e, const std::string& address);
+  void serviceWaiting(const std::vector<pollfd>& fds);
+  bool decideMembership(bool all_ok);
+  void checkShortOfMachines();
+  int survivors() const;  // this round's members not lost
+  std::string roundLine(const std::string& why) const;
 
   const plan::LaunchPlan& plan_;
   int listen_fd_ = -1;
   std::unique_ptr<HubDoor> door_;
   bool started_ = false;
   std::optional<Layout> layout_;   // settled once every machine joined
-  std::map<int, Member> members_;  // machine rank 1.. -> its launcher
+  std::map<int, Member> members_;  // machine rank 1.. -> its launcher, in this round
+  std::vector<Member> waiting_;    // dynamic: joined, not in this round (newcomers, spares), oldest first
   int round_ = 0;
+  int restarts_ = 0;                // failures restarted (TORCHELASTIC_RESTART_COUNT)
+  std::string regroup_;             // dynamic: why this round ends for a change of machines, "" when it does not
+  std::optional<std::chrono::steady_clock::time_point> enough_since_;  // MIN are here: the last call runs
+  std::optional<std::chrono::steady_clock::time_point> short_since_;   // between rounds, fewer than MIN
+  HubDoor::Note say_;
+  // The next round, formed by service() once it no longer walks members_ (forming replaces them).
+  struct DueRound {
+    std::string why;
+    std::optional<WorkerFailure> failure;
+  };
+  std::optional<DueRound> due_;
   bool stopping_ = false, self_ended_ = false, self_ok_ = false;
   bool finished_ = false;  // the end was sent
   bool held_ = false;      // stopped with Ctrl-Z on some machine: silence is no loss

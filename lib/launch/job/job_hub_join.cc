@@ -13,6 +13,7 @@
 #include "lib/common/error.h"
 #include "lib/common/process/signal_channel.h"
 #include "lib/common/socket.h"
+#include "lib/common/strings.h"
 #include "lib/launch/job/job_hub.h"
 
 namespace accel::launch::job {
@@ -21,8 +22,8 @@ using Clock = std::chrono::steady_clock;
 
 int JobHub::rendezvous(int signal_fd) {
   const auto deadline = Clock::now() + defaults::fromSeconds(plan_.join_timeout);
-  while (static_cast<int>(members_.size()) < plan_.num_machines - 1) {
-    if (Clock::now() >= deadline) failJoin(missingMachines(plan_, joined()));
+  while (!readyForRound()) {
+    if (Clock::now() >= deadline) failJoin(plan_.dynamic ? tooFewMachines() : missingMachines(plan_, joined()));
     std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
     addPollFds(fds);
     int rc = ::poll(fds.data(), fds.size(), std::min(net::remainingMs(deadline), timeoutMs()));
@@ -41,12 +42,14 @@ int JobHub::rendezvous(int signal_fd) {
 
 // Every machine joined: the layout is settled and each machine hears it with its own rank.
 void JobHub::start() {
+  if (plan_.dynamic) return formRound("", std::nullopt);
   Settled settled = settleLayout(plan_, joined());
   if (settled.refusal) failJoin(settled.refusal->problem, settled.refusal->hint, 2);
   for (auto& [k, m] : members_) {
     m.conn->send(job::encode(job::Start{job::kProtocolVersion, plan_.master_port, k, settled.layout}));
   }
-  layout_ = Layout{0, std::move(settled.layout)};
+  layout_ = Layout{0, std::move(settled.layout), 0, 0};
+  for (auto& [k, m] : members_) m.started = true;
   started_ = true;
   hang_.restart();
 }
@@ -79,8 +82,21 @@ void JobHub::refuseVersion(HubDoor::OtherVersion o) {
   if (!started_) failJoin(message, hint, 2);
 }
 
+// "only 1 machine of at least 2 (--nnodes 2:4) joined within 600 s (machine 0 on a; …)".
+std::string JobHub::tooFewMachines() const {
+  std::vector<std::string> here = {fmt::format("machine 0 on {}", plan_.host)};
+  for (const auto& [k, m] : members_) here.push_back(fmt::format("{} ({})", m.who.host, m.who.address));
+  for (const auto& m : waiting_) here.push_back(fmt::format("{} ({})", m.who.host, m.who.address));
+  return fmt::format("only {} machine{} of at least {} (--nnodes {}:{}) joined within {:g} s ({}); check that `accel "
+                     "launch` runs on the others with --rdzv_endpoint {}:{}",
+                     here.size(), here.size() > 1 ? "s" : "", plan_.min_machines, plan_.min_machines,
+                     plan_.max_machines, plan_.join_timeout, join(here, ", "), plan_.master_addr,
+                     plan_.main_process_port);
+}
+
 void JobHub::admit(HubDoor::Entrant e) {
   const std::string address = net::peerAddress(e.conn->fd());
+  if (plan_.dynamic) return admitDynamic(std::move(e), address);
   const bool asked = e.join.machine < 0;
   if (asked && !started_) e.join.machine = freeMachine(plan_, joined());
   if (auto refusal = refuseJoin(plan_, e.join, address, joined(), started_)) {
@@ -93,6 +109,23 @@ void JobHub::admit(HubDoor::Entrant e) {
   members_.emplace(
       e.join.machine,
       Member{std::move(e.conn), {e.join.host, address, e.join.pid, {e.join.procs, e.join.role}, e.join.world}});
+}
+
+// Machine 0 gives out the ranks: a launcher whose command line fits takes the next free rank
+// before the first round, else waits for one (admitLater).
+void JobHub::admitDynamic(HubDoor::Entrant e, const std::string& address) {
+  job::Join shape = e.join;
+  shape.machine = 1;  // its rank is machine 0's to give: only the job's shape is checked
+  if (auto refusal = refuseJoin(plan_, shape, address, [](int) { return nullptr; }, false)) {
+    e.conn->send(job::encode(job::Refuse{job::kProtocolVersion, refusal->problem, refusal->hint}));
+    e.conn->service(POLLOUT);
+    if (!started_) failJoin(refusal->problem, refusal->hint, 2);  // the command lines disagree
+    return;
+  }
+  const int k = started_ ? -1 : freeMachine(plan_, joined());
+  if (k < 0) return admitLater(std::move(e), address);
+  members_.emplace(
+      k, Member{std::move(e.conn), {e.join.host, address, e.join.pid, {e.join.procs, e.join.role}, e.join.world}});
 }
 
 FindJoined JobHub::joined() const {

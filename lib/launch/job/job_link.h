@@ -44,7 +44,8 @@ struct WorkerFailure {
 struct JobEvent {
   enum class Kind {
     Stop,     // stop this machine's workers now (another machine failed, or the job ends)
-    Restart,  // start round `round` (MASTER_PORT `port`; 0: unchanged)
+    Restart,  // start round `round` (MASTER_PORT `port`; 0: unchanged), `restarts` failures restarted so
+              // far; `failure` is why, or `message` where the machines changed (layout() has the new ones)
     End,      // the launch is over: exit with `exit_code`
     Ask,      // describe this machine's rank `rank` for question `id` (answer with tell())
     Answer,   // question `id` (this machine's ask()) is answered: `message`
@@ -56,6 +57,7 @@ struct JobEvent {
   Kind kind = Kind::Stop;
   int round = 0;
   int port = 0;
+  int restarts = 0;  // Restart
   long long id = 0;  // Ask, Answer
   int rank = 0;      // Ask
   int exit_code = 0;
@@ -135,9 +137,13 @@ class JobLink {
   virtual int firstPort() const { return 0; }
   // Several machines, after rendezvous: every machine's share as machine 0 settled it, and this
   // machine's rank (given out at the join where the plan had none), for the next plan (plan/build.h).
+  // Where machines come and go (plan.dynamic), every round has its own: layout() is the latest
+  // round's, with its number and the restarts before it.
   struct Layout {
     int machine = 0;
     std::vector<plan::MachineShare> shares;
+    int round = 0;
+    int restarts = 0;
   };
   virtual std::optional<Layout> layout() const { return std::nullopt; }
 

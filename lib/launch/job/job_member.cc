@@ -155,8 +155,8 @@ class JobMember final : public JobLink {
 
   int join(int signal_fd, Clock::time_point deadline) {
     if (int signal = connect(signal_fd, deadline)) return signal;
-    send(job::Join{job::kProtocolVersion, plan_.machine_rank, plan_.host, ::getpid(), plan_.num_machines,
-                   plan_.world_at_join ? 0 : plan_.world_size, plan_.token, static_cast<int>(plan_.workers.size()),
+    send(job::Join{job::kProtocolVersion, plan_.machine_rank, plan_.host, ::getpid(), plan_.max_machines,
+                   plan_.min_machines, plan_.world_at_join ? 0 : plan_.world_size, plan_.token, static_cast<int>(plan_.workers.size()),
                    plan_.role});
     return 0;
   }
@@ -212,16 +212,16 @@ class JobMember final : public JobLink {
     }
   }
 
-  // A start that gives this launcher a rank it did not have, or a layout without its workers,
-  // comes from a broken machine 0.
-  bool validStart(const job::Start& s) {
-    const bool ok = (plan_.machine_rank < 0 || s.machine == plan_.machine_rank) && s.machine > 0 &&
-                    static_cast<size_t>(s.machine) < s.layout.size() &&
-                    static_cast<int>(s.layout.size()) == plan_.num_machines &&
-                    s.layout[static_cast<size_t>(s.machine)].procs == static_cast<int>(plan_.workers.size());
+  // A round that gives this launcher a rank it did not have, or a layout without its workers or
+  // of a size the job cannot have, comes from a broken machine 0.
+  bool validRound(int machine, const std::vector<plan::MachineShare>& layout, const char* what) {
+    const int machines = static_cast<int>(layout.size());
+    const bool sized = plan_.dynamic ? machines >= 1 && machines <= plan_.max_machines : machines == plan_.max_machines;
+    const bool ok = (plan_.dynamic || plan_.machine_rank < 0 || machine == plan_.machine_rank) && machine > 0 && machine < machines &&
+                    sized && layout[static_cast<size_t>(machine)].procs == static_cast<int>(plan_.workers.size());
     if (!ok)
-      lost(fmt::format("its start gave machine {} of a layout of {} machines, which does not fit this launcher",
-                       s.machine, s.layout.size()));
+      lost(fmt::format("its {} gave machine {} of a layout of {} machines, which does not fit this launcher", what,
+                       machine, layout.size()));
     return ok;
   }
 
@@ -253,14 +253,18 @@ class JobMember final : public JobLink {
 
   void onMessage(const job::Message& m) {
     if (auto* s = std::get_if<job::Start>(&m)) {
-      if (!validStart(*s)) return;
+      if (first_port_ || !validRound(s->machine, s->layout, "start")) return;
       first_port_ = s->port;
-      layout_ = Layout{s->machine, s->layout};
+      layout_ = Layout{s->machine, s->layout, s->round, s->restarts};
     } else if (auto* stop = std::get_if<job::Stop>(&m)) {
       queued_.push_back(JobEvent::stop(stop->round, stop->why));
     } else if (auto* restart = std::get_if<job::Restart>(&m)) {
+      if (!validRound(restart->machine, restart->layout, "restart")) return;
+      layout_ = Layout{restart->machine, restart->layout, restart->round, restart->restarts};
       JobEvent e = JobEvent::restart(restart->round, restart->port);
       e.failure = restart->failure;
+      e.restarts = restart->restarts;
+      e.message = restart->why;
       queued_.push_back(std::move(e));
     } else if (auto* refuse = std::get_if<job::Refuse>(&m)) {
       end(JobEvent::end(2, refuse->message, refuse->hint));

@@ -34,7 +34,7 @@
 
 namespace accel::launch::job {
 
-inline constexpr int kProtocolVersion = 6;  // 1: the unversioned channel of accel before it
+inline constexpr int kProtocolVersion = 7;  // 1: the unversioned channel of accel before it
 
 // Bounds on what one line may hold: a reader refuses more, a writer clamps to them.
 inline constexpr size_t kMaxLine = 256 * 1024;
@@ -54,18 +54,22 @@ struct Join {
   int machine = 0;  // -1: give this launcher the next free machine rank
   std::string host;
   int pid = 0;
-  int machines = 0;
-  long long world = 0;  // 0: no total given, the workers of every machine make it
+  int machines = 0;      // MAX of --nnodes MIN:MAX
+  int min_machines = 0;  // MIN
+  long long world = 0;   // 0: no total given, the workers of every machine make it
   std::string token;
   int procs = 0;     // this machine's workers
   std::string role;  // their ROLE_NAME
 };
-// Every machine joined: the job's layout, and the machine rank of the launcher it goes to.
+// The first round of the launcher it goes to (every machine joined; or, where machines come and
+// go, the round it was let into): the layout, its machine rank, the round and the restarts so far.
 struct Start {
   int version = kProtocolVersion;
   int port = 0;
   int machine = 0;
   std::vector<plan::MachineShare> layout;
+  int round = 0;
+  int restarts = 0;
 };
 struct Refuse {
   int version = kProtocolVersion;
@@ -75,10 +79,16 @@ struct Stop {
   int round = 0;
   std::string why;
 };
+// The next round: after a failure (`failure`, restarts counted), or a change of machines (`why`).
+// The layout and machine rank are the round's, which may differ from the last one's.
 struct Restart {
   int round = 0;
   int port = 0;
   std::optional<WorkerFailure> failure;
+  int restarts = 0;
+  std::string why;
+  int machine = 0;
+  std::vector<plan::MachineShare> layout;
 };
 struct End {
   int code = 0;

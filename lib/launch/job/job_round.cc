@@ -59,6 +59,7 @@ JobEvent decideRound(int round, int max_restarts, const RoundOutcome& o) {
   } else if (e.failure && round < max_restarts) {
     e.kind = JobEvent::Kind::Restart;
     e.round = round + 1;
+    e.restarts = e.round;  // every round after the first is a restart here
   } else if (e.failure) {
     e.exit_code = e.failure->exit_code;
   } else if (!o.all_succeeded) {

@@ -15,23 +15,26 @@ std::optional<JoinRefusal> refuseJoin(const plan::LaunchPlan& plan, const job::J
   const int k = join.machine;
   const std::string who = fmt::format("machine {} ({}, {})", k, join.host, address);
   const std::string same_command = "run the same accel launch command on every machine; only --machine_rank differs";
-  const std::string own_rank = fmt::format("give each machine its own --machine_rank, 0 to {}", plan.num_machines - 1);
-  if (started) return JoinRefusal{fmt::format("{} tried to join after the job started", who), same_command};
+  const std::string own_rank = fmt::format("give each machine its own --machine_rank, 0 to {}", plan.max_machines - 1);
   const long long world = plan.world_at_join ? 0 : plan.world_size;
-  if (join.machines != plan.num_machines || (join.world && world && join.world != world)) {
+  auto machines = [](int min, int max) { return min == max ? std::to_string(max) : fmt::format("{}:{}", min, max); };
+  if (join.machines != plan.max_machines || join.min_machines != plan.min_machines ||
+      (join.world && world && join.world != world)) {
     return JoinRefusal{fmt::format("{} has --num_machines {} and --num_processes {}, machine 0 ({}) has {} and {}", who,
-                                   join.machines, join.world ? std::to_string(join.world) : "unset", plan.host,
-                                   plan.num_machines, world ? std::to_string(world) : "unset"),
+                                   machines(join.min_machines, join.machines),
+                                   join.world ? std::to_string(join.world) : "unset", plan.host,
+                                   machines(plan.min_machines, plan.max_machines), world ? std::to_string(world) : "unset"),
                        same_command};
   }
+  if (started) return JoinRefusal{fmt::format("{} tried to join after the job started", who), same_command};
   if (k < 0) {
-    return JoinRefusal{fmt::format("{} asked for a machine rank, but all {} are taken", who, plan.num_machines),
-                       fmt::format("the job has {} machines (--nnodes): start that many", plan.num_machines)};
+    return JoinRefusal{fmt::format("{} asked for a machine rank, but all {} are taken", who, plan.max_machines),
+                       fmt::format("the job has {} machines (--nnodes): start that many", plan.max_machines)};
   }
   if (k == 0)
     return JoinRefusal{fmt::format("{} and this launcher ({}) both have machine_rank 0", who, plan.host), own_rank};
-  if (k >= plan.num_machines) {
-    return JoinRefusal{fmt::format("{} has machine_rank {}, but the job has {} machines", who, k, plan.num_machines),
+  if (k >= plan.max_machines) {
+    return JoinRefusal{fmt::format("{} has machine_rank {}, but the job has {} machines", who, k, plan.max_machines),
                        own_rank};
   }
   if (const Joined* first = joined(k)) {
@@ -43,7 +46,7 @@ std::optional<JoinRefusal> refuseJoin(const plan::LaunchPlan& plan, const job::J
 }
 
 int freeMachine(const plan::LaunchPlan& plan, const FindJoined& joined) {
-  for (int k = 1; k < plan.num_machines; ++k) {
+  for (int k = 1; k < plan.max_machines; ++k) {
     if (!joined(k)) return k;
   }
   return -1;

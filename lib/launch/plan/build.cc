@@ -156,6 +156,10 @@ void addWorkers(LaunchPlan& p, const settings::LaunchSettings& s, const facts::F
 // The job's share of the plan, common to every kind.
 void planJob(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Machine& f) {
   p.num_machines = static_cast<int>(s.placement.num_machines.value);
+  p.max_machines = p.num_machines;
+  p.min_machines = static_cast<int>(s.placement.min_machines.value);
+  p.dynamic = s.placement.dynamic;
+  p.last_call_timeout = s.channel.last_call_timeout.value;
   p.machine_rank = static_cast<int>(s.placement.machine_rank.value);
   p.main_process_port = static_cast<int>(s.placement.main_process_port.value);
   p.job_port = s.channel.job_port.value;
@@ -206,11 +210,13 @@ LaunchPlan planWorkers(const settings::LaunchSettings& s, const facts::Facts& f,
   planJob(p, s, f.machine);
   p.world_at_join = s.placement.world_at_join;
   p.layout = round.layout.empty() ? initialLayout(s) : round.layout;
+  if (!round.layout.empty()) p.num_machines = static_cast<int>(round.layout.size());
   if (round.machine) p.machine_rank = *round.machine;
+  p.restarts = round.restarts;
   p.world_size = worldOf(p.layout);
   checkParallelism(s, p.world_size, p.notes);
   useMachineZero(p, reachMachineZero(s, f, round.port));
-  p.label_host = p.num_machines > 1 ? f.machine.hostname : "";
+  p.label_host = p.max_machines > 1 ? f.machine.hostname : "";
   planOutput(p, s, f.machine, !round.layout.empty());
   p.torchrun_env = torchrunShaped(p, s);
   if (s.supervision.deepspeed_env.value && p.torchrun_env) {

@@ -20,6 +20,7 @@ struct Round {
   int port = 0;                      // the round's MASTER_PORT as machine 0 gave it; 0: none yet
   std::optional<int> machine;        // this machine's rank in the settled layout
   std::vector<MachineShare> layout;  // every machine's share as machine 0 settled it; empty: not yet
+  int restarts = 0;                  // the failures restarted before it (TORCHELASTIC_RESTART_COUNT)
 };
 
 // Throws UsageError (or ConfigError) naming the setting, where it came from and a fix, and Error

@@ -54,8 +54,14 @@ struct LaunchPlan {
   enum class Kind { Workers, Fleet, Srun } kind = Kind::Workers;
 
   // ---- the whole job ----
-  int num_machines = 1;
+  int num_machines = 1;  // this round's; before the first round, MAX of --nnodes MIN:MAX
+  int min_machines = 1;  // MIN of --nnodes MIN:MAX (num_machines when static)
+  int max_machines = 1;  // MAX: a round never has more; the machines beyond it are spares
   int machine_rank = 0;  // -1: given out by machine 0 at the join (a c10d endpoint's join order)
+  // Machine 0 gives out the machine ranks in every round (settings.h's Placement::dynamic): a
+  // lost machine, one that joins or a spare changes the next round's layout instead of ending.
+  bool dynamic = false;
+  int restarts = 0;  // TORCHELASTIC_RESTART_COUNT: the failures restarted so far, not the rounds
   // Every machine's share. On several machines each machine knows only its own until the join
   // (world_at_join); then machine 0 settles it, and the next plan is built from the settled one.
   std::vector<MachineShare> layout;
@@ -72,6 +78,7 @@ struct LaunchPlan {
   double grace_period = defaults::kGracePeriodSeconds;
   double heartbeat_timeout = defaults::kHeartbeatTimeoutSeconds;
   double join_timeout = defaults::kJoinTimeoutSeconds;
+  double last_call_timeout = 30;  // dynamic: after MIN joined, how long the first round waits for more
   double hang_timeout = 0;  // 0: off
   double stacks_timeout = defaults::kStacksTimeoutSeconds;
 

@@ -57,7 +57,7 @@ void deepSpeedPlace(const LaunchPlan& p, const WorkerSpec& w, Env& env) {
                         });
 }
 
-Env placeOf(const LaunchPlan& p, const WorkerSpec& w, const SpawnContext& c) {
+Env placeOf(const LaunchPlan& p, const WorkerSpec& w) {
   Env env;
   if (p.deepspeed_env) {
     deepSpeedPlace(p, w, env);
@@ -67,15 +67,15 @@ Env placeOf(const LaunchPlan& p, const WorkerSpec& w, const SpawnContext& c) {
     env.insert(env.end(), {{E::kMasterAddr, p.master_addr}, {E::kMasterPort, std::to_string(p.master_port)}});
   }
   env.insert(env.end(), {{E::kAccelRunId, p.run_id}, {E::kStoreToken, p.token}});
-  if (p.torchrun_env || p.max_restarts > 0) env.emplace_back(E::kRestartCount, std::to_string(c.restart_count));
+  if (p.torchrun_env || p.max_restarts > 0) env.emplace_back(E::kRestartCount, std::to_string(p.restarts));
   if (!p.label_host.empty()) env.emplace_back(E::kMachineName, p.label_host);
   for (const auto& name : p.socket_variables) env.emplace_back(name, p.socket_interface);
   return env;
 }
 
 // Every variable accel sets itself.
-Env ours(const LaunchPlan& p, const WorkerSpec& w, const SpawnContext& c) {
-  Env env = placeOf(p, w, c);
+Env ours(const LaunchPlan& p, const WorkerSpec& w) {
+  Env env = placeOf(p, w);
   for (const auto& [name, value] : p.exports) put(env, name.c_str(), value);
   for (const auto& [name, value] : w.own_env) put(env, name.c_str(), value);
   if (!w.cuda_visible_device.empty()) put(env, E::kCudaVisibleDevices, w.cuda_visible_device);
@@ -85,7 +85,7 @@ Env ours(const LaunchPlan& p, const WorkerSpec& w, const SpawnContext& c) {
 }  // namespace
 
 Env workerEnvironment(const LaunchPlan& p, const WorkerSpec& w, const SpawnContext& c) {
-  Env env = ours(p, w, c);
+  Env env = ours(p, w);
   for (const auto& assignment : p.user_env) {
     const auto eq = assignment.find('=');
     const std::string name = assignment.substr(0, eq);
@@ -102,7 +102,7 @@ Env workerEnvironment(const LaunchPlan& p, const WorkerSpec& w, const SpawnConte
 std::vector<std::string> ignoredUserEnv(const LaunchPlan& p, const std::vector<std::string>& assignments) {
   std::vector<std::string> notes;
   if (p.workers.empty()) return notes;
-  const Env set = ours(p, p.workers.front(), {});
+  const Env set = ours(p, p.workers.front());
   for (const auto& assignment : assignments) {
     const std::string name = assignment.substr(0, assignment.find('='));
     const bool taken = std::any_of(set.begin(), set.end(), [&](const auto& kv) { return kv.first == name; });

@@ -22,7 +22,6 @@ namespace accel::launch::plan {
 
 // What the supervisor adds when it starts a worker ("" / -1: none).
 struct SpawnContext {
-  int restart_count = 0;
   std::string error_file;       // TORCHELASTIC_ERROR_FILE
   std::string launcher_socket;  // ACCEL_LAUNCHER_SOCKET
   int progress_fd = -1;         // ACCEL_PROGRESS_FD

@@ -12,6 +12,7 @@
 #include "lib/common/variables.h"
 #include "lib/launch/launch_env.h"
 #include "lib/launch/settings/launch_settings.h"
+#include "lib/launch/settings/rdzv_conf.h"
 
 namespace accel::launch::settings {
 
@@ -49,23 +50,25 @@ long long port(std::optional<long long> v, const std::string& given) {
   return *v;
 }
 
-// torchrun's "join_timeout=900,read_timeout=60": join_timeout applies, the rest is noted.
-void readRdzvConf(JobChannel& c, const std::string& conf, std::vector<std::string>& notes) {
-  for (const auto& item : split(conf, ',')) {
-    if (trim(item).empty()) continue;
-    auto eq = item.find('=');
-    const std::string key = trim(item.substr(0, eq));
-    if (eq == std::string::npos) {
-      throw UsageError(fmt::format("--rdzv_conf: '{}' is not KEY=VALUE", item), "e.g. --rdzv_conf join_timeout=900");
-    }
-    if (key == "join_timeout") {
-      c.join_timeout = {seconds(item.substr(eq + 1), "--rdzv_conf join_timeout"), fromCommandLine()};
-    } else {
-      notes.push_back(
-          fmt::format("--rdzv_conf {} ignored: accel's rendezvous is static (rank 0's store at "
-                      "main_process_ip:main_process_port); join_timeout is the key it reads",
-                      key));
-    }
+// torchrun's rendezvous settings (rdzv_conf.h): the join and last-call times, the keep-alive
+// as the heartbeat timeout where no flag or variable set one; notes for the keys not read.
+void readRdzvConf(JobChannel& c, const LaunchOptions& o, std::vector<std::string>& notes) {
+  auto it = o.origins.find("rdzv_conf");
+  const Origin origin = it == o.origins.end() ? fromCommandLine("--rdzv_conf") : Origin{Source::Torchrun, it->second};
+  const RdzvConf conf = parseRdzvConf(*o.rdzv_conf, origin.text());
+  if (conf.join_timeout) c.join_timeout = {*conf.join_timeout, origin};
+  if (conf.last_call_timeout) c.last_call_timeout = {*conf.last_call_timeout, origin};
+  if ((conf.keep_alive_interval || conf.keep_alive_max_attempt) && c.heartbeat_timeout.origin.source == Source::Default) {
+    const long long seconds = conf.keep_alive_interval.value_or(kTorchrunKeepAliveInterval) *
+                              conf.keep_alive_max_attempt.value_or(kTorchrunKeepAliveAttempts);
+    c.heartbeat_timeout = {static_cast<double>(seconds),
+                           derivedFrom(fmt::format("{} keep_alive_interval × keep_alive_max_attempt", origin.text()))};
+  }
+  for (const auto& key : conf.unused) {
+    notes.push_back(fmt::format("{} {} ignored: accel's launchers keep their own channel (--heartbeat_timeout, "
+                                "--join_timeout); it reads join_timeout, last_call_timeout, keep_alive_interval, "
+                                "keep_alive_max_attempt and is_host",
+                                origin.text(), key));
   }
 }
 
@@ -84,7 +87,8 @@ JobChannel resolveJobChannel(long long main_port, const LaunchOptions& o, const 
   }
   c.heartbeat_timeout = secondsFrom("heartbeat_timeout", o.heartbeat_timeout, seconds, env::kHeartbeatTimeout, f);
   c.join_timeout = {defaults::kJoinTimeoutSeconds, fromDefault()};
-  if (o.rdzv_conf) readRdzvConf(c, *o.rdzv_conf, notes);
+  c.last_call_timeout = {kTorchrunLastCallSeconds, fromDefault()};
+  if (o.rdzv_conf) readRdzvConf(c, o, notes);
   // The workers read ACCEL_COLLECTIVE_TIMEOUT themselves; checked here so a bad value stops the
   // launch (exit 2) instead of every worker.
   c.collective_timeout =

@@ -62,8 +62,9 @@ void resolveKeys(LaunchSettings& s, const LaunchOptions& o, const std::optional<
   }
   if (s.keys.text("rdzv_backend") != "static") {
     s.notes.push_back("rdzv_backend " + s.keys.text("rdzv_backend") +
-                      ": accel's rendezvous is static (rank 0 hosts the store at "
-                      "main_process_ip:main_process_port); elastic membership is not supported");
+                      ": machine 0's launcher (the endpoint's machine) holds the rendezvous and the store at "
+                      "main_process_ip:main_process_port; other machines may come and go, losing machine 0 ends "
+                      "the job");
   }
   if (s.keys.flag("downcast_bf16") && s.keys.origin("downcast_bf16").source == Source::CommandLine) {
     s.notes.push_back("--downcast_bf16 applies to TPUs only (XLA_DOWNCAST_BF16), as in Accelerate: ignored");

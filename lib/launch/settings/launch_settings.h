@@ -37,9 +37,14 @@ struct Paradigm {
 
 // Where this machine sits in the job and how many processes it runs (placement_settings.h).
 struct Placement {
-  Setting<long long> num_machines;
+  Setting<long long> num_machines;  // with --nnodes MIN:MAX, MAX
+  Setting<long long> min_machines;  // MIN; num_machines where membership is static
   Setting<long long> machine_rank;  // -1: given out by machine 0 as machines join (join_order)
   bool join_order = false;
+  // A c10d-style rendezvous (an endpoint, no node rank): machine 0 (the endpoint's machine) gives
+  // out the other machines' ranks in every round, a round runs MIN to MAX machines, and machines
+  // beyond MAX wait as spares.
+  bool dynamic = false;
   Setting<std::string> main_process_ip;  // machine 0's address as the sources say it
   Setting<long long> main_process_port;  // 0: a free one (one machine only)
   Setting<long long> nproc_per_node;     // this machine's processes
@@ -87,6 +92,7 @@ struct JobChannel {
   Setting<int> job_port;  // 0: picked with the store's port
   Setting<double> heartbeat_timeout;
   Setting<double> join_timeout;
+  Setting<double> last_call_timeout;  // elastic: after MIN machines joined, how long a round waits for more
   Setting<double> collective_timeout;
   Setting<double> hang_timeout;    // 0: off
   Setting<double> stacks_timeout;  // 0: no stacks before a stop

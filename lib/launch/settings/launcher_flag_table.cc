@@ -84,8 +84,11 @@ std::vector<LauncherFlag> build() {
        .field = &O::rdzv_conf,
        .group = kLauncher,
        .help =
-           "torchrun's rendezvous settings, KEY=VALUE,…: join_timeout=SECONDS (how long machines wait for each other, "
-           "default 600) is honoured; other keys get a note (the rendezvous is static)",
+           "torchrun's rendezvous settings, KEY=VALUE,…: join_timeout=SECONDS (how long machines wait for the job's "
+           "MIN, default 600), last_call_timeout=SECONDS (with --nnodes MIN:MAX, how long a round waits for more "
+           "machines once MIN joined, default 30), keep_alive_interval × keep_alive_max_attempt (a machine silent "
+           "that long is lost, unless --heartbeat_timeout), is_host=BOOL (this machine hosts the rendezvous); "
+           "torchrun's other keys get a note",
        .torchrun = true},
       {.name = "signals_to_handle",
        .field = &O::signals_to_handle,

@@ -61,12 +61,18 @@ Sourced resolveKey(const Levels& l, const std::string& key, const std::optional<
   return {launchDefault(keySpec(key)), fromDefault(), false};
 }
 
-// A c10d endpoint without a node rank: machine 0 is the machine its host names.
+// A c10d endpoint without a node rank: machine 0 is the machine its host names (or the one whose
+// --rdzv_conf says is_host=true), and it gives out the others' ranks as they join.
 void joinOrder(Placement& p, const Levels& l, const facts::Facts& f, std::vector<std::string>& notes) {
-  if (!l.torchrun.endpoint_host || l.typed("machine_rank") || l.environment("machine_rank")) return;
+  if (!l.torchrun.endpoint_host) return;
+  const bool elastic = p.min_machines.value < p.num_machines.value;
+  if (!elastic && (l.typed("machine_rank") || l.environment("machine_rank"))) return;
+  p.dynamic = true;
   const std::string& host = *l.torchrun.endpoint_host;
-  if (f.network && f.network->namesThisMachine(host)) {
-    p.machine_rank = {0, derivedFrom(fmt::format("rdzv endpoint {} is this machine", host))};
+  const bool here = l.torchrun.is_host ? *l.torchrun.is_host : f.network && f.network->namesThisMachine(host);
+  const std::string why = l.torchrun.is_host ? "--rdzv_conf is_host" : fmt::format("rdzv endpoint {}", host);
+  if (here) {
+    p.machine_rank = {0, derivedFrom(fmt::format("{} is this machine", why))};
     return;
   }
   p.machine_rank = {-1, derivedFrom(fmt::format("assigned by machine 0 ({}) as machines join", host))};
@@ -75,6 +81,20 @@ void joinOrder(Placement& p, const Levels& l, const facts::Facts& f, std::vector
       fmt::format("rendezvous endpoint {} is not this machine: machine 0 is the machine {} resolves to, "
                   "and it gives this one its machine rank when it joins",
                   host, host));
+}
+
+// --nnodes MIN:MAX: machines come and go only where machine 0 gives out the ranks.
+void resolveMembership(Placement& p, const Levels& l) {
+  p.min_machines = p.num_machines;
+  if (const auto& min = l.torchrun.min_machines; min && p.num_machines.origin == l.torchrun.keys.at("num_machines").origin) {
+    p.min_machines = {min->value.get<long long>(), min->origin};
+  }
+  if (p.min_machines.value < p.num_machines.value && !l.torchrun.endpoint_host) {
+    throw UsageError(fmt::format("{} {}:{}: machines that come and go need a rendezvous that gives out their ranks",
+                                 p.num_machines.origin.text(), p.min_machines.value, p.num_machines.value),
+                     "add --rdzv_backend c10d --rdzv_endpoint HOST:PORT (HOST: the machine that stays up), the same "
+                     "on every machine");
+  }
 }
 
 // The head's orders: this machine's place, over every other source.
@@ -101,7 +121,9 @@ void resolveMachine(Placement& p, const Levels& l, const facts::Facts& f, std::v
   p.machine_rank = as<long long>(key("machine_rank"));
   p.main_process_ip = as<std::string>(key("main_process_ip"));
   p.main_process_port = as<long long>(key("main_process_port"));
+  resolveMembership(p, l);
   joinOrder(p, l, f, notes);
+  notes.insert(notes.end(), l.torchrun.notes.begin(), l.torchrun.notes.end());
 }
 
 void notePlacement(const Placement& p, std::vector<std::string>& notes) {
@@ -261,12 +283,20 @@ Placement resolvePlacement(const LaunchSettings& s, const LaunchOptions& o, cons
   p.slurm = detectSlurm(facts.machine.env);
   if (place) {
     placeFromHead(p, *place);
+    p.min_machines = p.num_machines;
   } else {
     resolveMachine(p, l, facts, notes);
     notePlacement(p, notes);
   }
   Counter c{p, l, facts.machine, notes};
   resolveProcessCount(c, s, place);
+  if (p.min_machines.value < p.num_machines.value && !p.world_at_join) {
+    throw UsageError(fmt::format("num_processes {} ({}) is the whole job's, but with {} {}:{} the machines, and so the "
+                                 "total, change from round to round",
+                                 p.num_processes.value, p.num_processes.origin.text(), p.num_machines.origin.text(),
+                                 p.min_machines.value, p.num_machines.value),
+                     "give each machine its own count with --nproc_per_node");
+  }
   return p;
 }
 

@@ -37,6 +37,9 @@ std::vector<SettingRow> settingRows(const LaunchSettings& s) {
   r.add("use_parallelism_config", s.paradigm.use_parallelism_config);
   const Placement& p = s.placement;
   r.add("num_machines", p.num_machines);
+  r.add("min_machines", p.min_machines);
+  r.rows.push_back({"membership", p.dynamic ? "dynamic (machine 0 gives out machine ranks each round)" : "static",
+                    p.dynamic ? "rendezvous endpoint" : "machine_rank"});
   r.add("machine_rank", p.machine_rank);
   r.add("main_process_ip", p.main_process_ip);
   r.add("main_process_port", p.main_process_port);
@@ -62,6 +65,7 @@ std::vector<SettingRow> settingRows(const LaunchSettings& s) {
   r.add("job_port", s.channel.job_port);
   r.add("heartbeat_timeout", s.channel.heartbeat_timeout);
   r.add("join_timeout", s.channel.join_timeout);
+  r.add("last_call_timeout", s.channel.last_call_timeout);
   r.add("collective_timeout", s.channel.collective_timeout);
   r.add("hang_timeout", s.channel.hang_timeout);
   r.add("stacks_timeout", s.channel.stacks_timeout);

@@ -9,6 +9,7 @@
 #include "lib/launch/settings/launch_args.h"
 #include "lib/launch/settings/launch_settings.h"
 #include "lib/launch/settings/launcher_flag_table.h"
+#include "lib/launch/settings/rdzv_conf.h"
 
 namespace accel::launch::settings {
 
@@ -50,27 +51,28 @@ void applyOne(const LauncherFlag& row, const std::string& variable, const std::s
   o.origins[std::string(row.name)] = variable;
 }
 
-// "N" or "MIN:MAX"; MIN < MAX is elastic membership, which accel does not do.
-long long machinesOf(const std::string& text, const std::string& where) {
+// "N" or "MIN:MAX" (torchrun's parse_min_max_nnodes, and its check 0 < MIN <= MAX).
+std::pair<long long, long long> machinesOf(const std::string& text, const std::string& where) {
   const auto parts = split(text, ':');
   auto count = [&](const std::string& part) {
     auto v = parseInt(trim(part));
     if (!v || *v < 1) {
-      throw UsageError(fmt::format("{} '{}' is not a machine count N (or MIN:MAX)", where, text), "e.g. 2, or 2:2");
+      throw UsageError(fmt::format("{} '{}' is not a machine count N or MIN:MAX (each at least 1)", where, text),
+                       "e.g. 2, or 1:4 for a job that runs on 1 to 4 machines");
     }
     return *v;
   };
-  if (parts.size() == 1) return count(parts[0]);
-  if (parts.size() != 2) throw UsageError(fmt::format("{} '{}' is not N or MIN:MAX", where, text), "e.g. 2, or 2:2");
+  if (parts.size() == 1) return {count(parts[0]), count(parts[0])};
+  if (parts.size() != 2) {
+    throw UsageError(fmt::format("{} '{}' is not N or MIN:MAX", where, text),
+                     "e.g. 2, or 1:4 for a job that runs on 1 to 4 machines");
+  }
   const long long min = count(parts[0]), max = count(parts[1]);
-  if (min == max) return min;
-  throw UsageError(
-      fmt::format("{} {}: elastic membership ({} to {} machines, joining and leaving a running job) is not "
-                  "something accel does",
-                  where, text, min, max),
-      fmt::format("give the machine count the job runs with, e.g. {} {}; accel restarts the whole job after a "
-                  "failure with --max_restarts, on the same machines",
-                  where, max));
+  if (min > max) {
+    throw UsageError(fmt::format("{} {}: MIN {} is above MAX {}", where, text, min, max),
+                     fmt::format("give the smaller count first, e.g. {} {}:{}", where, max, min));
+  }
+  return {min, max};
 }
 
 struct Endpoint {
@@ -172,15 +174,35 @@ TorchrunPlacement torchrunPlacement(const LaunchOptions& o) {
         "use --rdzv_backend static or c10d with --rdzv_endpoint MACHINE0:PORT (or --master_addr and "
         "--master_port) on every machine");
   }
-  if (o.nnodes) put("num_machines", machinesOf(*o.nnodes, origin("nnodes").text()), "nnodes");
-  if (o.node_rank) put("machine_rank", *o.node_rank, "node_rank");
+  std::pair<long long, long long> range{1, 1};
+  if (o.nnodes) {
+    range = machinesOf(*o.nnodes, origin("nnodes").text());
+    put("num_machines", range.second, "nnodes");
+    if (backend == "static" && range.first < range.second) {
+      p.notes.push_back(fmt::format("{} {} with the static rendezvous: the job waits for {} machines, as torchrun's "
+                                    "static rendezvous does; --rdzv_backend c10d --rdzv_endpoint HOST:PORT lets "
+                                    "machines come and go",
+                                    origin("nnodes").text(), *o.nnodes, range.second));
+      range.first = range.second;
+    }
+    p.min_machines = Sourced{range.first, origin("nnodes"), !o.origins.count("nnodes")};
+  }
+  const bool elastic = range.first < range.second;
+  if (o.node_rank && !(elastic && o.rdzv_endpoint)) put("machine_rank", *o.node_rank, "node_rank");
+  if (o.node_rank && elastic && o.rdzv_endpoint) {
+    p.notes.push_back(fmt::format("{} {} ignored: with --rdzv_backend {} and {} {}, machine 0 gives out the machine "
+                                  "ranks in each round (torchrun ignores it too)",
+                                  origin("node_rank").text(), *o.node_rank, backend, origin("nnodes").text(),
+                                  *o.nnodes));
+  }
+  if (o.rdzv_conf) p.is_host = parseRdzvConf(*o.rdzv_conf, origin("rdzv_conf").text()).is_host;
   if (o.master_addr) put("main_process_ip", *o.master_addr, "master_addr");
   if (o.master_port) put("main_process_port", *o.master_port, "master_port");
   if (o.rdzv_endpoint) {
     const Endpoint e = parseEndpoint(*o.rdzv_endpoint, origin("rdzv_endpoint").text());
     put("main_process_ip", e.host, "rdzv_endpoint");
     put("main_process_port", e.port, "rdzv_endpoint");
-    if (backend != "static" && !o.node_rank) p.endpoint_host = e.host;
+    if (backend != "static" && (!o.node_rank || elastic)) p.endpoint_host = e.host;
   }
   if (o.standalone) {
     if (o.nnodes && p.keys["num_machines"].value != 1) {
@@ -189,6 +211,7 @@ TorchrunPlacement torchrunPlacement(const LaunchOptions& o) {
                        "drop --standalone to run on several machines (with --master_addr or --rdzv_endpoint)");
     }
     put("num_machines", 1, "standalone");
+    p.min_machines = p.keys["num_machines"];
     put("machine_rank", 0, "standalone");
     put("main_process_ip", "127.0.0.1", "standalone");
     put("main_process_port", 0, "standalone");

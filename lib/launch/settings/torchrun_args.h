@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -41,6 +42,9 @@ struct TorchrunPlacement {
   // An endpoint names machine 0 (a c10d-style rendezvous) and no node rank was given: the
   // machine HOST names is machine 0, the others are numbered as they join.
   std::optional<std::string> endpoint_host;
+  std::optional<bool> is_host;          // --rdzv_conf is_host: whether this machine is machine 0
+  std::optional<Sourced> min_machines;  // --nnodes MIN:MAX's MIN (MAX is num_machines)
+  std::vector<std::string> notes;       // what torchrun's flags said that the launch does differently
 };
 
 TorchrunPlacement torchrunPlacement(const LaunchOptions& o);

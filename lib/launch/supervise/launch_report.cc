@@ -75,8 +75,10 @@ int LaunchReport::end(const job::JobEvent& e, const std::string& consequence,
     }
   } else if (e.failure) {
     failure(e.failure, consequence, stopped);
-  } else if (round_ > 0) {  // a job that needed restarts says that it recovered
-    say(fmt::format("every worker finished, after {} restart(s)", round_));
+  } else if (restarts_ > 0) {  // a job that needed restarts says that it recovered
+    say(fmt::format("every worker finished, after {} restart(s)", restarts_));
+  } else if (round_ > 0) {
+    say(fmt::format("every worker finished, in round {} (the machines changed)", round_));
   }
   showStacks();  // where failure() has not shown them
   return e.exit_code;

@@ -33,7 +33,10 @@ class LaunchReport {
         several_machines_(plan.num_machines > 1),
         one_console_(plan.one_console),
         rounds_(plan.max_restarts > 0 || plan.num_machines > 1) {}
-  void setRound(int round) { round_ = round; }
+  void setRound(int round, int restarts) {
+    round_ = round;
+    restarts_ = restarts;
+  }
   void setMachine(int machine) { machine_ = machine; }  // given out at the join
   // Lines about every rank's stack, shown at the end of this round's failure summary.
   void setStacks(std::vector<std::string> lines) { stacks_ = std::move(lines); }
@@ -54,6 +57,7 @@ class LaunchReport {
   int machine_;
   bool several_machines_, one_console_, rounds_;
   int round_ = 0;
+  int restarts_ = 0;  // failures restarted; the other rounds were changes of machines
   mutable std::vector<std::string> stacks_;  // shown once
 };
 

@@ -61,18 +61,26 @@ class Supervisor {
     process::adoptOrphanedDescendants();  // best effort: without it, leftovers are only what's in the groups
     if (int code = link_->rendezvous(signals.fd())) return code;
     joined_ = link_->layout();
-    if (joined_) report_.setMachine(joined_->machine);
-    if (joined_ || link_->firstPort()) rebuild(0, link_->firstPort());
+    if (joined_) {  // a machine let into a running job starts at the job's round
+      round_ = joined_->round;
+      report_.setRound(round_, joined_->restarts);
+    }
+    if (joined_ || link_->firstPort()) rebuild(joined_ ? joined_->restarts : 0, link_->firstPort());
     for (;;) {
       startAll(round_);
       job::JobEvent decision = loop(signals.fd());
       if (decision.kind == job::JobEvent::Kind::End)
         return report_.end(decision, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
-      report_.failure(decision.failure, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
-      say(fmt::format("restarting all workers (restart {} of {})", decision.round, plan_.max_restarts));
+      if (decision.failure) {
+        report_.failure(decision.failure, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
+        say(fmt::format("restarting all workers (restart {} of {})", decision.restarts, plan_.max_restarts));
+      } else {
+        say(decision.message);  // the machines changed: which, why, the new round
+      }
       round_ = decision.round;
-      report_.setRound(round_);
-      rebuild(round_, decision.port ? decision.port : plan_.master_port);
+      report_.setRound(round_, decision.restarts);
+      joined_ = link_->layout();
+      rebuild(decision.restarts, decision.port ? decision.port : plan_.master_port);
       failed_ = consequence_ = nullptr;
       interrupt_ = interrupts_ = 0;
     }
@@ -105,12 +113,13 @@ class Supervisor {
 
   double now() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
 
-  // The plan of round `number`, whose MASTER_PORT is `port`: built from the settings and the
-  // facts with the layout settled at the join. Between rounds only: no worker runs, so no
-  // worker's spec points into the plan being replaced.
-  void rebuild(int number, int port) {
-    plan::Round round{number, port, std::nullopt, {}};
+  // The plan of round round_, after `restarts` restarts, whose MASTER_PORT is `port`: built from
+  // the settings and the facts with the round's layout as machine 0 settled it. Between rounds
+  // only: no worker runs, so no worker's spec points into the plan being replaced.
+  void rebuild(int restarts, int port) {
+    plan::Round round{round_, port, std::nullopt, {}, restarts};
     if (joined_) {
+      report_.setMachine(joined_->machine);
       round.machine = joined_->machine;
       round.layout = joined_->shares;
     }

@@ -16,7 +16,7 @@ namespace accel::launch::supervise {
 
 // What the running launcher gives every worker of a round besides its plan.
 struct RoundStart {
-  int attempt = 0;              // the restart count
+  int attempt = 0;              // the round: names its log folder (attempt_<round>)
   std::string run_dir;          // this launch's folder in --log_dir ("" for none)
   std::string launcher_socket;  // where the launcher answers questions about ranks ("" for none)
   int progress_fd = -1;         // the progress board (progress_board.h), kept across exec
