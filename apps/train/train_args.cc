@@ -43,6 +43,8 @@ Args parseArgs(int argc, char** argv) {
   option("grad_blocks", a.grad_blocks,
          "register W1's gradient as K row blocks (1 to --hidden), so it syncs while backward goes on")
       ->check(wholeNumberAtLeast(LLONG_MIN));  // the range is checked after parsing
+  option("step_pause", a.step_pause, "each step lasts at least this many seconds (a demo's or a test's pace)")
+      ->check(number());
   flag("cpu", a.cpu, "train on the CPU even when a CUDA device is visible (ACCELERATE_USE_CPU=True does too)");
   parseCommandLine(app, argc, argv);
   if (a.grad_blocks < 1 || a.grad_blocks > a.hidden) {

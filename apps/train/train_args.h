@@ -6,6 +6,7 @@
 // --grad_blocks K (W1's gradient registered as K row blocks, so it syncs while backward goes on)
 // --benchmark_no_sync (never reduce gradients: ranks diverge; the baseline that prices the sync)
 // --cpu (train on the CPU even when a CUDA device is visible; ACCELERATE_USE_CPU=True does too)
+// --step_pause S (each step lasts at least S seconds: time for a demo or a test to act between steps)
 // Parsed with CLI11 (apps/cli_parse.h): --help lists them; a bad option exits 2 with its reason.
 #pragma once
 
@@ -28,6 +29,7 @@ struct Args {
   bool benchmark_no_sync = false;
   bool cpu = false;
   double first_bucket_mb = 1, bucket_mb = 25;
+  double step_pause = 0;
 };
 
 Args parseArgs(int argc, char** argv);

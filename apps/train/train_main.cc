@@ -10,6 +10,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <thread>
 #include <random>
 
 #include <fmt/format.h>
@@ -106,7 +107,7 @@ struct Trainer {
   void restoreOrBroadcast() {
     std::optional<CheckpointPart> resumed;
     if (a.resume && !a.checkpoint_dir.empty())
-      resumed = resumeCheckpoint(acc.processGroup().backend(), a.checkpoint_dir);
+      resumed = resumeCheckpoint(acc.processGroup().backend(), a.checkpoint_dir, OtherWorld::Replicated);
     if (resumed) {
       CheckpointPart& part = *resumed;
       loadBytes(weights.masters(), blob(part, "params", a.checkpoint_dir), "parameters");
@@ -115,6 +116,11 @@ struct Trainer {
       acc.loadRngState(blob(part, "rng", a.checkpoint_dir));
       step = part.step;
       acc.print(fmt::format("resumed from step {} ({})", step, a.checkpoint_dir));
+      if (part.saved_world != acc.numProcesses()) {  // the model is DDP's: the same on every rank
+        acc.print(fmt::format("the checkpoint was saved by {} processes, this run has {}: rank r took rank r mod {}'s "
+                              "part (its random generator); the data resumes at the same global sample",
+                              part.saved_world, acc.numProcesses(), part.saved_world));
+      }
     } else {
       if (a.resume) {  // one command line for every round of a restarted job, the first included
         acc.print(a.checkpoint_dir.empty()
@@ -260,8 +266,10 @@ struct Trainer {
     const long first = step;
     float loss = 0;
     while (step < a.steps) {
+      const auto step_start = std::chrono::steady_clock::now();
       loss = trainStep();
       ++step;
+      if (a.step_pause > 0) std::this_thread::sleep_until(step_start + std::chrono::duration<double>(a.step_pause));
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       double rate = static_cast<double>((step - first) * static_cast<long>(a.batch)) / std::max(seconds, 1e-9);
       if (acc.isMainProcess())

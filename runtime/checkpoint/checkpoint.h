@@ -24,6 +24,10 @@ namespace accel {
 struct CheckpointPart {
   int64_t step = 0;
   std::map<std::string, std::vector<uint8_t>> blobs;
+  // Loaded only: the world that saved it and the rank whose part this is (resumeCheckpoint's
+  // OtherWorld rule), for state the program maps itself (a sampler's position).
+  int saved_world = 0;
+  int saved_rank = -1;
 };
 
 // Returns the directory written (DIR/step-<step>, or step-<step>.<k> when that name was taken).

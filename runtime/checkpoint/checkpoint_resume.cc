@@ -70,7 +70,7 @@ Manifest parseChosen(const std::string& dir, const Decision& d, const std::strin
   }
 }
 
-Decision decide(const std::string& dir, int world) {
+Decision decide(const std::string& dir, int world, OtherWorld other) {
   Decision d{Kind::Use, dir, "", "", "", ""};
   try {
     if (!hasCheckpoint(dir)) return {Kind::None, dir, "", "", "", ""};
@@ -80,9 +80,10 @@ Decision decide(const std::string& dir, int world) {
       throw Error(fmt::format("{} names {}, which has no manifest", dir + "/latest", where(dir, d.name)));
     d.manifest_text = readFile(path);
     const Manifest m = parseChosen(dir, d, path);
-    if (m.world != world) {
-      throw Error(fmt::format("checkpoint {} was saved by {} processes, but this run has {}", where(dir, d.name),
-                              m.world, world),
+    if (m.world != world && other == OtherWorld::Refuse) {
+      throw Error(fmt::format("checkpoint {} was saved by {} processes, but this run has {}, and this program's "
+                              "state is not the same on every rank",
+                              where(dir, d.name), m.world, world),
                   fmt::format("resume with --num_processes {}", m.world));
     }
   } catch (const Error& e) {
@@ -92,8 +93,9 @@ Decision decide(const std::string& dir, int world) {
 }
 
 // This rank's part of rank 0's choice, checked against rank 0's manifest: "" when it loads.
-std::string examine(const std::string& dir, const Decision& d, const Manifest& m, int rank, CheckpointPart& part) {
+std::string examine(const std::string& dir, const Decision& d, const Manifest& m, int own_rank, CheckpointPart& part) {
   const std::string at = where(dir, d.name);
+  const int rank = own_rank % m.world;  // another world: replicated state (decide() refused the rest)
   if (!fileExists(at + "/manifest") && !fileExists(at + "/" + partName(rank))) {
     return fmt::format("{} does not exist here ({})", at, latestHere(dir));
   }
@@ -112,6 +114,8 @@ std::string examine(const std::string& dir, const Decision& d, const Manifest& m
         data.size(), crc, entry->second.size, entry->second.crc);
   }
   part = decodePart(data, path);
+  part.saved_world = m.world;
+  part.saved_rank = rank;
   if (part.step != m.step)
     return fmt::format("checkpoint part {} is from step {}, the manifest says {}", path, part.step, m.step);
   return "";
@@ -131,10 +135,10 @@ void agreeOrThrow(Backend& group, const std::string& finding, const std::string&
 
 }  // namespace
 
-std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string& dir) {
+std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string& dir, OtherWorld other) {
   claimCheckpointDirectory(group, dir);
   const Decision d =
-      Decision::decode(broadcastText(group, group.rank() == 0 ? decide(dir, group.size()).encode() : ""));
+      Decision::decode(broadcastText(group, group.rank() == 0 ? decide(dir, group.size(), other).encode() : ""));
   if (d.kind == Kind::Error) throw Error(d.message, d.hint);
   if (d.kind == Kind::None) {
     const std::string finding =
@@ -158,8 +162,8 @@ std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string
   return part;
 }
 
-CheckpointPart loadCheckpoint(Backend& group, const std::string& dir) {
-  auto part = resumeCheckpoint(group, dir);
+CheckpointPart loadCheckpoint(Backend& group, const std::string& dir, OtherWorld other) {
+  auto part = resumeCheckpoint(group, dir, other);
   if (!part) throw Error("no checkpoint in " + dir, "save one first, or start without --resume");
   return std::move(*part);
 }

@@ -20,8 +20,16 @@ namespace accel {
 // each such rank, its host and what it found, so no rank resumes from another step than the
 // others. Nullopt, on every rank, when rank 0 has no checkpoint and no other rank has one
 // either (a rank that has one while rank 0 has none is an error too). Takes DIR's lock.
-std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string& dir);
+//
+// A checkpoint saved by another number of processes (machines came or went): refused, naming
+// both, unless the program says its state is replicated, as DDP's model and optimizer are on
+// every rank. Then rank r of M loads the part of rank r mod N of the N that saved it, and the
+// part says which (saved_world, saved_rank): per-rank state (random generators) comes from that
+// rank; the program maps what is positional itself (a sampler resumes at the same global sample).
+enum class OtherWorld { Refuse, Replicated };
+std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string& dir,
+                                               OtherWorld other = OtherWorld::Refuse);
 // resumeCheckpoint(), where no checkpoint is an Error.
-CheckpointPart loadCheckpoint(Backend& group, const std::string& dir);
+CheckpointPart loadCheckpoint(Backend& group, const std::string& dir, OtherWorld other = OtherWorld::Refuse);
 
 }  // namespace accel

@@ -11,6 +11,7 @@
 #                         unreachable_main, restart, dry_run, and DeepSpeed's --no_ssh form
 #                         (deepspeed_no_ssh) (tests/cluster/cluster_cases.sh);
 #                         Kubernetes pods and uneven layouts (tests/cluster/pod_cases.sh);
+#                         machines that come and go (tests/cluster/elastic_cases.sh);
 #                         hostfiles over ssh (tests/cluster/ssh_cases.sh); `accel test` across
 #                         hosts and every rank's stack (tests/cluster/diagnosis_cases.sh)
 # After every case no process may be left in any host.
@@ -264,6 +265,8 @@ case_ddp() {
 source "$here/cluster_cases.sh"   # failure_propagation, vanished_machine, unreachable_main, restart, resume_disagree, dry_run, deepspeed_no_ssh
 # shellcheck source=SCRIPTDIR/pod_cases.sh
 source "$here/pod_cases.sh"       # trainer_v2, pytorchjob, pytorchjob_elastic, uneven
+# shellcheck source=SCRIPTDIR/elastic_cases.sh
+source "$here/elastic_cases.sh"   # elastic_loss, elastic_spare, elastic_pods
 # shellcheck source=SCRIPTDIR/ssh_hosts.sh
 source "$here/ssh_hosts.sh"
 # shellcheck source=SCRIPTDIR/ssh_cases.sh
@@ -328,6 +331,9 @@ main() {
   run_case pytorchjob case_pytorchjob
   run_case pytorchjob_elastic case_pytorchjob_elastic
   run_case uneven case_uneven
+  run_case elastic_loss case_elastic_loss
+  run_case elastic_spare case_elastic_spare
+  run_case elastic_pods case_elastic_pods
   run_case ssh_hostfile ssh_case case_ssh_hostfile
   run_case ssh_filters ssh_case case_ssh_filters
   run_case ssh_interrupt ssh_case case_ssh_interrupt

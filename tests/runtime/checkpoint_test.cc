@@ -54,6 +54,30 @@ TEST_CASE("checkpoint: every rank gets its own part back", "[checkpoint]") {
   CHECK(hasCheckpoint(dir.path()));
 }
 
+TEST_CASE("checkpoint: replicated state loads under another world size, rank r from rank r mod N", "[checkpoint]") {
+  TempDir dir;
+  accel::test::onGlooRanks(2, [&](int rank, Backend& g) { saveCheckpoint(g, dir.path(), rankPart(rank, 4)); });
+  std::mutex m;
+  std::vector<int> from(3, -1), worlds(3, 0);
+  std::vector<bool> same(3, false);
+  auto errors = accel::test::onGlooRanks(3, [&](int rank, Backend& g) {
+    CheckpointPart back = loadCheckpoint(g, dir.path(), OtherWorld::Replicated);
+    std::lock_guard<std::mutex> lock(m);
+    from[static_cast<size_t>(rank)] = back.saved_rank;
+    worlds[static_cast<size_t>(rank)] = back.saved_world;
+    same[static_cast<size_t>(rank)] = back.step == 4 && back.blobs == rankPart(rank % 2, 4).blobs;
+  });
+  CHECK(errors == std::vector<std::string>(3));
+  CHECK(from == std::vector<int>{0, 1, 0});
+  CHECK(worlds == std::vector<int>{2, 2, 2});
+  CHECK(same == std::vector<bool>{true, true, true});
+  std::vector<int> shrunk(1, -1);  // fewer ranks: each still reads its own rank's part
+  CHECK(accel::test::onGlooRanks(1, [&](int, Backend& g) {
+          shrunk[0] = loadCheckpoint(g, dir.path(), OtherWorld::Replicated).saved_rank;
+        }) == std::vector<std::string>(1));
+  CHECK(shrunk[0] == 0);
+}
+
 TEST_CASE("checkpoint: another world size, a corrupt part, a missing part are refused", "[checkpoint]") {
   TempDir dir;
   accel::test::onGlooRanks(2, [&](int rank, Backend& g) { saveCheckpoint(g, dir.path(), rankPart(rank, 3)); });
