@@ -10,8 +10,8 @@
 #include <memory>
 #include <numeric>
 #include <optional>
-#include <thread>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -117,9 +117,10 @@ struct Trainer {
       step = part.step;
       acc.print(fmt::format("resumed from step {} ({})", step, a.checkpoint_dir));
       if (part.saved_world != acc.numProcesses()) {  // the model is DDP's: the same on every rank
-        acc.print(fmt::format("the checkpoint was saved by {} processes, this run has {}: rank r took rank r mod {}'s "
-                              "part (its random generator); the data resumes at the same global sample",
-                              part.saved_world, acc.numProcesses(), part.saved_world));
+        acc.print(
+            fmt::format("the checkpoint was saved by {} processes, this run has {}: rank r took rank r mod {}'s "
+                        "part (its random generator); the data resumes at the same global sample",
+                        part.saved_world, acc.numProcesses(), part.saved_world));
       }
     } else {
       if (a.resume) {  // one command line for every round of a restarted job, the first included

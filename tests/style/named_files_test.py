@@ -17,7 +17,7 @@ EXTERNAL = {
     # Files of other projects, or of the user's machine, that our comments and READMEs discuss.
     "default_config.yaml", "config.yaml", "nccl.h", "cuda_runtime_api.h", "cuda_runtime.h", "allreduce.h",
     "ProcessGroupWrapper.hpp", "setup.py", "train.py", "hostfile.txt", "requirements.txt", "pyproject.toml",
-    "ds_config.json", "launch.py", "run.py", "api.py", "cluster.py", "config_args.py", "commands/launch.py",
+    "ds_config.json", "dynamic_rendezvous.py", "launch.py", "run.py", "api.py", "cluster.py", "config_args.py", "commands/launch.py",
     "nvml.h", "state.py", "resolver.py", "worker.py", "report.md", "fuzz.json", "fuzz.yaml",
     "my.yaml", "old.yaml", "out.yaml", "cfg.yaml", "my_config.yaml", "single_accelerator.yaml",
     "test_script.py", "test_sync.py", "test_ops.py", "test_distributed_data_loop.py", "test_ddp_comm_hook.py",

@@ -45,11 +45,12 @@ TEST_CASE("job messages: every kind encodes to a line that decodes to the same",
   CHECK(failed.failure.host == "gpu07");
   CHECK(failed.failure.tail == std::vector<std::string>{"disk full"});
   CHECK(failed.replaces);
-  const auto join = std::get<job::Join>(roundTrip(job::Join{job::kProtocolVersion, 2, "h", 9, 3, 1, 6, "tok", 2, "default"}));
+  const auto join =
+      std::get<job::Join>(roundTrip(job::Join{job::kProtocolVersion, 2, "h", 9, 3, 1, 6, "tok", 2, "default"}));
   CHECK(join.world == 6);
   CHECK(join.min_machines == 1);
-  const job::Restart restart{4, 29511, std::nullopt, 1, "machine 2 (h2, 10.0.0.3) was lost", 1,
-                             {{2, "default"}, {2, "default"}}};
+  const job::Restart restart{
+      4, 29511, std::nullopt, 1, "machine 2 (h2, 10.0.0.3) was lost", 1, {{2, "default"}, {2, "default"}}};
   const auto back = std::get<job::Restart>(roundTrip(restart));
   CHECK(back.restarts == 1);
   CHECK(back.why == restart.why);

@@ -52,8 +52,7 @@ TEST_CASE("line connection: complete lines are delivered, a partial one waits fo
   CHECK_FALSE(c.closed());
 }
 
-TEST_CASE("line connection: a peer's last lines are read after this side's write to it failed",
-          "[unit][job]") {
+TEST_CASE("line connection: a peer's last lines are read after this side's write to it failed", "[unit][job]") {
   Pair pair;
   LineConnection c(pair.mine);
   pair.say("verdict 1\nverdict 2\n");

@@ -330,7 +330,8 @@ TEST_CASE("kubernetes: each operator's pod variables make the pod's machine of o
   ranked["PET_NODE_RANK"] = "1";
   const Planned r = launched({"--cpu"}, ranked, image_config);
   CHECK(r.plan.machine_rank == -1);
-  CHECK_THAT(accel::join(r.plan.notes, "\n") + accel::join(r.settings.notes, "\n"), Catch::Contains("PET_NODE_RANK 1 ignored"));
+  CHECK_THAT(accel::join(r.plan.notes, "\n") + accel::join(r.settings.notes, "\n"),
+             Catch::Contains("PET_NODE_RANK 1 ignored"));
 }
 
 TEST_CASE("layouts: machines of 1, 2 and 3 workers get contiguous ranks and torchrun's variables",

@@ -31,7 +31,9 @@ HubDoor::Note stderrNote() {
 }  // namespace
 
 JobHub::JobHub(const plan::LaunchPlan& plan, HubDoor::Limits limits, HubDoor::Note note)
-    : plan_(plan), say_(note ? note : stderrNote()), absence_(plan.heartbeat_timeout, "machine 0"),
+    : plan_(plan),
+      say_(note ? note : stderrNote()),
+      absence_(plan.heartbeat_timeout, "machine 0"),
       hang_(plan.hang_timeout) {
   std::string error;
   int error_number = 0;
@@ -216,7 +218,8 @@ void JobHub::onLost(int machine, Member& m, const std::string& why) {
   m.lost = true;
   if (plan_.dynamic && started_) {  // the next round is formed without it
     gatherings_.lost(machine);
-    if (regroup_.empty()) regroup_ = fmt::format("machine {} ({}, {}) was lost: {}", machine, m.who.host, m.who.address, why);
+    if (regroup_.empty())
+      regroup_ = fmt::format("machine {} ({}, {}) was lost: {}", machine, m.who.host, m.who.address, why);
     stopAll(regroup_);
     return decideIfEnded();
   }

@@ -109,8 +109,8 @@ class JobHub final : public JobLink {
   std::map<int, Member> members_;  // machine rank 1.. -> its launcher, in this round
   std::vector<Member> waiting_;    // dynamic: joined, not in this round (newcomers, spares), oldest first
   int round_ = 0;
-  int restarts_ = 0;                // failures restarted (TORCHELASTIC_RESTART_COUNT)
-  std::string regroup_;             // dynamic: why this round ends for a change of machines, "" when it does not
+  int restarts_ = 0;     // failures restarted (TORCHELASTIC_RESTART_COUNT)
+  std::string regroup_;  // dynamic: why this round ends for a change of machines, "" when it does not
   std::optional<std::chrono::steady_clock::time_point> enough_since_;  // MIN are here: the last call runs
   std::optional<std::chrono::steady_clock::time_point> short_since_;   // between rounds, fewer than MIN
   HubDoor::Note say_;

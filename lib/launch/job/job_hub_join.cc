@@ -87,11 +87,11 @@ std::string JobHub::tooFewMachines() const {
   std::vector<std::string> here = {fmt::format("machine 0 on {}", plan_.host)};
   for (const auto& [k, m] : members_) here.push_back(fmt::format("{} ({})", m.who.host, m.who.address));
   for (const auto& m : waiting_) here.push_back(fmt::format("{} ({})", m.who.host, m.who.address));
-  return fmt::format("only {} machine{} of at least {} (--nnodes {}:{}) joined within {:g} s ({}); check that `accel "
-                     "launch` runs on the others with --rdzv_endpoint {}:{}",
-                     here.size(), here.size() > 1 ? "s" : "", plan_.min_machines, plan_.min_machines,
-                     plan_.max_machines, plan_.join_timeout, join(here, ", "), plan_.master_addr,
-                     plan_.main_process_port);
+  return fmt::format(
+      "only {} machine{} of at least {} (--nnodes {}:{}) joined within {:g} s ({}); check that `accel "
+      "launch` runs on the others with --rdzv_endpoint {}:{}",
+      here.size(), here.size() > 1 ? "s" : "", plan_.min_machines, plan_.min_machines, plan_.max_machines,
+      plan_.join_timeout, join(here, ", "), plan_.master_addr, plan_.main_process_port);
 }
 
 void JobHub::admit(HubDoor::Entrant e) {
@@ -116,7 +116,8 @@ void JobHub::admit(HubDoor::Entrant e) {
 void JobHub::admitDynamic(HubDoor::Entrant e, const std::string& address) {
   job::Join shape = e.join;
   shape.machine = 1;  // its rank is machine 0's to give: only the job's shape is checked
-  if (auto refusal = refuseJoin(plan_, shape, address, [](int) { return nullptr; }, false)) {
+  if (auto refusal = refuseJoin(
+          plan_, shape, address, [](int) { return nullptr; }, false)) {
     e.conn->send(job::encode(job::Refuse{job::kProtocolVersion, refusal->problem, refusal->hint}));
     e.conn->service(POLLOUT);
     if (!started_) failJoin(refusal->problem, refusal->hint, 2);  // the command lines disagree

@@ -16,7 +16,8 @@ namespace accel::launch::job {
 using Clock = std::chrono::steady_clock;
 
 int JobHub::survivors() const {
-  return static_cast<int>(std::count_if(members_.begin(), members_.end(), [](const auto& m) { return !m.second.lost; }));
+  return static_cast<int>(
+      std::count_if(members_.begin(), members_.end(), [](const auto& m) { return !m.second.lost; }));
 }
 
 // The first round: MAX machines, or MIN once the last call passed since the MIN-th joined.
@@ -46,9 +47,9 @@ void JobHub::formRound(const std::string& why, const std::optional<WorkerFailure
   const bool first = !started_;
   const int port = first ? plan_.master_port : net::probePort(0);
   if (port < 0) {
-    JobEvent e = JobEvent::end(1, fmt::format("machine 0 ({}) found no free TCP port for round {}'s store", plan_.host,
-                                              round_ + 1),
-                               "free some ports on machine 0 (see `ss -tan`), then launch again");
+    JobEvent e = JobEvent::end(
+        1, fmt::format("machine 0 ({}) found no free TCP port for round {}'s store", plan_.host, round_ + 1),
+        "free some ports on machine 0 (see `ss -tan`), then launch again");
     e.failure = failure;
     broadcast(job::End{e.exit_code, 0, e.message, e.hint, e.failure});
     finished_ = true;
@@ -106,9 +107,10 @@ void JobHub::admitLater(HubDoor::Entrant e, const std::string& address) {
     regroup_ = fmt::format("{} ({}) joined", w.host, w.address);
     return stopAll(regroup_ + ": ending round " + std::to_string(round_) + " to form one with it");
   }
-  say_(fmt::format("{} ({}) joined as a spare: round {} has the most machines ({}); it takes the place of a machine "
-                   "that is lost",
-                   w.host, w.address, round_, plan_.max_machines));
+  say_(
+      fmt::format("{} ({}) joined as a spare: round {} has the most machines ({}); it takes the place of a machine "
+                  "that is lost",
+                  w.host, w.address, round_, plan_.max_machines));
 }
 
 // The waiting launchers: heard (heartbeats both ways), and let go when they leave.
@@ -148,10 +150,11 @@ bool JobHub::decideMembership(bool all_ok) {
   }
   if (!short_since_) {
     short_since_ = Clock::now();
-    say_(fmt::format("{}: {} machine{} left, fewer than the job's {} (--nnodes {}:{}); waiting up to {:g} s "
-                     "(join_timeout) for machines",
-                     regroup_, 1 + survivors(), survivors() ? "s" : "", plan_.min_machines,
-                     plan_.min_machines, plan_.max_machines, plan_.join_timeout));
+    say_(
+        fmt::format("{}: {} machine{} left, fewer than the job's {} (--nnodes {}:{}); waiting up to {:g} s "
+                    "(join_timeout) for machines",
+                    regroup_, 1 + survivors(), survivors() ? "s" : "", plan_.min_machines, plan_.min_machines,
+                    plan_.max_machines, plan_.join_timeout));
   }
   return true;
 }

@@ -156,8 +156,8 @@ class JobMember final : public JobLink {
   int join(int signal_fd, Clock::time_point deadline) {
     if (int signal = connect(signal_fd, deadline)) return signal;
     send(job::Join{job::kProtocolVersion, plan_.machine_rank, plan_.host, ::getpid(), plan_.max_machines,
-                   plan_.min_machines, plan_.world_at_join ? 0 : plan_.world_size, plan_.token, static_cast<int>(plan_.workers.size()),
-                   plan_.role});
+                   plan_.min_machines, plan_.world_at_join ? 0 : plan_.world_size, plan_.token,
+                   static_cast<int>(plan_.workers.size()), plan_.role});
     return 0;
   }
 
@@ -217,8 +217,9 @@ class JobMember final : public JobLink {
   bool validRound(int machine, const std::vector<plan::MachineShare>& layout, const char* what) {
     const int machines = static_cast<int>(layout.size());
     const bool sized = plan_.dynamic ? machines >= 1 && machines <= plan_.max_machines : machines == plan_.max_machines;
-    const bool ok = (plan_.dynamic || plan_.machine_rank < 0 || machine == plan_.machine_rank) && machine > 0 && machine < machines &&
-                    sized && layout[static_cast<size_t>(machine)].procs == static_cast<int>(plan_.workers.size());
+    const bool ok = (plan_.dynamic || plan_.machine_rank < 0 || machine == plan_.machine_rank) && machine > 0 &&
+                    machine < machines && sized &&
+                    layout[static_cast<size_t>(machine)].procs == static_cast<int>(plan_.workers.size());
     if (!ok)
       lost(fmt::format("its {} gave machine {} of a layout of {} machines, which does not fit this launcher", what,
                        machine, layout.size()));

@@ -60,11 +60,17 @@ json failureJson(const WorkerFailure& f) {
 json optionalFailure(const std::optional<WorkerFailure>& f) { return f ? failureJson(*f) : json(); }
 
 json toJson(const Join& m) {
-  return {{"t", "join"},          {"v", m.version},
-          {"machine", m.machine}, {"host", clamp(m.host, kMaxText)},
-          {"pid", m.pid},         {"machines", m.machines}, {"min_machines", m.min_machines},
-          {"world", m.world},     {"token", clamp(m.token, kMaxText)},
-          {"procs", m.procs},     {"role", clamp(m.role, kMaxRoleText)}};
+  return {{"t", "join"},
+          {"v", m.version},
+          {"machine", m.machine},
+          {"host", clamp(m.host, kMaxText)},
+          {"pid", m.pid},
+          {"machines", m.machines},
+          {"min_machines", m.min_machines},
+          {"world", m.world},
+          {"token", clamp(m.token, kMaxText)},
+          {"procs", m.procs},
+          {"role", clamp(m.role, kMaxRoleText)}};
 }
 // The layout as runs of alike machines, "COUNT PROCS ROLE" (the role last: it may hold spaces).
 json runsOf(const std::vector<plan::MachineShare>& layout) {
@@ -78,8 +84,9 @@ json runsOf(const std::vector<plan::MachineShare>& layout) {
   return runs;
 }
 json toJson(const Start& m) {
-  return {{"t", "start"},         {"v", m.version},           {"port", m.port},        {"machine", m.machine},
-          {"runs", runsOf(m.layout)}, {"round", m.round}, {"restarts", m.restarts}};
+  return {{"t", "start"},          {"v", m.version},           {"port", m.port},
+          {"machine", m.machine},  {"runs", runsOf(m.layout)}, {"round", m.round},
+          {"restarts", m.restarts}};
 }
 json toJson(const Refuse& m) {
   return {
@@ -87,14 +94,10 @@ json toJson(const Refuse& m) {
 }
 json toJson(const Stop& m) { return {{"t", "stop"}, {"round", m.round}, {"why", clamp(m.why, kMaxText)}}; }
 json toJson(const Restart& m) {
-  return {{"t", "restart"},
-          {"round", m.round},
-          {"port", m.port},
-          {"failure", optionalFailure(m.failure)},
-          {"restarts", m.restarts},
-          {"why", clamp(m.why, kMaxText)},
-          {"machine", m.machine},
-          {"runs", runsOf(m.layout)}};
+  return {{"t", "restart"},         {"round", m.round},
+          {"port", m.port},         {"failure", optionalFailure(m.failure)},
+          {"restarts", m.restarts}, {"why", clamp(m.why, kMaxText)},
+          {"machine", m.machine},   {"runs", runsOf(m.layout)}};
 }
 json toJson(const End& m) {
   return {{"t", "end"},
@@ -211,17 +214,17 @@ Message read(Fields& f, const std::string& t) {
     return m;
   }
   if (t == "start")
-    return Start{version(f),
-                 f.small("port", 1, 65535),
-                 f.small("machine", 0, kMaxMachines),
-                 readRuns(f),
-                 f.small("round", 0, kMaxRound),
-                 f.small("restarts", 0, kMaxRound)};
+    return Start{version(f),  f.small("port", 1, 65535),      f.small("machine", 0, kMaxMachines),
+                 readRuns(f), f.small("round", 0, kMaxRound), f.small("restarts", 0, kMaxRound)};
   if (t == "refuse") return Refuse{version(f), f.text("message"), f.text("hint")};
   if (t == "stop") return Stop{f.small("round", 0, kMaxRound), f.text("why")};
   if (t == "restart") {
-    return Restart{f.small("round", 1, kMaxRound), f.small("port", 0, 65535), readOptionalFailure(f),
-                   f.small("restarts", 0, kMaxRound),  f.text("why"),          f.small("machine", 0, kMaxMachines),
+    return Restart{f.small("round", 1, kMaxRound),
+                   f.small("port", 0, 65535),
+                   readOptionalFailure(f),
+                   f.small("restarts", 0, kMaxRound),
+                   f.text("why"),
+                   f.small("machine", 0, kMaxMachines),
                    readRuns(f)};
   }
   if (t == "end")

@@ -20,11 +20,11 @@ std::optional<JoinRefusal> refuseJoin(const plan::LaunchPlan& plan, const job::J
   auto machines = [](int min, int max) { return min == max ? std::to_string(max) : fmt::format("{}:{}", min, max); };
   if (join.machines != plan.max_machines || join.min_machines != plan.min_machines ||
       (join.world && world && join.world != world)) {
-    return JoinRefusal{fmt::format("{} has --num_machines {} and --num_processes {}, machine 0 ({}) has {} and {}", who,
-                                   machines(join.min_machines, join.machines),
-                                   join.world ? std::to_string(join.world) : "unset", plan.host,
-                                   machines(plan.min_machines, plan.max_machines), world ? std::to_string(world) : "unset"),
-                       same_command};
+    return JoinRefusal{
+        fmt::format("{} has --num_machines {} and --num_processes {}, machine 0 ({}) has {} and {}", who,
+                    machines(join.min_machines, join.machines), join.world ? std::to_string(join.world) : "unset",
+                    plan.host, machines(plan.min_machines, plan.max_machines), world ? std::to_string(world) : "unset"),
+        same_command};
   }
   if (started) return JoinRefusal{fmt::format("{} tried to join after the job started", who), same_command};
   if (k < 0) {

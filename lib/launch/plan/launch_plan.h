@@ -58,7 +58,7 @@ struct LaunchPlan {
   int min_machines = 1;  // MIN of --nnodes MIN:MAX (num_machines when static)
   int max_machines = 1;  // MAX: a round never has more; the machines beyond it are spares
   int machine_rank = 0;  // -1: given out by machine 0 at the join (a c10d endpoint's join order)
-  // Machine 0 gives out the machine ranks in every round (settings.h's Placement::dynamic): a
+  // Machine 0 gives out the machine ranks in every round (launch_settings.h's Placement::dynamic): a
   // lost machine, one that joins or a spare changes the next round's layout instead of ending.
   bool dynamic = false;
   int restarts = 0;  // TORCHELASTIC_RESTART_COUNT: the failures restarted so far, not the rounds
@@ -79,7 +79,7 @@ struct LaunchPlan {
   double heartbeat_timeout = defaults::kHeartbeatTimeoutSeconds;
   double join_timeout = defaults::kJoinTimeoutSeconds;
   double last_call_timeout = 30;  // dynamic: after MIN joined, how long the first round waits for more
-  double hang_timeout = 0;  // 0: off
+  double hang_timeout = 0;        // 0: off
   double stacks_timeout = defaults::kStacksTimeoutSeconds;
 
   // ---- this machine ----

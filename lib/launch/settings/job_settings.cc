@@ -58,17 +58,19 @@ void readRdzvConf(JobChannel& c, const LaunchOptions& o, std::vector<std::string
   const RdzvConf conf = parseRdzvConf(*o.rdzv_conf, origin.text());
   if (conf.join_timeout) c.join_timeout = {*conf.join_timeout, origin};
   if (conf.last_call_timeout) c.last_call_timeout = {*conf.last_call_timeout, origin};
-  if ((conf.keep_alive_interval || conf.keep_alive_max_attempt) && c.heartbeat_timeout.origin.source == Source::Default) {
+  if ((conf.keep_alive_interval || conf.keep_alive_max_attempt) &&
+      c.heartbeat_timeout.origin.source == Source::Default) {
     const long long seconds = conf.keep_alive_interval.value_or(kTorchrunKeepAliveInterval) *
                               conf.keep_alive_max_attempt.value_or(kTorchrunKeepAliveAttempts);
     c.heartbeat_timeout = {static_cast<double>(seconds),
                            derivedFrom(fmt::format("{} keep_alive_interval × keep_alive_max_attempt", origin.text()))};
   }
   for (const auto& key : conf.unused) {
-    notes.push_back(fmt::format("{} {} ignored: accel's launchers keep their own channel (--heartbeat_timeout, "
-                                "--join_timeout); it reads join_timeout, last_call_timeout, keep_alive_interval, "
-                                "keep_alive_max_attempt and is_host",
-                                origin.text(), key));
+    notes.push_back(
+        fmt::format("{} {} ignored: accel's launchers keep their own channel (--heartbeat_timeout, "
+                    "--join_timeout); it reads join_timeout, last_call_timeout, keep_alive_interval, "
+                    "keep_alive_max_attempt and is_host",
+                    origin.text(), key));
   }
 }
 

@@ -86,7 +86,8 @@ void joinOrder(Placement& p, const Levels& l, const facts::Facts& f, std::vector
 // --nnodes MIN:MAX: machines come and go only where machine 0 gives out the ranks.
 void resolveMembership(Placement& p, const Levels& l) {
   p.min_machines = p.num_machines;
-  if (const auto& min = l.torchrun.min_machines; min && p.num_machines.origin == l.torchrun.keys.at("num_machines").origin) {
+  if (const auto& min = l.torchrun.min_machines;
+      min && p.num_machines.origin == l.torchrun.keys.at("num_machines").origin) {
     p.min_machines = {min->value.get<long long>(), min->origin};
   }
   if (p.min_machines.value < p.num_machines.value && !l.torchrun.endpoint_host) {

@@ -16,7 +16,7 @@ struct RdzvConf {
   std::optional<double> join_timeout;       // how long machines wait for the job's MIN machines
   std::optional<double> last_call_timeout;  // after MIN joined, how long a round waits for more
   std::optional<long long> keep_alive_interval, keep_alive_max_attempt;  // their product: a lost machine
-  std::optional<bool> is_host;  // the c10d backend's: this machine hosts the rendezvous (machine 0)
+  std::optional<bool> is_host;      // the c10d backend's: this machine hosts the rendezvous (machine 0)
   std::vector<std::string> unused;  // keys accepted and not read, in order, for the notes
 };
 

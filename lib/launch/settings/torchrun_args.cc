@@ -179,10 +179,11 @@ TorchrunPlacement torchrunPlacement(const LaunchOptions& o) {
     range = machinesOf(*o.nnodes, origin("nnodes").text());
     put("num_machines", range.second, "nnodes");
     if (backend == "static" && range.first < range.second) {
-      p.notes.push_back(fmt::format("{} {} with the static rendezvous: the job waits for {} machines, as torchrun's "
-                                    "static rendezvous does; --rdzv_backend c10d --rdzv_endpoint HOST:PORT lets "
-                                    "machines come and go",
-                                    origin("nnodes").text(), *o.nnodes, range.second));
+      p.notes.push_back(
+          fmt::format("{} {} with the static rendezvous: the job waits for {} machines, as torchrun's "
+                      "static rendezvous does; --rdzv_backend c10d --rdzv_endpoint HOST:PORT lets "
+                      "machines come and go",
+                      origin("nnodes").text(), *o.nnodes, range.second));
       range.first = range.second;
     }
     p.min_machines = Sourced{range.first, origin("nnodes"), !o.origins.count("nnodes")};
@@ -190,10 +191,10 @@ TorchrunPlacement torchrunPlacement(const LaunchOptions& o) {
   const bool elastic = range.first < range.second;
   if (o.node_rank && !(elastic && o.rdzv_endpoint)) put("machine_rank", *o.node_rank, "node_rank");
   if (o.node_rank && elastic && o.rdzv_endpoint) {
-    p.notes.push_back(fmt::format("{} {} ignored: with --rdzv_backend {} and {} {}, machine 0 gives out the machine "
-                                  "ranks in each round (torchrun ignores it too)",
-                                  origin("node_rank").text(), *o.node_rank, backend, origin("nnodes").text(),
-                                  *o.nnodes));
+    p.notes.push_back(
+        fmt::format("{} {} ignored: with --rdzv_backend {} and {} {}, machine 0 gives out the machine "
+                    "ranks in each round (torchrun ignores it too)",
+                    origin("node_rank").text(), *o.node_rank, backend, origin("nnodes").text(), *o.nnodes));
   }
   if (o.rdzv_conf) p.is_host = parseRdzvConf(*o.rdzv_conf, origin("rdzv_conf").text()).is_host;
   if (o.master_addr) put("main_process_ip", *o.master_addr, "master_addr");

@@ -57,7 +57,7 @@ class LaunchReport {
   int machine_;
   bool several_machines_, one_console_, rounds_;
   int round_ = 0;
-  int restarts_ = 0;  // failures restarted; the other rounds were changes of machines
+  int restarts_ = 0;                         // failures restarted; the other rounds were changes of machines
   mutable std::vector<std::string> stacks_;  // shown once
 };
 

@@ -20,8 +20,7 @@ std::string startWorkers(std::vector<WorkerProcess>& workers, const plan::Launch
       // mpirun runs every rank as one process here: no single file nor board slot to give it.
       const bool one_rank = w.spec->label.empty();
       w.error_file = one_rank ? error_files.pathFor(round.attempt, w.spec->local_rank) : "";
-      const plan::SpawnContext context{w.error_file, round.launcher_socket,
-                                       one_rank ? round.progress_fd : -1};
+      const plan::SpawnContext context{w.error_file, round.launcher_socket, one_rank ? round.progress_fd : -1};
       spawnWorker(w, plan::workerEnvironment(plan, *w.spec, context), plan.unset, io);
     }
   } catch (...) {
