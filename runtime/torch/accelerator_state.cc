@@ -151,7 +151,8 @@ std::string TorchAccelerator::saveState(const std::string& dir, int64_t step) {
 }
 
 std::optional<int64_t> TorchAccelerator::loadState(const std::string& dir) {
-  std::optional<CheckpointPart> part = resumeCheckpoint(base_.processGroup().backend(), dir);
+  // The models and optimizers are DDP's, the same on every rank: another world size loads too.
+  std::optional<CheckpointPart> part = resumeCheckpoint(base_.processGroup().backend(), dir, OtherWorld::Replicated);
   if (!part) return std::nullopt;
   for (size_t i = 0; i < models_.size(); ++i) {
     fromArchive(blob(*part, "model." + std::to_string(i)),
@@ -164,7 +165,9 @@ std::optional<int64_t> TorchAccelerator::loadState(const std::string& dir) {
     const std::string name = "scheduler." + std::to_string(i);
     detail::SchedulerSteps::of(*schedulers_[i]) = static_cast<unsigned>(u64From(blob(*part, name), name));
   }
-  for (size_t i = 0; i < loaders_.size(); ++i) loaders_[i]->loadState(blob(*part, "loader." + std::to_string(i)));
+  for (size_t i = 0; i < loaders_.size(); ++i) {
+    loaders_[i]->loadState(blob(*part, "loader." + std::to_string(i)), part->saved_world);
+  }
   scaler_.loadState(blob(*part, "scaler"));
   fromArchive(blob(*part, "rng.torch"), [](auto& a) {
     at::Tensor state;

@@ -50,12 +50,15 @@ std::vector<uint8_t> TensorLoader::state() const {
   return out;
 }
 
-void TensorLoader::loadState(const std::vector<uint8_t>& state) {
+void TensorLoader::loadState(const std::vector<uint8_t>& state, int saved_world) {
   int64_t fields[2];
   if (state.size() != sizeof(fields)) {
     throw Error(fmt::format("data loader state: {} bytes, expected {}", state.size(), sizeof(fields)));
   }
   std::memcpy(fields, state.data(), sizeof(fields));
+  if (saved_world > 0 && saved_world != sampler_.world() && fields[1] > 0) {
+    fields[1] = fields[1] * saved_world / sampler_.world();  // the same global sample
+  }
   setEpoch(fields[0]);
   if (fields[1] < 0 || static_cast<size_t>(fields[1]) > order_.size()) {
     throw Error(fmt::format("data loader state: position {} outside the epoch's {} samples", fields[1], order_.size()));

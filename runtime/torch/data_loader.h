@@ -36,8 +36,11 @@ class TensorLoader {
   size_t position() const { return position_; }
   const DistributedSampler& sampler() const { return sampler_; }
   // Epoch and position, for checkpoints; loadState resumes at the batch after the saved one.
+  // A state saved by `saved_world` ranks (0: this loader's world) resumes at the same global
+  // sample: a position of p there is p × saved_world / world here (rounded down: the samples of
+  // a partial step are seen again).
   std::vector<uint8_t> state() const;
-  void loadState(const std::vector<uint8_t>& state);  // Error on bytes that are not a state
+  void loadState(const std::vector<uint8_t>& state, int saved_world = 0);  // Error on bytes that are not a state
 
  private:
   at::Tensor inputs_, targets_;

@@ -152,7 +152,10 @@ class TorchAccelerator {
 
   // Accelerate's save_state / load_state: models, optimizers, schedulers, loss scaler, RNG
   // states and loader positions, through runtime/checkpoint (agreement, lock, atomic commit).
-  // `step`: the caller's step count, returned by loadState. Collective.
+  // `step`: the caller's step count, returned by loadState. Collective. A checkpoint of another
+  // world size (machines came or went) loads: the models and optimizers are the same on every
+  // rank, rank r takes rank r mod N's random states, each loader resumes at the same global
+  // sample (checkpoint_resume.h, data_loader.h).
   std::string saveState(const std::string& dir, int64_t step);
   std::optional<int64_t> loadState(const std::string& dir);  // nullopt: no checkpoint there
 

@@ -119,5 +119,16 @@ def check_reload():
     print("ok: torch::load into a wrapped model (new gradient accumulators): its gradients are still reduced")
 
 
-for check in (check_reload, check_sampler, check_clip, check_steplr, check_gather, check_unused, check_refusals, check_overlap):
+def check_loader_resume():
+    # (world, saved world, saved position) -> (position, the next sample's global list position)
+    cases = {(4, 2, 8): (4, 16), (2, 4, 3): (6, 12), (2, 3, 5): (7, 14), (3, 3, 5): (5, 15)}
+    for (world, saved, at), want in cases.items():
+        run = subprocess.run([WORKER, "loader_resume", "48", str(world), str(saved), str(at)], capture_output=True,
+                             text=True, check=True)
+        got = tuple(int(v) for v in run.stdout.split()[1::2])
+        assert got == want, f"loader of {world} ranks from a state of {saved} at {at}: {got}, expected {want}"
+    print("ok: loader_resume: a loader state of N ranks resumes at the same global sample on M (a partial step again)")
+
+
+for check in (check_loader_resume, check_reload, check_sampler, check_clip, check_steplr, check_gather, check_unused, check_refusals, check_overlap):
     check()

@@ -2,6 +2,7 @@
 // One behaviour of the libtorch component per mode, printed for checks_test.py (scaler: for
 // tests/peers/check_torch_scaler.py) to compare with PyTorch's or to find in an error:
 // checks_worker MODE [ARGS...]. Under `accel launch` unless the mode says otherwise.
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -233,6 +234,22 @@ int handoff(char** argv) {
 
 // reload DIR: torch::load into a wrapped model (Tensor::set_: new gradient accumulators), then a
 // backward: still reduced.
+// loader_resume N WORLD SAVED_WORLD POSITION: rank 0's loader of WORLD ranks given a state of
+// SAVED_WORLD ranks at POSITION: its position, and the global list position of its next sample.
+int loaderResume(char** argv) {
+  const size_t n = std::stoul(argv[0]);
+  const int world = std::stoi(argv[1]), saved_world = std::stoi(argv[2]);
+  const int64_t fields[2] = {0, std::stoll(argv[3])};
+  std::vector<uint8_t> state(sizeof(fields));
+  std::memcpy(state.data(), fields, sizeof(fields));
+  accel::TensorLoader loader(torch::zeros({static_cast<int64_t>(n), 1}), torch::zeros({static_cast<int64_t>(n)}), 4,
+                             accel::DistributedSampler(n, world, 0, {false, 0, false}), torch::kCPU);
+  loader.loadState(state, saved_world);
+  std::cout << fmt::format("position {} next {}\n", loader.position(),
+                           loader.sampler().listPosition(loader.position(), 0));
+  return 0;
+}
+
 int reload(char** argv) {
   accel::TorchAccelerator acc;
   auto model = acc.prepare(TwoLayer());
@@ -251,7 +268,8 @@ int main(int argc, char** argv) try {
   const std::map<std::string, std::function<int(char**)>> modes = {
       {"sampler", sampler}, {"clip", clip},         {"steplr", steplr},   {"gather", gather},
       {"unused", unused},   {"mismatch", mismatch}, {"twice", twice},     {"device", device},
-      {"overlap", overlap}, {"scaler", scaler},     {"handoff", handoff}, {"reload", reload}};
+      {"overlap", overlap}, {"scaler", scaler},     {"handoff", handoff}, {"reload", reload},
+      {"loader_resume", loaderResume}};
   if (argc < 2 || !modes.count(argv[1])) throw accel::Error("usage: checks_worker MODE [ARGS...]");
   return modes.at(argv[1])(argv + 2);
 } catch (const accel::Error& e) {
