@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 
 #include "tests/support/process.h"
@@ -54,8 +55,10 @@ std::vector<std::string> launcher(const JobPorts& job, const std::string& nnodes
 
 using Launcher = std::unique_ptr<BackgroundProcess>;
 Launcher start(const JobPorts& job, const TempDir& dir, const std::string& nnodes, bool host,
-               const std::vector<std::string>& program, std::vector<std::string> extra = {}) {
-  return std::make_unique<BackgroundProcess>(launcher(job, nnodes, host, std::move(extra), program), hermeticEnv(dir));
+               const std::vector<std::string>& program, std::vector<std::string> extra = {},
+               std::map<std::string, std::string> env = {}) {
+  return std::make_unique<BackgroundProcess>(launcher(job, nnodes, host, std::move(extra), program),
+                                             hermeticEnv(dir, std::move(env)));
 }
 
 }  // namespace
@@ -159,4 +162,45 @@ TEST_CASE("elastic: below MIN the job waits join_timeout for machines, then ends
   CHECK(contains(r0.err, "1 machine left, fewer than the job's 2 (--nnodes 2:3); waiting up to 3 s"));
   CHECK(contains(r0.err, "error: machine 1 ("));
   CHECK(contains(r0.err, "and only 1 machine of the job's minimum 2 (--nnodes 2:3) came within 3 s"));
+}
+
+TEST_CASE("elastic: a round of one machine and one process still gets torchrun's variables",
+          "[launch][machines][elastic]") {
+  TempDir dir;
+  JobPorts job;
+  auto r = run({accelBinary(), "launch", "--cpu", "--nnodes", "1:2", "--nproc_per_node", "1", "--rdzv_backend", "c10d",
+                "--rdzv_endpoint", "127.0.0.1:" + std::to_string(job.port), "--job_port", std::to_string(job.job_port),
+                "--rdzv_conf", "is_host=1,last_call_timeout=1", "--no_python", "sh", "-c",
+                "echo \"world=$WORLD_SIZE rank=$RANK group=$GROUP_RANK of=$GROUP_WORLD_SIZE\""},
+               {}, hermeticEnv(dir), 60000);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "world=1 rank=0 group=0 of=1"));
+}
+
+TEST_CASE("elastic: a machine whose workers fail first round after round is asked to leave",
+          "[launch][machines][elastic][policy]") {
+  TempDir dir;
+  JobPorts job;
+  const std::vector<std::string> program = {
+      "--no_python", "sh", "-c",
+      "echo \"world $WORLD_SIZE\"; if [ -n \"$BREAK_HERE\" ]; then sleep 1; echo broken >&2; exit 5; fi; sleep 6"};
+  const std::vector<std::string> policy = {"--max_restarts",         "5", "--startup_timeout", "0",
+                                           "--max_machine_failures", "2"};
+  auto m0 = start(job, dir, "2:3", true, program, policy);
+  auto a = start(job, dir, "2:3", false, program, policy);
+  auto bad = start(job, dir, "2:3", false, program, policy, {{"BREAK_HERE", "1"}});
+  auto r0 = m0->wait(90000);
+  auto ra = a->wait(90000);
+  auto rb = bad->wait(30000);
+  INFO(r0.err << ra.err << rb.err);
+  CHECK(r0.exit_code == 0);
+  CHECK(ra.exit_code == 0);
+  CHECK(rb.exit_code == 1);
+  CHECK(
+      contains(r0.err, "was asked to leave: its workers failed first in 2 rounds in a row (--max_machine_failures 2)"));
+  CHECK(contains(rb.err, "error: machine "));
+  CHECK(contains(rb.err, "was asked to leave"));
+  CHECK(contains(r0.err, "round 2: 2 machines"));
+  CHECK(contains(r0.out, "world 4"));
 }

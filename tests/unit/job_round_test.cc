@@ -72,39 +72,83 @@ TEST_CASE("failure ledger: a report that replaces keeps its machine's place", "[
   CHECK(ledger.first().exit_code == 5);
 }
 
+// decideRound on one machine (the restarts are the rounds), with the default policy.
+JobEvent decideAlone(int round, int max_restarts, const RoundOutcome& o) {
+  RestartPolicy policy{RestartRules{}};
+  return decideRound(round, round, max_restarts, o, policy);
+}
+
 TEST_CASE("decideRound: success, interrupt, lost machine, restart and the last round", "[unit][job]") {
   FailureLedger none, one;
   one.add(failure(1, 3, 7), false, 1.0);
 
-  const JobEvent ok = decideRound(0, 2, outcome(none, true));
+  const JobEvent ok = decideAlone(0, 2, outcome(none, true));
   CHECK(ok.kind == JobEvent::Kind::End);
   CHECK(ok.exit_code == 0);
 
-  const JobEvent interrupted = decideRound(0, 2, outcome(one, false, 2));
+  const JobEvent interrupted = decideAlone(0, 2, outcome(one, false, 2));
   CHECK(interrupted.kind == JobEvent::Kind::End);
   CHECK(interrupted.exit_code == 130);  // an interrupt wins over a failure and a restart left
   CHECK(interrupted.signal == 2);
 
-  const JobEvent lost = decideRound(0, 2, outcome(one, false, 0, "machine 1 was lost"));
+  const JobEvent lost = decideAlone(0, 2, outcome(one, false, 0, "machine 1 was lost"));
   CHECK(lost.kind == JobEvent::Kind::End);  // a lost machine cannot restart
   CHECK(lost.exit_code == 1);
   CHECK(lost.message == "machine 1 was lost");
   CHECK(lost.hint == "check it");
 
-  const JobEvent restart = decideRound(1, 2, outcome(one));
+  const JobEvent restart = decideAlone(1, 2, outcome(one));
   CHECK(restart.kind == JobEvent::Kind::Restart);
   CHECK(restart.round == 2);
   REQUIRE(restart.failure);
   CHECK(restart.failure->rank == 3);
 
-  const JobEvent last = decideRound(2, 2, outcome(one));
+  const JobEvent last = decideAlone(2, 2, outcome(one));
   CHECK(last.kind == JobEvent::Kind::End);
   CHECK(last.exit_code == 7);  // the failed worker's own code
 }
 
+TEST_CASE("restart policy: hangs restart or end, start-up failures in a row end, a machine failing again leaves",
+          "[unit][job]") {
+  FailureLedger none, early;
+  early.add(failure(1, 3, 7), false, 1.0);
+  RoundOutcome hang = outcome(none);
+  hang.hang = "no rank made progress for 5 s";
+  hang.seconds = 50;
+  RestartPolicy policy{RestartRules{}};
+  const JobEvent restarted = decideRound(0, 0, 2, hang, policy);
+  CHECK(restarted.kind == JobEvent::Kind::Restart);
+  CHECK(restarted.restarts == 1);
+  CHECK(restarted.message == "no rank made progress for 5 s: restarting all workers (restart 1 of 2)");
+  RestartPolicy ends{RestartRules{false, 30, 3, 3}};
+  const JobEvent ended = decideRound(0, 0, 2, hang, ends);
+  CHECK(ended.kind == JobEvent::Kind::End);
+  CHECK(ended.message == "no rank made progress for 5 s");
+  CHECK(ended.hint == "the job hung, and --on_hang end ends it");
+  RoundOutcome quick = outcome(early);
+  quick.seconds = 1;
+  RestartPolicy startup{RestartRules{true, 30, 2, 3}};
+  CHECK(decideRound(0, 0, 9, quick, startup).kind == JobEvent::Kind::Restart);
+  const JobEvent second = decideRound(1, 1, 9, quick, startup);
+  CHECK(second.kind == JobEvent::Kind::End);
+  CHECK(second.exit_code == 7);
+  CHECK(second.message.rfind("2 rounds in a row failed within 30 s of their start", 0) == 0);
+  RoundOutcome late = quick;
+  late.seconds = 31;  // a failure after the start-up window breaks the streak
+  RestartPolicy streak{RestartRules{true, 30, 2, 3}};
+  CHECK(decideRound(0, 0, 9, quick, streak).kind == JobEvent::Kind::Restart);
+  CHECK(decideRound(1, 1, 9, late, streak).kind == JobEvent::Kind::Restart);
+  CHECK(decideRound(2, 2, 9, quick, streak).kind == JobEvent::Kind::Restart);
+  RestartPolicy machines{RestartRules{true, 30, 3, 2}};
+  CHECK_FALSE(machines.failedAgain("b pid 7"));
+  CHECK_FALSE(machines.failedAgain("c pid 8"));  // another machine: the streak starts again
+  CHECK(machines.failedAgain("c pid 8"));
+  CHECK(machines.leaveReason() == "its workers failed first in 2 rounds in a row (--max_machine_failures 2)");
+}
+
 TEST_CASE("decideRound: stopped workers with no failure reported never end in 0", "[unit][job]") {
   FailureLedger none;
-  const JobEvent e = decideRound(0, 0, outcome(none));
+  const JobEvent e = decideAlone(0, 0, outcome(none));
   CHECK(e.kind == JobEvent::Kind::End);
   CHECK(e.exit_code == 1);
   CHECK(e.message.find("no failure reported") != std::string::npos);

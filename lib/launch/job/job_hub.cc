@@ -275,14 +275,15 @@ void JobHub::decideIfEnded() {
     all_ok = all_ok && m.ok && (!m.lost || (plan_.dynamic && m.ended));  // finished, then gone: it did its share
   }
   if (short_since_ || finished_ || due_) return;
-  if (plan_.dynamic && decideMembership(all_ok)) return;
-  const bool hung = lost_.empty() && !hung_.empty();
+  if (plan_.dynamic && !all_ok && !signal_ && !regroup_.empty()) return regroup();
+  const double seconds = ledger_.empty() ? roundSeconds() : ledger_.first().seconds;
   JobEvent e =
-      decideRound(round_, plan_.max_restarts,
-                  {all_ok, signal_, hung ? hung_ : lost_, hung ? HangWatch::hint(hung_) : lost_hint_, &ledger_});
-  if (e.kind == JobEvent::Kind::Restart) {
-    ++restarts_;
-    return void(due_ = DueRound{"", e.failure});  // a fresh store port, the same machines
+      decideRound(round_, restarts_, plan_.max_restarts,
+                  {all_ok, signal_, lost_, lost_hint_, hung_, HangWatch::hint(hung_), &ledger_, seconds}, policy_);
+  if (e.kind == JobEvent::Kind::Restart) {  // a fresh store port; the same machines, or one asked to leave
+    restarts_ = e.restarts;
+    const std::string left = plan_.dynamic ? askToLeave(e.failure) : "";
+    return void(due_ = DueRound{left.empty() ? e.message : left, e.failure});
   }
   broadcast(job::End{e.exit_code, e.signal, e.message, e.hint, e.failure});
   finished_ = true;

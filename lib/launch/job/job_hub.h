@@ -26,6 +26,7 @@
 #include "lib/launch/job/join_rules.h"
 #include "lib/launch/job/own_absence.h"
 #include "lib/launch/job/question_routes.h"
+#include "lib/launch/job/restart_policy.h"
 #include "lib/launch/job/stack_gatherings.h"
 
 namespace accel::launch::job {
@@ -96,7 +97,8 @@ class JobHub final : public JobLink {
   void formRound(const std::string& why, const std::optional<WorkerFailure>& failure);
   void admitLater(HubDoor::Entrant e, const std::string& address);
   void serviceWaiting(const std::vector<pollfd>& fds);
-  bool decideMembership(bool all_ok);
+  void regroup();
+  std::string askToLeave(const std::optional<WorkerFailure>& failure);
   void checkShortOfMachines();
   int survivors() const;  // this round's members not lost
   std::string roundLine(const std::string& why) const;
@@ -132,6 +134,7 @@ class JobHub final : public JobLink {
   QuestionRoutes routes_;  // questions on their way
   StackGatherings gatherings_;
   HangWatch hang_;
+  RestartPolicy policy_{rulesOf(plan_)};
   std::string hung_;  // why the job stopped for --hang_timeout, "" when it did not
 };
 

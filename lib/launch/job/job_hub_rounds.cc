@@ -68,7 +68,7 @@ void JobHub::formRound(const std::string& why, const std::optional<WorkerFailure
   std::vector<plan::MachineShare> shares = {{static_cast<int>(plan_.workers.size()), plan_.role}};
   for (const auto& [n, m] : members_) shares.push_back(m.who.share);
   layout_ = Layout{0, shares, round_, restarts_};
-  const std::string line = failure ? "" : roundLine(why);
+  const std::string line = failure && why.empty() ? "" : roundLine(why);
   for (auto& [n, m] : members_) {
     m.ended = m.ok = false;
     if (m.started) {
@@ -83,6 +83,7 @@ void JobHub::formRound(const std::string& why, const std::optional<WorkerFailure
   ledger_.clear();
   regroup_.clear();
   lost_.clear();
+  hung_.clear();
   enough_since_.reset();
   short_since_.reset();
   round_started_ = Clock::now();
@@ -136,27 +137,42 @@ void JobHub::serviceWaiting(const std::vector<pollfd>& fds) {
   }
 }
 
-// Once every machine of the round ended: true when the round's end is a change of machines or a
-// restart with the machines here (formed now, or once enough are), false for the usual verdict.
-bool JobHub::decideMembership(bool all_ok) {
-  if (all_ok || signal_ || (!hung_.empty() && regroup_.empty())) return false;
-  if (regroup_.empty()) {
-    if (ledger_.empty() || restarts_ >= plan_.max_restarts) return false;
-    ++restarts_;
-  }
+// Once every machine of a round that lost or gained one ended: the next round now, or once
+// enough machines are here.
+void JobHub::regroup() {
   if (1 + survivors() + static_cast<int>(waiting_.size()) >= plan_.min_machines) {
-    due_ = DueRound{regroup_, regroup_.empty() ? std::optional<WorkerFailure>(ledger_.first()) : std::nullopt};
-    return true;
+    due_ = DueRound{regroup_, std::nullopt};
+    return;
   }
-  if (!short_since_) {
-    short_since_ = Clock::now();
-    say_(
-        fmt::format("{}: {} machine{} left, fewer than the job's {} (--nnodes {}:{}); waiting up to {:g} s "
-                    "(join_timeout) for machines",
-                    regroup_, 1 + survivors(), survivors() ? "s" : "", plan_.min_machines, plan_.min_machines,
-                    plan_.max_machines, plan_.join_timeout));
-  }
-  return true;
+  if (short_since_) return;
+  short_since_ = Clock::now();
+  say_(
+      fmt::format("{}: {} machine{} left, fewer than the job's {} (--nnodes {}:{}); waiting up to {:g} s "
+                  "(join_timeout) for machines",
+                  regroup_, 1 + survivors(), survivors() ? "s" : "", plan_.min_machines, plan_.min_machines,
+                  plan_.max_machines, plan_.join_timeout));
+}
+
+// A restart after `failure`: the machine whose workers failed first in --max_machine_failures
+// rounds in a row is told to leave, where MIN machines remain without it. Returns the line that
+// says so, or "".
+std::string JobHub::askToLeave(const std::optional<WorkerFailure>& failure) {
+  if (!failure) return "";
+  auto it = members_.find(failure->machine);
+  const std::string id = it == members_.end() || failure->machine == 0
+                             ? "machine 0"
+                             : fmt::format("{} pid {}", it->second.who.host, it->second.who.pid);
+  if (!policy_.failedAgain(id) || it == members_.end() || failure->machine == 0) return "";
+  if (survivors() + static_cast<int>(waiting_.size()) < plan_.min_machines) return "";  // 1 + survivors - 1
+  Member& m = it->second;
+  const std::string why = fmt::format("machine {} ({}, {}) was asked to leave: {}", failure->machine, m.who.host,
+                                      m.who.address, policy_.leaveReason());
+  m.conn->send(
+      job::encode(job::End{1, 0, why, "the job goes on without it; look at its workers' failures above", failure}));
+  m.conn->service(POLLOUT);
+  m.lost = true;
+  say_(why);
+  return why;
 }
 
 // Between rounds with fewer than MIN machines: the next round once enough joined (and the last

@@ -53,10 +53,14 @@ class SoloLink final : public JobLink {
     stopping_ = true;
   }
   void roundEnded(int round, bool succeeded) override {
-    JobEvent e = decideRound(round, plan_.max_restarts, {succeeded, signal_, hung_, HangWatch::hint(hung_), &ledger_});
+    const double seconds = ledger_.empty() ? roundSeconds() : ledger_.first().seconds;
+    JobEvent e = decideRound(round, round, plan_.max_restarts,
+                             {succeeded, signal_, "", "", hung_, HangWatch::hint(hung_), &ledger_, seconds}, policy_);
     if (e.kind == JobEvent::Kind::Restart) {
       hang_.restart();
       stopping_ = false;
+      hung_.clear();
+      round_started_ = std::chrono::steady_clock::now();
     }
     queued_.push_back(std::move(e));
     ledger_.clear();
@@ -85,6 +89,11 @@ class SoloLink final : public JobLink {
   std::vector<JobEvent> queued_;
   HangWatch hang_;
   std::string hung_;
+  RestartPolicy policy_{rulesOf(plan_)};
+  std::chrono::steady_clock::time_point round_started_ = std::chrono::steady_clock::now();
+  double roundSeconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - round_started_).count();
+  }
   bool stopping_ = false;
   StackGatherings gatherings_;
 

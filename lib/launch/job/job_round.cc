@@ -45,10 +45,11 @@ const WorkerFailure& FailureLedger::first() const {
   return first->failure;
 }
 
-JobEvent decideRound(int round, int max_restarts, const RoundOutcome& o) {
+JobEvent decideRound(int round, int restarts, int max_restarts, const RoundOutcome& o, RestartPolicy& policy) {
   JobEvent e;
   e.kind = JobEvent::Kind::End;
   if (o.failures && !o.failures->empty()) e.failure = o.failures->first();
+  const bool hung = !o.hang.empty() && !e.failure;
   if (o.signal) {
     e.signal = o.signal;
     e.exit_code = 128 + o.signal;
@@ -56,12 +57,20 @@ JobEvent decideRound(int round, int max_restarts, const RoundOutcome& o) {
     e.exit_code = 1;
     e.message = o.lost;
     e.hint = o.lost_hint;
-  } else if (e.failure && round < max_restarts) {
-    e.kind = JobEvent::Kind::Restart;
-    e.round = round + 1;
-    e.restarts = e.round;  // every round after the first is a restart here
-  } else if (e.failure) {
-    e.exit_code = e.failure->exit_code;
+  } else if (e.failure || hung) {
+    const std::string refused = policy.refuseRestart(o.seconds, hung);
+    if (restarts < max_restarts && refused.empty()) {
+      e.kind = JobEvent::Kind::Restart;
+      e.round = round + 1;
+      e.restarts = restarts + 1;
+      if (hung)
+        e.message = fmt::format("{}: restarting all workers (restart {} of {})", o.hang, e.restarts, max_restarts);
+      return e;
+    }
+    e.exit_code = e.failure ? e.failure->exit_code : 1;
+    e.message = hung ? o.hang : refused;
+    e.hint = hung ? o.hang_hint : "";
+    if (hung && !refused.empty()) e.hint = refused;
   } else if (!o.all_succeeded) {
     e.exit_code = 1;  // workers stopped for a reason that was not reported: never a silent 0
     e.message = "the round ended with stopped workers and no failure reported";

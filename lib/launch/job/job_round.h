@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lib/launch/job/job_link.h"
+#include "lib/launch/job/restart_policy.h"
 
 namespace accel::launch::job {
 
@@ -37,13 +38,16 @@ class FailureLedger {
 };
 
 // What the job does once every machine's round ended: End (0, the interrupt, a lost machine, or
-// the first failure when no restart is left or possible) or Restart (round + 1, port 0).
+// the first failure or a hang when no restart is left or the policy refuses one) or Restart
+// (round + 1, restarts + 1, port 0; a hang's restart says why in its message).
 struct RoundOutcome {
   bool all_succeeded = false;
   int signal = 0;               // an interrupt, anywhere
   std::string lost, lost_hint;  // a machine that vanished, or a refused join (job cannot restart)
+  std::string hang, hang_hint;  // --hang_timeout stopped the round
   const FailureLedger* failures = nullptr;
+  double seconds = 0;  // how long the round ran before its first failure or its hang
 };
-JobEvent decideRound(int round, int max_restarts, const RoundOutcome& outcome);
+JobEvent decideRound(int round, int restarts, int max_restarts, const RoundOutcome& outcome, RestartPolicy& policy);
 
 }  // namespace accel::launch::job

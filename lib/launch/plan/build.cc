@@ -98,7 +98,7 @@ bool torchrunShaped(const LaunchPlan& p, const settings::LaunchSettings& s) {
   if (s.keys.has("mpirun_config.mpirun_hostfile") || s.hosts.how == settings::Hosts::How::Mpi) return false;
   if (s.torchrun.grammar.value || s.supervision.deepspeed_env.value) return true;  // theirs: even one process
   const std::string& type = s.paradigm.distributed_type.value;
-  return p.world_size > 1 || p.num_machines > 1 || (type != "NO" && type != "MULTI_CPU");
+  return p.world_size > 1 || p.max_machines > 1 || (type != "NO" && type != "MULTI_CPU");  // any round of several
 }
 
 // torchrun's --virtual_local_rank: local rank N sees only the N-th GPU it would have seen
@@ -165,6 +165,10 @@ void planJob(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Mach
   p.job_port = s.channel.job_port.value;
   p.role = s.supervision.role.value;
   p.max_restarts = s.supervision.max_restarts.value;
+  p.restart_hangs = s.supervision.restart_hangs.value;
+  p.startup_timeout = s.supervision.startup_timeout.value;
+  p.max_startup_failures = s.supervision.max_startup_failures.value;
+  p.max_machine_failures = s.supervision.max_machine_failures.value;
   p.grace_period = s.supervision.grace_period.value;
   p.heartbeat_timeout = s.channel.heartbeat_timeout.value;
   p.join_timeout = s.channel.join_timeout.value;

@@ -75,6 +75,11 @@ struct LaunchPlan {
   std::string token;                                   // the job's store token: a launcher of another job is refused
   std::string role = "default";
   int max_restarts = 0;
+  // The restart policy (job/restart_policy.h).
+  bool restart_hangs = true;
+  double startup_timeout = 30;
+  int max_startup_failures = 3;
+  int max_machine_failures = 3;
   double grace_period = defaults::kGracePeriodSeconds;
   double heartbeat_timeout = defaults::kHeartbeatTimeoutSeconds;
   double join_timeout = defaults::kJoinTimeoutSeconds;

@@ -83,8 +83,13 @@ struct LaunchOptions {
   std::optional<double> heartbeat_timeout;   // seconds of silence before a machine is lost
   std::optional<double> collective_timeout;  // seconds a worker's collective may wait for its peers
   std::optional<double> hang_timeout;        // seconds without progress anywhere before the job stops
-  std::vector<std::string> env;              // --env KEY=VALUE, repeatable: set in every worker's environment
-  std::optional<std::string> pty;            // auto, on, off: pseudo-terminals for the workers' streams
+  // The restart policy (job/restart_policy.h).
+  std::optional<std::string> on_hang;  // restart | end
+  std::optional<double> startup_timeout;
+  std::optional<long long> max_startup_failures;
+  std::optional<long long> max_machine_failures;
+  std::vector<std::string> env;    // --env KEY=VALUE, repeatable: set in every worker's environment
+  std::optional<std::string> pty;  // auto, on, off: pseudo-terminals for the workers' streams
   // Several machines from one command (lib/launch/fleet): DeepSpeed's hostfile (the config key
   // deepspeed_hostfile's flag is --deepspeed_hostfile), its --include/--exclude filters (the
   // config's deepspeed_inclusion_filter/deepspeed_exclusion_filter), its limits, and ssh's port

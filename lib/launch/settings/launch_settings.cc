@@ -125,10 +125,32 @@ Setting<std::optional<std::string>> numaBinding(const LaunchSettings& s, const L
   return {std::nullopt, fromDefault()};
 }
 
+// The restart policy's rules (job/restart_policy.h); the flags' rows bound the counts.
+void resolveRestartPolicy(Supervision& sv, const LaunchOptions& o) {
+  const auto on_hang = flagOr<std::string>(o, o.on_hang, "on_hang", "restart");
+  if (on_hang.value != "restart" && on_hang.value != "end") {
+    throw UsageError(
+        fmt::format("--on_hang '{}' is not restart or end", on_hang.value),
+        "--on_hang restart restarts a hung round (where --max_restarts allows), --on_hang end ends the job");
+  }
+  sv.restart_hangs = {on_hang.value == "restart", on_hang.origin};
+  sv.startup_timeout = flagOr(o, o.startup_timeout, "startup_timeout", 30.0);
+  if (!(sv.startup_timeout.value >= 0) || sv.startup_timeout.value > 1e9) {
+    throw UsageError(
+        fmt::format("--startup_timeout {:g} is not a number of seconds (0 for none)", sv.startup_timeout.value),
+        "e.g. --startup_timeout 60");
+  }
+  const auto startup = flagOr<long long>(o, o.max_startup_failures, "max_startup_failures", 3);
+  sv.max_startup_failures = {static_cast<int>(startup.value), startup.origin};
+  const auto machine = flagOr<long long>(o, o.max_machine_failures, "max_machine_failures", 3);
+  sv.max_machine_failures = {static_cast<int>(machine.value), machine.origin};
+}
+
 void resolveLauncherOptions(LaunchSettings& s, const LaunchOptions& o, const facts::Machine& f) {
   Supervision& sv = s.supervision;
   const auto restarts = flagOr<long long>(o, o.max_restarts, "max_restarts", 0);  // the flag's row bounds it
   sv.max_restarts = {static_cast<int>(restarts.value), restarts.origin};
+  resolveRestartPolicy(sv, o);
   sv.grace_period = flagOr(o, o.grace_period, "grace_period", defaults::kGracePeriodSeconds);
   sv.role = flagOr<std::string>(o, o.role, "role", "default");
   if (o.role && (o.role->empty() || o.role->size() > 64)) {

@@ -57,6 +57,11 @@ struct Placement {
 // How the launcher runs and stops the workers.
 struct Supervision {
   Setting<int> max_restarts;
+  // The restart policy (job/restart_policy.h).
+  Setting<bool> restart_hangs;  // --on_hang restart
+  Setting<double> startup_timeout;
+  Setting<int> max_startup_failures;
+  Setting<int> max_machine_failures;
   Setting<double> grace_period;
   Setting<std::string> role;
   Setting<std::string> signals_to_handle;

@@ -110,6 +110,28 @@ std::vector<LauncherFlag> build() {
       {"hang_timeout", "", &O::hang_timeout, kLauncher,
        "stop the job when no rank made progress for SECONDS (printed output, or a collective finished in "
        "libaccel_runtime), after collecting every rank's stack (default: $ACCEL_HANG_TIMEOUT, else 0: off)"},
+      {.name = "on_hang",
+       .field = &O::on_hang,
+       .group = kLauncher,
+       .help = "what a hang found by --hang_timeout does: restart (default: the round restarts, its stacks kept, "
+               "where --max_restarts leaves a restart) or end (the job ends)",
+       .choices = {"restart", "end"}},
+      {"startup_timeout", "", &O::startup_timeout, kLauncher,
+       "a round whose first failure comes within SECONDS of its start is a start-up failure (default 30; 0: none is)"},
+      {.name = "max_startup_failures",
+       .field = &O::max_startup_failures,
+       .group = kLauncher,
+       .help = "end the job after N start-up failures in a row instead of spending --max_restarts on them (default "
+               "3; 0: no limit)",
+       .min = 0,
+       .max = 1000000},
+      {.name = "max_machine_failures",
+       .field = &O::max_machine_failures,
+       .group = kLauncher,
+       .help = "with --nnodes MIN:MAX, ask a machine to leave once its workers failed first in N rounds in a row, "
+               "where the job keeps MIN machines without it (default 3; 0: never)",
+       .min = 0,
+       .max = 1000000},
       {"collective_timeout", "", &O::collective_timeout, kLauncher,
        "seconds a worker's collective waits for its peers before it fails naming them (default: "
        "$ACCEL_COLLECTIVE_TIMEOUT, else 600; the counterpart of InitProcessGroupKwargs(timeout=...))"},

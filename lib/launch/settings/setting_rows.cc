@@ -48,6 +48,11 @@ std::vector<SettingRow> settingRows(const LaunchSettings& s) {
   r.rows.push_back({"world_at_join", textOf(p.world_at_join), "num_processes"});
   if (p.pod) r.rows.push_back({"pod_convention", p.pod->name, "environment"});
   r.add("max_restarts", s.supervision.max_restarts);
+  r.add("on_hang", Setting<std::string>{s.supervision.restart_hangs.value ? "restart" : "end",
+                                        s.supervision.restart_hangs.origin});
+  r.add("startup_timeout", s.supervision.startup_timeout);
+  r.add("max_startup_failures", s.supervision.max_startup_failures);
+  r.add("max_machine_failures", s.supervision.max_machine_failures);
   r.add("grace_period", s.supervision.grace_period);
   r.add("role", s.supervision.role);
   r.add("signals_to_handle", s.supervision.signals_to_handle);

@@ -74,6 +74,7 @@ class Supervisor {
       if (decision.failure) {
         report_.failure(decision.failure, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
         say(fmt::format("restarting all workers (restart {} of {})", decision.restarts, plan_.max_restarts));
+        if (!decision.message.empty()) say(decision.message);  // a machine asked to leave
       } else {
         say(decision.message);  // the machines changed: which, why, the new round
       }

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// The restart policy (lib/launch/job/restart_policy.h) with real launchers: a hang restarts the
+// round (--on_hang), start-up failures end the job early (--startup_timeout,
+// --max_startup_failures). A machine whose workers keep failing first is asked to leave
+// (--max_machine_failures): launch_elastic_test.cc. Real `accel` processes and workers.
+#include <catch2/catch.hpp>
+
+#include <memory>
+
+#include "tests/support/process.h"
+
+using namespace accel::test;
+
+namespace {
+
+std::vector<std::string> solo(std::vector<std::string> extra, const std::string& script) {
+  std::vector<std::string> argv = {accelBinary(), "launch", "--cpu", "--num_processes", "1", "--grace_period", "2"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.insert(argv.end(), {"--no_python", "sh", "-c", script});
+  return argv;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("restart policy: a hang restarts the round with its stacks read, or ends the job with --on_hang end",
+          "[launch][failure][policy]") {
+  TempDir dir;
+  const std::string script =
+      "echo \"round $TORCHELASTIC_RESTART_COUNT\"; if [ $TORCHELASTIC_RESTART_COUNT = 0 ]; then exec sleep 60; fi";
+  auto restarted = run(solo({"--hang_timeout", "2", "--max_restarts", "1"}, script), {}, hermeticEnv(dir), 60000);
+  INFO(restarted.err);
+  CHECK(restarted.exit_code == 0);
+  CHECK(contains(restarted.out, "round 1"));
+  CHECK(contains(restarted.err, "where each rank was before the stop"));
+  CHECK(contains(restarted.err, "no rank made progress for 2 s"));
+  CHECK(contains(restarted.err, "restarting all workers (restart 1 of 1)"));
+  CHECK(contains(restarted.err, "every worker finished, after 1 restart(s)"));
+  auto ended = run(solo({"--hang_timeout", "2", "--max_restarts", "1", "--on_hang", "end"}, script), {},
+                   hermeticEnv(dir), 60000);
+  INFO(ended.err);
+  CHECK(ended.exit_code == 1);
+  CHECK_FALSE(contains(ended.out, "round 1"));
+  CHECK(contains(ended.err, "error: no rank made progress for 2 s"));
+  CHECK(contains(ended.err, "--on_hang end ends it"));
+}
+
+TEST_CASE("restart policy: start-up failures in a row end the job before --max_restarts is spent",
+          "[launch][failure][policy]") {
+  TempDir dir;
+  const std::string script = "echo \"round $TORCHELASTIC_RESTART_COUNT\"; exit 3";
+  auto early = run(solo({"--max_restarts", "10"}, script), {}, hermeticEnv(dir), 60000);
+  INFO(early.err);
+  CHECK(early.exit_code == 3);
+  CHECK(count(early.out, "round ") == 3);
+  CHECK(count(early.err, "restarting all workers") == 2);
+  CHECK(contains(early.err, "error: 3 rounds in a row failed within 30 s of their start (--startup_timeout)"));
+  CHECK(contains(early.err, "not restarting again (--max_startup_failures 3)"));
+  auto off = run(solo({"--max_restarts", "4", "--startup_timeout", "0"}, script), {}, hermeticEnv(dir), 60000);
+  INFO(off.err);
+  CHECK(off.exit_code == 3);
+  CHECK(count(off.out, "round ") == 5);  // every restart spent: none counts as a start-up failure
+  auto limit = run(solo({"--max_restarts", "4", "--max_startup_failures", "2"}, script), {}, hermeticEnv(dir), 60000);
+  CHECK(count(limit.out, "round ") == 2);
+  auto bad = run(solo({"--on_hang", "retry"}, script), {}, hermeticEnv(dir), 60000);
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.err, "--on_hang"));
+}
