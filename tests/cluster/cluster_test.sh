@@ -25,6 +25,8 @@
 #                                         go on before the test stops them (default 15)
 #              ACCEL_CLUSTER_KEEP=1       keep the logs (their folder is printed)
 #              ACCEL_CLUSTER_ONLY=A,B     run only the cases named
+#              ACCEL_PEERS_PYTHON=PY      the peers' venv python: adds elastic_accelerate
+#                                         (tests/peers/check_elastic_accelerate.py sets it)
 # The case functions are called through run_case, which shellcheck cannot follow.
 # shellcheck disable=SC2317
 set -euo pipefail
@@ -334,6 +336,8 @@ main() {
   run_case elastic_loss case_elastic_loss
   run_case elastic_spare case_elastic_spare
   run_case elastic_pods case_elastic_pods
+  # Accelerate and torch 2.15 come from the peers' venv, which scripts/peers makes after this run.
+  [[ -z ${ACCEL_PEERS_PYTHON:-} ]] || run_case elastic_accelerate case_elastic_accelerate
   run_case ssh_hostfile ssh_case case_ssh_hostfile
   run_case ssh_filters ssh_case case_ssh_filters
   run_case ssh_interrupt ssh_case case_ssh_interrupt

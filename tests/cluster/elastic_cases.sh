@@ -11,6 +11,9 @@
 #   elastic_spare  --nnodes 2:2 on hosts 0-2 x 2: host 2 is a spare; host 1's launcher is
 #                  SIGKILLed; host 2 takes its place, world 4 throughout, and the CRC equals an
 #                  uninterrupted run's.
+#   elastic_accelerate  a real Accelerate script's save_state/load_state across a host's loss, its
+#                  loss equal to static runs split where it resumed (needs the peers' venv:
+#                  tests/peers/check_elastic_accelerate.py runs it)
 #   elastic_pods   PyTorchJob elastic pods (PET_NNODES=1:3, PET_RDZV_BACKEND=c10d,
 #                  PET_RDZV_ENDPOINT naming pod 0, no node rank) x 1: pod 2's link goes down,
 #                  pods 0 and 1 finish.
@@ -143,4 +146,43 @@ case_elastic_pods() {
   expect_in "$work/epods.h0.log" "PyTorchJob v1 with elasticPolicy" "round 0: 3 machines" "was lost" \
     "round 1: 2 machines" "world size 2" "after $ELASTIC_STEPS steps (2 processes"
   ((bad == 0)) || { show_logs epods; return 1; }
+}
+
+# elastic_accelerate: tests/peers/elastic_accelerate.py (real Accelerate and torch 2.15 from the
+# peers' venv, ACCEL_PEERS_PYTHON; run through tests/peers/check_elastic_accelerate.py once
+# scripts/peers has made it) with --nnodes 2:3 on hosts 0-2 x 1: host 2's link goes down after
+# step 10 was saved; hosts 0 and 1 load_state and finish. Its final eval loss and weights equal
+# two static runs split where it resumed (world 3 to K, then world 2 from K).
+case_elastic_accelerate() {
+  local bad=0 t0 k got want
+  take_port
+  mkdir -p "$work/acck" "$work/accref"
+  local script=(--no_python "$ACCEL_PEERS_PYTHON" "$root/tests/peers/elastic_accelerate.py" --steps 40 --every 5)
+  for k in 0 1 2; do
+    on_host_bg "$k" timeout -k 5 150 "$build/bin/accel" launch --cpu --quiet --grace_period 3 --nnodes 2:3 \
+      --nproc_per_node 1 --rdzv_backend c10d --rdzv_endpoint "$(host_addr 0):$port" --heartbeat_timeout 3 \
+      --rdzv_conf last_call_timeout=2 "${script[@]}" --dir "$work/acck" --pause 0.25 >"$work/acc.h$k.log" 2>&1
+    HOST_OF[$CLUSTER_LAST_PID]=$k
+  done
+  wait_until 90 in_log "$work/acc.h0.log" "saved step 10" || { echo "no step 10"; stop_hosts; show_logs acc; return 1; }
+  t0=$EPOCHREALTIME
+  cluster_link_down 2
+  wait_hosts || true
+  cluster_link_up 2
+  hosts_empty_now || bad=1
+  for k in 0 1; do expect_exit "$k" 0 150 "$t0"; done
+  expect_in "$work/acc.h0.log" "round 1: 2 machines" "with 2 processes" "processes 2"
+  k=$(sed -n 's/.*resumed at step \([0-9]*\) with 2 processes.*/\1/p' "$work/acc.h0.log" | head -n 1)
+  echo "host 2's link down after step 10 was saved: hosts 0 and 1 resumed at step $k"
+  [[ -n $k ]] || { show_logs acc; return 1; }
+  layout_run accref3 3 3 --no_python "$ACCEL_PEERS_PYTHON" "$root/tests/peers/elastic_accelerate.py" --steps "$k" \
+    --every "$k" --dir "$work/accref" &&
+    layout_run accref2 2 2 "${script[@]}" --dir "$work/accref" ||
+    { echo "the static reference runs failed"; show_logs accref; return 1; }
+  got=$(grep -ho 'eval_loss .*' "$work/acc.h0.log" | tail -n 1)
+  want=$(grep -ho 'eval_loss .*' "$work/accref2.log" | tail -n 1)
+  echo "elastic: $got"
+  echo "static runs split at step $k: $want"
+  [[ -n $got && $got == "$want" ]] || bad=1
+  ((bad == 0)) || { show_logs acc; return 1; }
 }
