@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <memory>
 
@@ -203,4 +204,30 @@ TEST_CASE("elastic: a machine whose workers fail first round after round is aske
   CHECK(contains(rb.err, "was asked to leave"));
   CHECK(contains(r0.err, "round 2: 2 machines"));
   CHECK(contains(r0.out, "world 4"));
+}
+
+TEST_CASE("elastic: machines that come and go with a launch that starts every machine at once are refused",
+          "[launch][machines][elastic]") {
+  TempDir dir;
+  {
+    std::ofstream hosts(dir.file("hostfile"));
+    hosts << "localhost slots=1\n127.0.0.2 slots=1\n";
+  }
+  const std::vector<std::string> elastic = {"--nnodes",       "2:3", "--rdzv_backend", "c10d", "--rdzv_endpoint",
+                                            "127.0.0.1:29400"};
+  for (const std::string flag : {"--hostfile", "--mpirun_hostfile"}) {
+    std::vector<std::string> argv = {accelBinary(), "launch", "--cpu", flag, dir.file("hostfile")};
+    argv.insert(argv.end(), elastic.begin(), elastic.end());
+    argv.insert(argv.end(), {"--no_python", "/bin/true"});
+    for (bool endpoint : {true, false}) {  // without an endpoint the hosts' launch is still what is named
+      auto words = argv;
+      if (!endpoint) words.erase(words.begin() + 9, words.begin() + 11);
+      auto r = run(words, {}, hermeticEnv(dir), 60000);
+      INFO(flag << " " << r.err);
+      CHECK(r.exit_code == 2);
+      CHECK(contains(r.err, "--nnodes 2:3 (machines that come and go): "));
+      CHECK(contains(r.err, "every machine at once and ends them together"));
+      CHECK(contains(r.err, "--rdzv_backend c10d --rdzv_endpoint HOST:PORT` on each machine"));
+    }
+  }
 }

@@ -2,9 +2,9 @@
 // One behaviour of the libtorch component per mode, printed for checks_test.py (scaler: for
 // tests/peers/check_torch_scaler.py) to compare with PyTorch's or to find in an error:
 // checks_worker MODE [ARGS...]. Under `accel launch` unless the mode says otherwise.
-#include <cstring>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -265,11 +265,19 @@ int reload(char** argv) {
 
 int main(int argc, char** argv) try {
   torch::set_num_threads(1);
-  const std::map<std::string, std::function<int(char**)>> modes = {
-      {"sampler", sampler}, {"clip", clip},         {"steplr", steplr},   {"gather", gather},
-      {"unused", unused},   {"mismatch", mismatch}, {"twice", twice},     {"device", device},
-      {"overlap", overlap}, {"scaler", scaler},     {"handoff", handoff}, {"reload", reload},
-      {"loader_resume", loaderResume}};
+  const std::map<std::string, std::function<int(char**)>> modes = {{"sampler", sampler},
+                                                                   {"clip", clip},
+                                                                   {"steplr", steplr},
+                                                                   {"gather", gather},
+                                                                   {"unused", unused},
+                                                                   {"mismatch", mismatch},
+                                                                   {"twice", twice},
+                                                                   {"device", device},
+                                                                   {"overlap", overlap},
+                                                                   {"scaler", scaler},
+                                                                   {"handoff", handoff},
+                                                                   {"reload", reload},
+                                                                   {"loader_resume", loaderResume}};
   if (argc < 2 || !modes.count(argv[1])) throw accel::Error("usage: checks_worker MODE [ARGS...]");
   return modes.at(argv[1])(argv + 2);
 } catch (const accel::Error& e) {

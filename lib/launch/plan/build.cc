@@ -310,6 +310,7 @@ LaunchPlan planSrun(const settings::LaunchSettings& s, const facts::Facts& f) {
 }  // namespace
 
 LaunchPlan build(const settings::LaunchSettings& s, const facts::Facts& f, const Round& round) {
+  checkMembership(s);
   switch (s.hosts.how) {
     case settings::Hosts::How::Ssh: return planFleet(s, f);
     case settings::Hosts::How::Srun: return planSrun(s, f);

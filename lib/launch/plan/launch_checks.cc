@@ -87,6 +87,26 @@ void checkCounts(const settings::LaunchSettings& s, const facts::Machine& facts)
   }
 }
 
+void checkMembership(const settings::LaunchSettings& s) {
+  const settings::Placement& p = s.placement;
+  if (p.min_machines.value >= p.num_machines.value) return;
+  const bool mpirun = s.hosts.how == settings::Hosts::How::Mpi || s.keys.has("mpirun_config.mpirun_hostfile");
+  const char* starter = mpirun                                      ? "mpirun starts"
+                        : s.hosts.how == settings::Hosts::How::Ssh  ? "a hostfile launch starts"
+                        : s.hosts.how == settings::Hosts::How::Srun ? "srun (deepspeed_multinode_launcher slurm) starts"
+                                                                    : nullptr;
+  if (!starter) return;
+  throw UsageError(
+      fmt::format("{} {}:{} ({}): {} every machine at once and ends them together, so machines cannot come and go "
+                  "nor wait as spares",
+                  p.num_machines.origin.text(), p.min_machines.value, p.num_machines.value, "machines that come and go",
+                  starter),
+      fmt::format("give --nnodes {} for this launch; for machines that come and go run `accel launch --nnodes {}:{} "
+                  "--rdzv_backend c10d --rdzv_endpoint HOST:PORT` on each machine (under SLURM: srun --nodes={} "
+                  "accel launch …)",
+                  p.num_machines.value, p.min_machines.value, p.num_machines.value, p.num_machines.value));
+}
+
 void checkFsdp(const settings::LaunchSettings& s) {
   if (s.paradigm.distributed_type.value == "FSDP" &&
       s.keys.value("fsdp_config.fsdp_cpu_ram_efficient_loading") == true &&

@@ -17,6 +17,10 @@ void checkSizes(const settings::LaunchSettings& s);
 // process, gpu_ids naming GPUs that do not exist, more processes per machine than GPUs (except
 // under `accel torchrun`, which, as torchrun, lets processes share a GPU).
 void checkCounts(const settings::LaunchSettings& s, const facts::Machine& facts);
+// --nnodes MIN:MAX (machines that come and go, spares) with a launch that starts every machine
+// at once and ends them together: a hostfile over ssh, mpirun, or srun for DeepSpeed's slurm
+// launcher. Names the way that works: one `accel launch` per machine with a c10d endpoint.
+void checkMembership(const settings::LaunchSettings& s);
 // FSDP's CPU-RAM-efficient loading without synced module states, as Accelerate refuses it.
 void checkFsdp(const settings::LaunchSettings& s);
 // A ParallelismConfig whose sizes Accelerate's workers would refuse for `world_size`

@@ -90,7 +90,12 @@ void resolveMembership(Placement& p, const Levels& l) {
       min && p.num_machines.origin == l.torchrun.keys.at("num_machines").origin) {
     p.min_machines = {min->value.get<long long>(), min->origin};
   }
-  if (p.min_machines.value < p.num_machines.value && !l.torchrun.endpoint_host) {
+  // A hostfile or mpirun starts every machine at once: plan/launch_checks.h's checkMembership says so.
+  bool hosts = l.o.hostfile.has_value();
+  for (const char* key : {"mpirun_config.mpirun_hostfile", "deepspeed_config.deepspeed_hostfile"}) {
+    hosts = hosts || l.typed(key) || l.file(key);
+  }
+  if (p.min_machines.value < p.num_machines.value && !l.torchrun.endpoint_host && !hosts) {
     throw UsageError(fmt::format("{} {}:{}: machines that come and go need a rendezvous that gives out their ranks",
                                  p.num_machines.origin.text(), p.min_machines.value, p.num_machines.value),
                      "add --rdzv_backend c10d --rdzv_endpoint HOST:PORT (HOST: the machine that stays up), the same "

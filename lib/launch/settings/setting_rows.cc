@@ -38,7 +38,11 @@ std::vector<SettingRow> settingRows(const LaunchSettings& s) {
   const Placement& p = s.placement;
   r.add("num_machines", p.num_machines);
   r.add("min_machines", p.min_machines);
-  r.rows.push_back({"membership", p.dynamic ? "dynamic (machine 0 gives out machine ranks each round)" : "static",
+  r.rows.push_back({"membership",
+                    p.dynamic ? fmt::format("dynamic: rounds of {} to {} machines, ranks given out by machine 0 each "
+                                            "round; machines beyond {} wait as spares",
+                                            p.min_machines.value, p.num_machines.value, p.num_machines.value)
+                              : "static",
                     p.dynamic ? "rendezvous endpoint" : "machine_rank"});
   r.add("machine_rank", p.machine_rank);
   r.add("main_process_ip", p.main_process_ip);
