@@ -7,6 +7,8 @@ ACCEL_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libboost-dev libboost-filesystem-dev
   libfmt-dev catch2 libgloo-dev
+  # OpenSSL's headers: the etcd rendezvous opens libssl.so.3 only when https is asked for.
+  libssl-dev
   python3-yaml
   # The libtorch component (runtime/torch/) and its example: Debian's libtorch, Fashion-MNIST.
   libtorch-dev zlib1g-dev dataset-fashion-mnist

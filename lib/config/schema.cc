@@ -85,7 +85,8 @@ std::vector<KeySpec> buildSchema() {
        .min = 0, .max = 65535,
        .flag = "main_process_port", .launch_default = kPortText},
       {.path = "rdzv_backend", .type = T::String, .file_default = R"("static")",
-       .help = "rendezvous backend; accel's is always static (rank 0's store), other values get a note",
+       .help = "rendezvous backend: static, c10d (machine 0 at the endpoint gives out ranks), etcd or etcd-v2 "
+               "(machine 0 elected in etcd at the endpoint)",
        .prompt = "What rendezvous backend will you use? ('static', 'c10d', ...): ",
        .flag = "rdzv_backend", .launch_default = R"("static")"},
       {.path = "same_network", .type = T::Bool, .file_default = "false", .help =

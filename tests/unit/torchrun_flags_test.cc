@@ -227,7 +227,7 @@ TEST_CASE("torchrun flags: every bad input is refused, naming the flag or variab
                      {}, Grammar::Launch),
              Catch::Contains("is the whole job's, but with --nnodes 1:4 the machines"));
   CHECK_THAT(refusal({"--rdzv_backend", "etcd"}, {}, Grammar::Torchrun),
-             Catch::Contains("--rdzv_backend etcd: accel does not use etcd"));
+             Catch::Contains("--rdzv_backend etcd needs --rdzv_endpoint HOST:PORT"));
   CHECK_THAT(refusal({"--nproc_per_node", "gpu"}, {}, Grammar::Torchrun),
              Catch::Contains("--nproc_per_node gpu: this machine has no GPU"));
   CHECK_THAT(refusal({"--standalone", "--nnodes", "2"}, {}, Grammar::Torchrun),

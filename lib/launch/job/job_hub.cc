@@ -30,8 +30,12 @@ HubDoor::Note stderrNote() {
 
 }  // namespace
 
-JobHub::JobHub(const plan::LaunchPlan& plan, HubDoor::Limits limits, HubDoor::Note note)
+JobHub::JobHub(const plan::LaunchPlan& plan, HubDoor::Limits limits, HubDoor::Note note,
+               std::optional<Continuation> continuation)
     : plan_(plan),
+      round_(continuation ? continuation->round : 0),
+      expected_(continuation ? continuation->expected : 0),
+      restarts_(continuation ? continuation->restarts : 0),
       say_(note ? note : stderrNote()),
       absence_(plan.heartbeat_timeout, "machine 0"),
       hang_(plan.hang_timeout) {

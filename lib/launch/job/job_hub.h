@@ -35,10 +35,21 @@ class JobHub final : public JobLink {
  public:
   // Listens on plan.job_port (0: a free port, see port()); throws Error when it cannot.
   // `note` takes the door's one-line notes (default: the launcher's stderr).
-  explicit JobHub(const plan::LaunchPlan& plan, HubDoor::Limits limits = {}, HubDoor::Note note = {});
+  // Where etcd elected this launcher machine 0 (etcd_link.h) after another was lost: the job
+  // it continues. Its first round is `round`, after `restarts`, and forms as soon as `expected`
+  // machines (this one included) are here, or as the first round would.
+  struct Continuation {
+    int round = 0;
+    int restarts = 0;
+    int expected = 0;
+  };
+  explicit JobHub(const plan::LaunchPlan& plan, HubDoor::Limits limits = {}, HubDoor::Note note = {},
+                  std::optional<Continuation> continuation = std::nullopt);
   ~JobHub() override;
 
   int port() const;
+  // The MASTER_PORT of the round formed last (every round's is fresh where etcd elects machine 0).
+  int roundPort() const { return round_port_; }
   int rendezvous(int signal_fd) override;
   std::optional<Layout> layout() const override { return layout_; }
   void addPollFds(std::vector<pollfd>& fds) const override;
@@ -111,6 +122,8 @@ class JobHub final : public JobLink {
   std::map<int, Member> members_;  // machine rank 1.. -> its launcher, in this round
   std::vector<Member> waiting_;    // dynamic: joined, not in this round (newcomers, spares), oldest first
   int round_ = 0;
+  int round_port_ = 0;
+  int expected_ = 0;     // a continued job: the machines known alive when it was elected
   int restarts_ = 0;     // failures restarted (TORCHELASTIC_RESTART_COUNT)
   std::string regroup_;  // dynamic: why this round ends for a change of machines, "" when it does not
   std::optional<std::chrono::steady_clock::time_point> enough_since_;  // MIN are here: the last call runs

@@ -48,7 +48,7 @@ void JobHub::start() {
   for (auto& [k, m] : members_) {
     m.conn->send(job::encode(job::Start{job::kProtocolVersion, plan_.master_port, k, settled.layout}));
   }
-  layout_ = Layout{0, std::move(settled.layout), 0, 0};
+  layout_ = Layout{0, std::move(settled.layout), 0, 0, ""};
   for (auto& [k, m] : members_) m.started = true;
   started_ = true;
   hang_.restart();

@@ -24,7 +24,7 @@ int JobHub::survivors() const {
 bool JobHub::readyForRound() {
   if (!plan_.dynamic) return static_cast<int>(members_.size()) >= plan_.max_machines - 1;
   const int here = 1 + survivors() + static_cast<int>(waiting_.size());
-  if (here >= plan_.max_machines) return true;
+  if (here >= plan_.max_machines || (expected_ > 0 && here >= std::max(expected_, plan_.min_machines))) return true;
   if (here < plan_.min_machines) return void(enough_since_.reset()), false;
   if (!enough_since_) enough_since_ = Clock::now();
   return Clock::now() - *enough_since_ >= defaults::fromSeconds(plan_.last_call_timeout);
@@ -45,7 +45,7 @@ std::string JobHub::roundLine(const std::string& why) const {
 // MAX; each hears its rank in it: a Start for its first round, a Restart for the later ones.
 void JobHub::formRound(const std::string& why, const std::optional<WorkerFailure>& failure) {
   const bool first = !started_;
-  const int port = first ? plan_.master_port : net::probePort(0);
+  const int port = first && !plan_.etcd ? plan_.master_port : net::probePort(0);
   if (port < 0) {
     JobEvent e = JobEvent::end(
         1, fmt::format("machine 0 ({}) found no free TCP port for round {}'s store", plan_.host, round_ + 1),
@@ -65,9 +65,10 @@ void JobHub::formRound(const std::string& why, const std::optional<WorkerFailure
   }
   members_ = std::move(next);
   if (!first) ++round_;
+  round_port_ = port;
   std::vector<plan::MachineShare> shares = {{static_cast<int>(plan_.workers.size()), plan_.role}};
   for (const auto& [n, m] : members_) shares.push_back(m.who.share);
-  layout_ = Layout{0, shares, round_, restarts_};
+  layout_ = Layout{0, shares, round_, restarts_, ""};
   const std::string line = failure && why.empty() ? "" : roundLine(why);
   for (auto& [n, m] : members_) {
     m.ended = m.ok = false;

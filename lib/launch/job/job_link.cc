@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "lib/common/defaults.h"
+#include "lib/launch/job/etcd_link.h"
 #include "lib/launch/job/hang_watch.h"
 #include "lib/launch/job/job_hub.h"
 #include "lib/launch/job/job_member.h"
@@ -122,6 +123,7 @@ class SoloLink final : public JobLink {
 }  // namespace
 
 std::unique_ptr<JobLink> makeJobLink(const plan::LaunchPlan& plan) {
+  if (plan.etcd) return makeEtcdLink(plan);
   if (plan.num_machines <= 1) return std::make_unique<SoloLink>(plan);
   if (plan.machine_rank == 0) return std::make_unique<JobHub>(plan);
   return makeMemberLink(plan);

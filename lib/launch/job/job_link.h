@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/common/error.h"
 #include "lib/launch/plan/launch_plan.h"
 #include "lib/launch/stacks/collect_stacks.h"
 
@@ -66,6 +67,7 @@ struct JobEvent {
   bool stopped = false;                  // Hold
   std::string message;                   // Stop: why; End: a lost machine or a refused join; Answer
   std::string hint;
+  bool hub_lost = false;                                 // End: machine 0's launcher was lost (etcd elects another)
   std::shared_ptr<const stacks::GatheredStacks> stacks;  // Stacks
   double seconds = 0;                                    // Collect: how long the tools may take
 
@@ -144,6 +146,7 @@ class JobLink {
     std::vector<plan::MachineShare> shares;
     int round = 0;
     int restarts = 0;
+    std::string master_addr;  // where etcd elected machine 0: its address; "" for the plan's
   };
   virtual std::optional<Layout> layout() const { return std::nullopt; }
 
@@ -181,8 +184,22 @@ class JobLink {
 };
 
 // Chooses the link for `plan`: SoloLink on one machine, JobHub on machine 0 of several,
-// JobMember on the others. Throws Error when the hub cannot listen on the job port.
+// JobMember on the others, EtcdLink (etcd_link.h) where etcd elects machine 0. Throws Error
+// when the hub cannot listen on the job port.
 std::unique_ptr<JobLink> makeJobLink(const plan::LaunchPlan& plan);
+
+// Where a member reaches machine 0's launcher: the plan's master_addr and job_port, or the
+// ones etcd elected.
+struct HubAddress {
+  std::string host;
+  int port = 0;
+};
+
+// Machine 0's launcher was lost before the round started (JobMember's rendezvous).
+class HubLost : public Error {
+ public:
+  using Error::Error;
+};
 
 // Who decides which failure was the job's first: the earliest report, except that a worker
 // SIGKILLed from outside and reported within `kKilledFirstWindow` of a failure that ended with an

@@ -32,7 +32,11 @@ std::string self(const plan::LaunchPlan& plan) {
 
 class JobMember final : public JobLink {
  public:
-  explicit JobMember(const plan::LaunchPlan& plan) : plan_(plan), absence_(plan.heartbeat_timeout, self(plan)) {}
+  JobMember(const plan::LaunchPlan& plan, std::optional<HubAddress> hub)
+      : plan_(plan),
+        elected_(hub.has_value()),
+        hub_address_(hub.value_or(HubAddress{plan.master_addr, plan.job_port})),
+        absence_(plan.heartbeat_timeout, self(plan)) {}
 
   int rendezvous(int signal_fd) override {
     const auto deadline = Clock::now() + defaults::fromSeconds(plan_.join_timeout);
@@ -54,6 +58,7 @@ class JobMember final : public JobLink {
           continue;
         }
         if (e.signal) return 128 + e.signal;
+        if (e.hub_lost) throw HubLost(e.message, e.hint);
         if (e.exit_code == 2) throw UsageError(e.message, e.hint);
         throw Error(e.message, e.hint);
       }
@@ -131,6 +136,8 @@ class JobMember final : public JobLink {
 
  private:
   const plan::LaunchPlan& plan_;
+  const bool elected_;  // etcd elected machine 0: when it is lost, another is
+  const HubAddress hub_address_;
   std::unique_ptr<LineConnection> hub_;
   int first_port_ = 0;
   std::optional<Layout> layout_;
@@ -147,7 +154,7 @@ class JobMember final : public JobLink {
     if (!held_) absence_.resumed();
   }
 
-  std::string hubAddress() const { return fmt::format("{}:{}", plan_.master_addr, plan_.job_port); }
+  std::string hubAddress() const { return fmt::format("{}:{}", hub_address_.host, hub_address_.port); }
 
   void send(const job::Message& message) {
     if (hub_) hub_->send(job::encode(message));
@@ -166,10 +173,13 @@ class JobMember final : public JobLink {
     std::string error;
     for (;;) {
       auto attempt = std::min(deadline, Clock::now() + std::chrono::seconds(5));
-      int fd = net::connectTcp(plan_.master_addr, plan_.job_port, attempt, error);
+      int fd = net::connectTcp(hub_address_.host, hub_address_.port, attempt, error);
       if (fd >= 0) {
         hub_ = std::make_unique<LineConnection>(fd);
         return 0;
+      }
+      if (elected_) {  // the launcher etcd named is gone: etcd names the next
+        throw HubLost(fmt::format("machine 0 ({}) could not be reached: {}", hubAddress(), error));
       }
       if (Clock::now() >= deadline) break;
       pollfd p{signal_fd, POLLIN, 0};
@@ -192,7 +202,7 @@ class JobMember final : public JobLink {
   void heartbeat() {
     const auto timeout = defaults::fromSeconds(plan_.heartbeat_timeout);
     // Closed before the start without a word (machine 0's door was crowded): join again.
-    if (!hub_->open() && !first_port_) return void(rejoin_ = true);
+    if (!hub_->open() && !first_port_ && !elected_) return void(rejoin_ = true);
     if (!hub_->open()) return lost("its launcher's connection closed (" + hub_->error() + ")");
     if (Clock::now() - hub_->lastSent() >= heartbeatInterval(plan_.heartbeat_timeout)) send(job::Heartbeat{});
     if (held_ || absence_.silence(*hub_) < timeout) return;
@@ -239,8 +249,11 @@ class JobMember final : public JobLink {
   void lost(const std::string& why) {
     JobEvent e = JobEvent::end(1, fmt::format("machine 0 ({}) was lost: {}", hubAddress(), why),
                                "machine 0's launcher was killed, or its host or network went down; this machine's "
-                               "workers were stopped");
-    if (!first_port_ || plan_.stacks_timeout <= 0) return end(std::move(e));
+                               "workers were stopped; --rdzv_backend etcd would have elected another machine 0 "
+                               "and gone on");
+    e.hub_lost = true;
+    if (elected_) e.hint.clear();
+    if (!first_port_ || plan_.stacks_timeout <= 0 || elected_) return end(std::move(e));  // etcd: the job goes on
     hub_->close();
     queued_.push_back(stacks_.gatherOwn(std::move(e)));
   }
@@ -256,12 +269,12 @@ class JobMember final : public JobLink {
     if (auto* s = std::get_if<job::Start>(&m)) {
       if (first_port_ || !validRound(s->machine, s->layout, "start")) return;
       first_port_ = s->port;
-      layout_ = Layout{s->machine, s->layout, s->round, s->restarts};
+      layout_ = Layout{s->machine, s->layout, s->round, s->restarts, ""};
     } else if (auto* stop = std::get_if<job::Stop>(&m)) {
       queued_.push_back(JobEvent::stop(stop->round, stop->why));
     } else if (auto* restart = std::get_if<job::Restart>(&m)) {
       if (!validRound(restart->machine, restart->layout, "restart")) return;
-      layout_ = Layout{restart->machine, restart->layout, restart->round, restart->restarts};
+      layout_ = Layout{restart->machine, restart->layout, restart->round, restart->restarts, ""};
       JobEvent e = JobEvent::restart(restart->round, restart->port);
       e.failure = restart->failure;
       e.restarts = restart->restarts;
@@ -292,6 +305,8 @@ class JobMember final : public JobLink {
 
 }  // namespace
 
-std::unique_ptr<JobLink> makeMemberLink(const plan::LaunchPlan& plan) { return std::make_unique<JobMember>(plan); }
+std::unique_ptr<JobLink> makeMemberLink(const plan::LaunchPlan& plan, std::optional<HubAddress> hub) {
+  return std::make_unique<JobMember>(plan, std::move(hub));
+}
 
 }  // namespace accel::launch::job

@@ -9,11 +9,15 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "lib/launch/job/job_link.h"
 
 namespace accel::launch::job {
 
-std::unique_ptr<JobLink> makeMemberLink(const plan::LaunchPlan& plan);
+// `hub`: where machine 0's launcher is, where etcd elected it (the plan's where not). Under
+// etcd a lost machine 0 ends the rendezvous with HubLost and the round with an End marked
+// hub_lost, for the link that elects the next (etcd_link.h).
+std::unique_ptr<JobLink> makeMemberLink(const plan::LaunchPlan& plan, std::optional<HubAddress> hub = std::nullopt);
 
 }  // namespace accel::launch::job

@@ -159,6 +159,8 @@ void planJob(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Mach
   p.max_machines = p.num_machines;
   p.min_machines = static_cast<int>(s.placement.min_machines.value);
   p.dynamic = s.placement.dynamic;
+  p.etcd = s.placement.etcd;
+  p.local_addr = s.torchrun.local_addr.value.value_or("");
   p.last_call_timeout = s.channel.last_call_timeout.value;
   p.machine_rank = static_cast<int>(s.placement.machine_rank.value);
   p.main_process_port = static_cast<int>(s.placement.main_process_port.value);
@@ -220,6 +222,7 @@ LaunchPlan planWorkers(const settings::LaunchSettings& s, const facts::Facts& f,
   p.world_size = worldOf(p.layout);
   checkParallelism(s, p.world_size, p.notes);
   useMachineZero(p, reachMachineZero(s, f, round.port));
+  if (!round.master_addr.empty()) p.master_addr = round.master_addr;
   p.label_host = p.max_machines > 1 ? f.machine.hostname : "";
   planOutput(p, s, f.machine, !round.layout.empty());
   p.torchrun_env = torchrunShaped(p, s);

@@ -21,6 +21,7 @@ struct Round {
   std::optional<int> machine;        // this machine's rank in the settled layout
   std::vector<MachineShare> layout;  // every machine's share as machine 0 settled it; empty: not yet
   int restarts = 0;                  // the failures restarted before it (TORCHELASTIC_RESTART_COUNT)
+  std::string master_addr{};         // machine 0's address where etcd elected it; "": the settings'
 };
 
 // Throws UsageError (or ConfigError) naming the setting, where it came from and a fix, and Error

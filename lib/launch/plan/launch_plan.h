@@ -61,7 +61,11 @@ struct LaunchPlan {
   // Machine 0 gives out the machine ranks in every round (launch_settings.h's Placement::dynamic): a
   // lost machine, one that joins or a spare changes the next round's layout instead of ending.
   bool dynamic = false;
-  int restarts = 0;  // TORCHELASTIC_RESTART_COUNT: the failures restarted so far, not the rounds
+  // The etcd rendezvous (job/etcd_link.h): machine 0 is whichever launcher etcd elects, in each
+  // round; master_addr is the elected one's (the round's).
+  std::optional<etcd::EtcdPlace> etcd;
+  std::string local_addr;  // torchrun's --local_addr: the address this machine is reached at, "" to find it
+  int restarts = 0;        // TORCHELASTIC_RESTART_COUNT: the failures restarted so far, not the rounds
   // Every machine's share. On several machines each machine knows only its own until the join
   // (world_at_join); then machine 0 settles it, and the next plan is built from the settled one.
   std::vector<MachineShare> layout;

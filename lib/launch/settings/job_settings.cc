@@ -52,10 +52,8 @@ long long port(std::optional<long long> v, const std::string& given) {
 
 // torchrun's rendezvous settings (rdzv_conf.h): the join and last-call times, the keep-alive
 // as the heartbeat timeout where no flag or variable set one; notes for the keys not read.
-void readRdzvConf(JobChannel& c, const LaunchOptions& o, std::vector<std::string>& notes) {
-  auto it = o.origins.find("rdzv_conf");
-  const Origin origin = it == o.origins.end() ? fromCommandLine("--rdzv_conf") : Origin{Source::Torchrun, it->second};
-  const RdzvConf conf = parseRdzvConf(*o.rdzv_conf, origin.text());
+void readRdzvConf(JobChannel& c, const RdzvConf& conf, const Origin& origin, bool etcd,
+                  std::vector<std::string>& notes) {
   if (conf.join_timeout) c.join_timeout = {*conf.join_timeout, origin};
   if (conf.last_call_timeout) c.last_call_timeout = {*conf.last_call_timeout, origin};
   if ((conf.keep_alive_interval || conf.keep_alive_max_attempt) &&
@@ -66,23 +64,27 @@ void readRdzvConf(JobChannel& c, const LaunchOptions& o, std::vector<std::string
                            derivedFrom(fmt::format("{} keep_alive_interval × keep_alive_max_attempt", origin.text()))};
   }
   for (const auto& key : conf.unused) {
-    notes.push_back(
-        fmt::format("{} {} ignored: accel's launchers keep their own channel (--heartbeat_timeout, "
-                    "--join_timeout); it reads join_timeout, last_call_timeout, keep_alive_interval, "
-                    "keep_alive_max_attempt and is_host",
-                    origin.text(), key));
+    notes.push_back(fmt::format(
+        "{} {} ignored: accel's launchers keep their own channel (--heartbeat_timeout, "
+        "--join_timeout); it reads join_timeout, last_call_timeout, keep_alive_interval, "
+        "keep_alive_max_attempt and is_host{}",
+        origin.text(), key,
+        etcd ? "; with etcd also protocol, ca_cert, ssl_cert, ssl_cert_key, etcd_prefix and read_timeout" : ""));
   }
 }
 
 }  // namespace
 
-JobChannel resolveJobChannel(long long main_port, const LaunchOptions& o, const facts::Machine& f,
+JobChannel resolveJobChannel(const Placement& placement, const LaunchOptions& o, const facts::Machine& f,
                              std::vector<std::string>& notes) {
+  const long long main_port = placement.main_process_port.value;
   JobChannel c;
   if (o.job_port) {
     c.job_port = {static_cast<int>(port(*o.job_port, fmt::format("--job_port {}", *o.job_port))), fromCommandLine()};
   } else if (env::kJobPort.setIn(f.env)) {
     c.job_port = {env::kJobPort.in(f.env), fromEnvironment()};
+  } else if (placement.etcd) {
+    c.job_port = {0, derivedFrom("a free port on the machine etcd elects: the others read it there")};
   } else {
     // 0: picked with the store's port.
     c.job_port = {main_port > 0 && main_port < 65535 ? static_cast<int>(main_port) + 1 : 0, fromDefault()};
@@ -90,7 +92,9 @@ JobChannel resolveJobChannel(long long main_port, const LaunchOptions& o, const 
   c.heartbeat_timeout = secondsFrom("heartbeat_timeout", o.heartbeat_timeout, seconds, env::kHeartbeatTimeout, f);
   c.join_timeout = {defaults::kJoinTimeoutSeconds, fromDefault()};
   c.last_call_timeout = {kTorchrunLastCallSeconds, fromDefault()};
-  if (o.rdzv_conf) readRdzvConf(c, o, notes);
+  if (placement.rdzv_conf) {
+    readRdzvConf(c, *placement.rdzv_conf, placement.rdzv_conf_origin, placement.etcd.has_value(), notes);
+  }
   // The workers read ACCEL_COLLECTIVE_TIMEOUT themselves; checked here so a bad value stops the
   // launch (exit 2) instead of every worker.
   c.collective_timeout =

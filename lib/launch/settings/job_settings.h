@@ -8,10 +8,11 @@
 namespace accel::launch::settings {
 
 // The job channel between the machines' launchers (job/job_link.h): job_port (after the main
-// port), heartbeat_timeout and join_timeout, and the workers' collective_timeout, from flags,
-// ACCEL_* variables and --rdzv_conf; notes for what --rdzv_conf says that accel does not read.
-// Throws UsageError naming the flag or variable.
-JobChannel resolveJobChannel(long long main_port, const LaunchOptions& o, const facts::Machine& facts,
+// port; a free one where etcd elects machine 0), heartbeat_timeout and join_timeout, and the
+// workers' collective_timeout, from flags, ACCEL_* variables and the placement's --rdzv_conf;
+// notes for what --rdzv_conf says that accel does not read. Throws UsageError naming the flag
+// or variable.
+JobChannel resolveJobChannel(const Placement& placement, const LaunchOptions& o, const facts::Machine& facts,
                              std::vector<std::string>& notes);
 
 }  // namespace accel::launch::settings

@@ -60,11 +60,12 @@ void resolveKeys(LaunchSettings& s, const LaunchOptions& o, const std::optional<
       if (!s.keys.has(key)) s.keys.set(key, v, fromConfigFile());
     }
   }
-  if (s.keys.text("rdzv_backend") != "static") {
-    s.notes.push_back("rdzv_backend " + s.keys.text("rdzv_backend") +
+  const std::string backend = s.keys.text("rdzv_backend");
+  if (backend != "static" && backend != "etcd" && backend != "etcd-v2") {  // etcd's note: placement_settings.cc
+    s.notes.push_back("rdzv_backend " + backend +
                       ": machine 0's launcher (the endpoint's machine) holds the rendezvous and the store at "
                       "main_process_ip:main_process_port; other machines may come and go, losing machine 0 ends "
-                      "the job");
+                      "the job (--rdzv_backend etcd elects another)");
   }
   if (s.keys.flag("downcast_bf16") && s.keys.origin("downcast_bf16").source == Source::CommandLine) {
     s.notes.push_back("--downcast_bf16 applies to TPUs only (XLA_DOWNCAST_BF16), as in Accelerate: ignored");
@@ -245,7 +246,7 @@ LaunchSettings resolveLaunchSettings(const LaunchOptions& options, const std::op
     s.identity.token = {place->token, {Source::Head, {}}};
     s.identity.run_id = {place->run_id, {Source::Head, {}}};
   }
-  s.channel = resolveJobChannel(s.placement.main_process_port.value, o, f, s.notes);
+  s.channel = resolveJobChannel(s.placement, o, f, s.notes);
   resolveTerminal(s.output, s.placement.num_processes.value, o, f);
   if (place) s.output.stdin_rank = {-1, {Source::Head, {}}};  // the user types into the head's terminal only
   s.output.line_prefix_template = resolveLinePrefixTemplate(o, f);

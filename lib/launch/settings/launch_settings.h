@@ -16,6 +16,7 @@
 
 #include "lib/config/config.h"
 #include "lib/config/schema.h"
+#include "lib/launch/etcd/etcd_place.h"
 #include "lib/launch/facts/facts.h"
 #include "lib/launch/facts/program.h"
 #include "lib/launch/settings/head_place.h"
@@ -23,6 +24,7 @@
 #include "lib/launch/settings/key_values.h"
 #include "lib/launch/settings/launch_options.h"
 #include "lib/launch/settings/pod_convention.h"
+#include "lib/launch/settings/rdzv_conf.h"
 #include "lib/launch/settings/slurm.h"
 
 namespace accel::launch::settings {
@@ -50,6 +52,11 @@ struct Placement {
   Setting<long long> nproc_per_node;     // this machine's processes
   Setting<long long> num_processes;      // every machine's, as far as this machine knows
   bool world_at_join = false;            // machine 0 settles the world from every machine's count
+  // --rdzv_backend etcd: the machines meet in etcd, which elects the one that decides for the job
+  // (machine 0) in every round; membership is dynamic, as with an endpoint.
+  std::optional<etcd::EtcdPlace> etcd;
+  std::optional<RdzvConf> rdzv_conf;  // torchrun's --rdzv_conf, read once
+  Origin rdzv_conf_origin;
   std::optional<PodConvention> pod;
   std::optional<SlurmInfo> slurm;
 };

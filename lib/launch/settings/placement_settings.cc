@@ -8,6 +8,7 @@
 
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
+#include "lib/common/variables.h"
 #include "lib/launch/settings/launch_args.h"
 #include "lib/launch/settings/pod_convention.h"
 #include "lib/launch/settings/torchrun_args.h"
@@ -61,9 +62,33 @@ Sourced resolveKey(const Levels& l, const std::string& key, const std::optional<
   return {launchDefault(keySpec(key)), fromDefault(), false};
 }
 
+// --rdzv_backend etcd: every machine joins through etcd, which elects machine 0 (the first to
+// claim it, then a survivor whenever it is lost); ranks are given out in each round.
+void electedInEtcd(Placement& p, const Levels& l, const facts::Facts& f, std::vector<std::string>& notes) {
+  etcd::EtcdPlace place = *l.torchrun.etcd;
+  place.user = env::kEtcdUser.in(f.machine.env);
+  place.password = env::kEtcdPassword.in(f.machine.env);
+  if (place.user.empty() != place.password.empty()) {
+    throw UsageError(
+        fmt::format("{} is set without {}", place.user.empty() ? env::kEtcdPassword.name() : env::kEtcdUser.name(),
+                    place.user.empty() ? env::kEtcdUser.name() : env::kEtcdPassword.name()),
+        "set both (an etcd user and its password), or neither for an etcd without authentication");
+  }
+  p.etcd = place;
+  p.dynamic = true;
+  p.join_order = true;
+  p.machine_rank = {
+      -1, derivedFrom(fmt::format("given out in each round by the etcd rendezvous at {}", place.server.text()))};
+  notes.push_back(
+      fmt::format("rendezvous in etcd at {}: machine 0 is the launcher etcd elects (the first to claim "
+                  "it, then a survivor whenever it is lost)",
+                  place.server.text()));
+}
+
 // A c10d endpoint without a node rank: machine 0 is the machine its host names (or the one whose
 // --rdzv_conf says is_host=true), and it gives out the others' ranks as they join.
 void joinOrder(Placement& p, const Levels& l, const facts::Facts& f, std::vector<std::string>& notes) {
+  if (l.torchrun.etcd) return electedInEtcd(p, l, f, notes);
   if (!l.torchrun.endpoint_host) return;
   const bool elastic = p.min_machines.value < p.num_machines.value;
   if (!elastic && (l.typed("machine_rank") || l.environment("machine_rank"))) return;
@@ -95,7 +120,7 @@ void resolveMembership(Placement& p, const Levels& l) {
   for (const char* key : {"mpirun_config.mpirun_hostfile", "deepspeed_config.deepspeed_hostfile"}) {
     hosts = hosts || l.typed(key) || l.file(key);
   }
-  if (p.min_machines.value < p.num_machines.value && !l.torchrun.endpoint_host && !hosts) {
+  if (p.min_machines.value < p.num_machines.value && !l.torchrun.endpoint_host && !l.torchrun.etcd && !hosts) {
     throw UsageError(fmt::format("{} {}:{}: machines that come and go need a rendezvous that gives out their ranks",
                                  p.num_machines.origin.text(), p.min_machines.value, p.num_machines.value),
                      "add --rdzv_backend c10d --rdzv_endpoint HOST:PORT (HOST: the machine that stays up), the same "
@@ -285,6 +310,8 @@ Placement resolvePlacement(const LaunchSettings& s, const LaunchOptions& o, cons
                            const facts::Facts& facts, const HeadPlace* place, std::vector<std::string>& notes) {
   const Levels l{o, config, torchrunPlacement(o), detectPodConvention(facts.machine.env)};
   Placement p;
+  p.rdzv_conf = l.torchrun.rdzv_conf;
+  p.rdzv_conf_origin = l.torchrun.rdzv_conf_origin;
   p.pod = l.pod;
   p.slurm = detectSlurm(facts.machine.env);
   if (place) {

@@ -40,7 +40,40 @@ struct Reader {
 
 }  // namespace
 
-RdzvConf parseRdzvConf(const std::string& text, const std::string& where) {
+namespace {
+
+// The etcd backends' keys: true where `key` is one (and `c` has it).
+bool readEtcdKey(RdzvConf& c, const Reader& r, const std::string& key, const std::string& value) {
+  if (key == "protocol") {
+    const std::string v = toLower(value);
+    if (v != "http" && v != "https") {
+      throw UsageError(fmt::format("{} protocol={}: '{}' is not http or https", r.where, value, value),
+                       "give protocol=https for an etcd served over TLS, else leave it out");
+    }
+    c.https = v == "https";
+  } else if (key == "ca_cert" || key == "cacert") {
+    c.ca_cert = value;
+  } else if (key == "ssl_cert" || key == "cert") {
+    c.ssl_cert = value;
+  } else if (key == "ssl_cert_key" || key == "key") {
+    c.ssl_cert_key = value;
+  } else if (key == "etcd_prefix") {
+    if (value.front() != '/') {
+      throw UsageError(fmt::format("{} etcd_prefix={}: a prefix starts with '/'", r.where, value),
+                       "e.g. etcd_prefix=/accel/rdzv");
+    }
+    c.etcd_prefix = value;
+  } else if (key == "read_timeout") {
+    c.read_timeout = r.seconds(key, value);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+RdzvConf parseRdzvConf(const std::string& text, const std::string& where, bool etcd) {
   RdzvConf c;
   const Reader r{where};
   if (trim(text).empty()) return c;
@@ -64,6 +97,8 @@ RdzvConf parseRdzvConf(const std::string& text, const std::string& where) {
       c.keep_alive_max_attempt = r.count(key, value);
     } else if (key == "is_host") {
       c.is_host = r.truth(key, value);
+    } else if (etcd && readEtcdKey(c, r, key, value)) {
+      continue;
     } else {
       // close_timeout and heartbeat_timeout bound torchrun's own store operations, read_timeout,
       // timeout and store_type choose its store: accel's channel has its own (--heartbeat_timeout).

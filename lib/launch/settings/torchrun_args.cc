@@ -78,6 +78,7 @@ std::pair<long long, long long> machinesOf(const std::string& text, const std::s
 struct Endpoint {
   std::string host;
   long long port = kRdzvDefaultPort;
+  bool port_given = false;
 };
 
 Endpoint parseEndpoint(const std::string& text, const std::string& where) {
@@ -98,6 +99,7 @@ Endpoint parseEndpoint(const std::string& text, const std::string& where) {
                        "give HOST:PORT, e.g. node0:29400");
     }
     e.port = *port;
+    e.port_given = true;
   }
   if (trim(e.host).empty()) throw UsageError(fmt::format("{} '{}' names no host", where, text), "e.g. node0:29400");
   return e;
@@ -157,6 +159,35 @@ void applyTorchrunEnv(LaunchOptions& o, const std::map<std::string, std::string>
   }
 }
 
+namespace {
+
+// --rdzv_backend etcd: the server is the endpoint (port 2379 unless given), reached as
+// --rdzv_conf says; the machines' ranks come from the rendezvous, so a node rank is ignored.
+void etcdPlacement(TorchrunPlacement& p, const LaunchOptions& o, const std::string& backend,
+                   const Origin& endpoint_origin) {
+  if (!o.rdzv_endpoint) {
+    throw UsageError(fmt::format("{} needs --rdzv_endpoint HOST:PORT, the etcd server's client address", backend),
+                     "e.g. --rdzv_endpoint etcd-host:2379 (the same on every machine)");
+  }
+  Endpoint e = parseEndpoint(*o.rdzv_endpoint, endpoint_origin.text());
+  etcd::EtcdPlace place;
+  place.server.host = e.host;
+  place.server.port = e.port_given ? static_cast<int>(e.port) : etcd::kEtcdDefaultPort;
+  if (const auto& c = p.rdzv_conf) {
+    place.server.tls = c->https.value_or(false);
+    place.server.files = {c->ca_cert.value_or(""), c->ssl_cert.value_or(""), c->ssl_cert_key.value_or("")};
+    if (c->etcd_prefix) place.prefix = *c->etcd_prefix;
+    if (c->read_timeout) place.call_timeout = *c->read_timeout;
+    if (!place.server.tls && (c->ca_cert || c->ssl_cert || c->ssl_cert_key)) {
+      throw UsageError(fmt::format("{} gives certificates with protocol http", p.rdzv_conf_origin.text()),
+                       "add protocol=https to --rdzv_conf to reach etcd over TLS");
+    }
+  }
+  p.etcd = place;
+}
+
+}  // namespace
+
 TorchrunPlacement torchrunPlacement(const LaunchOptions& o) {
   TorchrunPlacement p;
   auto origin = [&](const std::string& flag) {
@@ -168,12 +199,12 @@ TorchrunPlacement torchrunPlacement(const LaunchOptions& o) {
   };
   std::string backend_where;
   const std::string backend = backendOf(o, backend_where);
-  if (backend == "etcd" || backend == "etcd-v2") {
-    throw UsageError(
-        fmt::format("{} {}: accel does not use etcd; its machines meet at machine 0's address", backend_where, backend),
-        "use --rdzv_backend static or c10d with --rdzv_endpoint MACHINE0:PORT (or --master_addr and "
-        "--master_port) on every machine");
+  const bool etcd = backend == "etcd" || backend == "etcd-v2";
+  if (o.rdzv_conf) {
+    p.rdzv_conf_origin = origin("rdzv_conf");
+    p.rdzv_conf = parseRdzvConf(*o.rdzv_conf, p.rdzv_conf_origin.text(), etcd);
   }
+  if (etcd) etcdPlacement(p, o, backend_where + " " + backend, origin("rdzv_endpoint"));
   std::pair<long long, long long> range{1, 1};
   if (o.nnodes) {
     range = machinesOf(*o.nnodes, origin("nnodes").text());
@@ -189,21 +220,22 @@ TorchrunPlacement torchrunPlacement(const LaunchOptions& o) {
     p.min_machines = Sourced{range.first, origin("nnodes"), !o.origins.count("nnodes")};
   }
   const bool elastic = range.first < range.second;
-  if (o.node_rank && !(elastic && o.rdzv_endpoint)) put("machine_rank", *o.node_rank, "node_rank");
-  if (o.node_rank && elastic && o.rdzv_endpoint) {
+  const bool ranks_given_out = etcd || (elastic && o.rdzv_endpoint);  // by the rendezvous, in each round
+  if (o.node_rank && !ranks_given_out) put("machine_rank", *o.node_rank, "node_rank");
+  if (o.node_rank && ranks_given_out) {
     p.notes.push_back(
         fmt::format("{} {} ignored: with --rdzv_backend {} and {} {}, machine 0 gives out the machine "
                     "ranks in each round (torchrun ignores it too)",
                     origin("node_rank").text(), *o.node_rank, backend, origin("nnodes").text(), *o.nnodes));
   }
-  if (o.rdzv_conf) p.is_host = parseRdzvConf(*o.rdzv_conf, origin("rdzv_conf").text()).is_host;
+  if (p.rdzv_conf) p.is_host = p.rdzv_conf->is_host;
   if (o.master_addr) put("main_process_ip", *o.master_addr, "master_addr");
   if (o.master_port) put("main_process_port", *o.master_port, "master_port");
   if (o.rdzv_endpoint) {
     const Endpoint e = parseEndpoint(*o.rdzv_endpoint, origin("rdzv_endpoint").text());
     put("main_process_ip", e.host, "rdzv_endpoint");
     put("main_process_port", e.port, "rdzv_endpoint");
-    if (backend != "static" && (!o.node_rank || elastic)) p.endpoint_host = e.host;
+    if (backend != "static" && !etcd && (!o.node_rank || elastic)) p.endpoint_host = e.host;
   }
   if (o.standalone) {
     if (o.nnodes && p.keys["num_machines"].value != 1) {

@@ -17,8 +17,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/launch/etcd/etcd_place.h"
 #include "lib/launch/settings/launch_options.h"
 #include "lib/launch/settings/origin.h"
+#include "lib/launch/settings/rdzv_conf.h"
 
 namespace accel::launch::settings {
 
@@ -42,7 +44,11 @@ struct TorchrunPlacement {
   // An endpoint names machine 0 (a c10d-style rendezvous) and no node rank was given: the
   // machine HOST names is machine 0, the others are numbered as they join.
   std::optional<std::string> endpoint_host;
-  std::optional<bool> is_host;          // --rdzv_conf is_host: whether this machine is machine 0
+  std::optional<RdzvConf> rdzv_conf;  // --rdzv_conf, read once (rdzv_conf.h)
+  Origin rdzv_conf_origin;
+  std::optional<bool> is_host;  // --rdzv_conf is_host: whether this machine is machine 0
+  // --rdzv_backend etcd or etcd-v2: the server (user and password come from the environment).
+  std::optional<etcd::EtcdPlace> etcd;
   std::optional<Sourced> min_machines;  // --nnodes MIN:MAX's MIN (MAX is num_machines)
   std::vector<std::string> notes;       // what torchrun's flags said that the launch does differently
 };

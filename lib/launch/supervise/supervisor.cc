@@ -118,11 +118,12 @@ class Supervisor {
   // the settings and the facts with the round's layout as machine 0 settled it. Between rounds
   // only: no worker runs, so no worker's spec points into the plan being replaced.
   void rebuild(int restarts, int port) {
-    plan::Round round{round_, port, std::nullopt, {}, restarts};
+    plan::Round round{round_, port, std::nullopt, {}, restarts, ""};
     if (joined_) {
       report_.setMachine(joined_->machine);
       round.machine = joined_->machine;
       round.layout = joined_->shares;
+      round.master_addr = joined_->master_addr;
     }
     plan_ = plan::build(settings_, facts_, round);
   }
