@@ -268,7 +268,7 @@ source "$here/cluster_cases.sh"   # failure_propagation, vanished_machine, unrea
 # shellcheck source=SCRIPTDIR/pod_cases.sh
 source "$here/pod_cases.sh"       # trainer_v2, pytorchjob, pytorchjob_elastic, uneven
 # shellcheck source=SCRIPTDIR/elastic_cases.sh
-source "$here/elastic_cases.sh"   # elastic_loss, elastic_spare, elastic_pods
+source "$here/elastic_cases.sh"   # elastic_loss, elastic_spare, elastic_pods, elastic_etcd
 # shellcheck source=SCRIPTDIR/ssh_hosts.sh
 source "$here/ssh_hosts.sh"
 # shellcheck source=SCRIPTDIR/ssh_cases.sh
@@ -336,6 +336,7 @@ main() {
   run_case elastic_loss case_elastic_loss
   run_case elastic_spare case_elastic_spare
   run_case elastic_pods case_elastic_pods
+  run_case elastic_etcd case_elastic_etcd
   # Accelerate and torch 2.15 come from the peers' venv, which scripts/peers makes after this run.
   [[ -z ${ACCEL_PEERS_PYTHON:-} ]] || run_case elastic_accelerate case_elastic_accelerate
   run_case ssh_hostfile ssh_case case_ssh_hostfile

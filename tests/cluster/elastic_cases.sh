@@ -14,6 +14,10 @@
 #   elastic_accelerate  a real Accelerate script's save_state/load_state across a host's loss, its
 #                  loss equal to static runs split where it resumed (needs the peers' venv:
 #                  tests/peers/check_elastic_accelerate.py runs it)
+#   elastic_etcd   --rdzv_backend etcd with --nnodes 2:3 on hosts 0-2 x 2, etcd on host 3 (whose
+#                  link stays up): machine 0's host (whichever etcd elected) loses its link after
+#                  checkpoint 10; the other two elect a new machine 0 and go on from checkpoint K
+#                  with world 4; the CRC equals static runs split at K (world 6, then 4).
 #   elastic_pods   PyTorchJob elastic pods (PET_NNODES=1:3, PET_RDZV_BACKEND=c10d,
 #                  PET_RDZV_ENDPOINT naming pod 0, no node rank) x 1: pod 2's link goes down,
 #                  pods 0 and 1 finish.
@@ -185,4 +189,71 @@ case_elastic_accelerate() {
   echo "static runs split at step $k: $want"
   [[ -n $got && $got == "$want" ]] || bad=1
   ((bad == 0)) || { show_logs acc; return 1; }
+}
+
+# etcd_on_host K PORT: a one-member etcd on host K serving PORT (its peers on PORT+1); sets ETCD_PID.
+etcd_on_host() {
+  local url peer
+  url="http://$(host_addr "$1"):$2"
+  peer="http://$(host_addr "$1"):$(($2 + 1))"
+  on_host_bg "$1" etcd --name one --data-dir "$work/etcd$2" --listen-client-urls "$url" \
+    --advertise-client-urls "$url" --listen-peer-urls "$peer" --initial-advertise-peer-urls "$peer" \
+    --initial-cluster "one=$peer" >"$work/etcd$2.log" 2>&1
+  ETCD_PID=$CLUSTER_LAST_PID
+  wait_until 30 in_log "$work/etcd$2.log" "ready to serve client requests" || { cat "$work/etcd$2.log"; return 1; }
+}
+
+stop_etcd() { { kill_tree "$ETCD_PID"; wait "$ETCD_PID"; } 2>/dev/null || true; }
+
+case_elastic_etcd() {
+  local bad=0 t0 k zero='' k1 got want
+  command -v etcd >/dev/null || { echo "etcd-server is not installed (apt-get install etcd-server)"; return 77; }
+  take_port
+  etcd_on_host 3 "$port" || return 1
+  mkdir -p "$work/etck"
+  for k in 0 1 2; do
+    # shellcheck disable=SC2046
+    on_host_bg "$k" timeout -k 5 120 "$build/bin/accel" launch --cpu --quiet --grace_period 3 --nnodes 2:3 \
+      --nproc_per_node 2 --rdzv_backend etcd --rdzv_endpoint "$(host_addr 3):$port" --rdzv_id etcd-case \
+      --heartbeat_timeout 3 --rdzv_conf last_call_timeout=2 $(elastic_train "$work/etck") >"$work/etcd.h$k.log" 2>&1
+    HOST_OF[$CLUSTER_LAST_PID]=$k
+  done
+  wait_until 60 in_log "$work/etcd.h0.log" "checkpoint saved at step 10" ||
+    { echo "no checkpoint 10"; stop_hosts; stop_etcd; show_logs etcd; return 1; }
+  for k in 0 1 2; do in_log "$work/etcd.h$k.log" "round 0: 3 machines" && zero=$k; done
+  [[ -n $zero ]] || { echo "no machine 0 said round 0"; stop_hosts; stop_etcd; show_logs etcd; return 1; }
+  t0=$EPOCHREALTIME
+  cluster_link_down "$zero"
+  local survivors=()
+  for k in 0 1 2; do ((k == zero)) || survivors+=("$k"); done
+  # rank 0 of the next round, on the new machine 0, says where the workers resumed
+  survivors_resumed() { cat "$work/etcd.h${survivors[0]}.log" "$work/etcd.h${survivors[1]}.log" | grep -q "resumed from step"; }
+  wait_until 60 survivors_resumed ||
+    { echo "the survivors did not resume"; cluster_link_up "$zero"; stop_hosts; stop_etcd; show_logs etcd; return 1; }
+  local first
+  first=$(grep -l "resumed from step" "$work/etcd.h${survivors[0]}.log" "$work/etcd.h${survivors[1]}.log")
+  echo "machine 0's host $zero lost its link: the survivors' workers resumed after $(since "$t0") s (heartbeat timeout 3 s)"
+  wait_hosts || true
+  cluster_link_up "$zero"
+  stop_etcd
+  hosts_empty_now || bad=1
+  for k in "${survivors[@]}"; do
+    expect_exit "$k" 0 120 "$t0"
+    expect_in "$work/etcd.h$k.log" "is machine 0 now (elected in etcd at http://$(host_addr 3):$port)" \
+      "round 1: world size 4"
+  done
+  expect_in "$first" "the checkpoint was saved by 6 processes, this run has 4"
+  expect_exit "$zero" 1 60 "$t0"
+  k1=$(resumed_step "$first" 1)
+  [[ -n $k1 ]] || { show_logs etcd; return 1; }
+  mkdir -p "$work/etref"
+  layout_run etref6 3 6 "$build/bin/accel-train" --steps "$k1" --log_every 0 --checkpoint_every "$k1" \
+    --checkpoint_dir "$work/etref" &&
+    layout_run etref4 2 4 "$build/bin/accel-train" --steps "$ELASTIC_STEPS" --log_every 0 --checkpoint_dir \
+      "$work/etref" --resume || { echo "the static reference runs failed"; show_logs etref; return 1; }
+  got=$(crc_in "$first")
+  want=$(crc_in "$work/etref4.log")
+  echo "weights crc32: machine 0 lost, elected again in etcd = $got, static runs split at $k1 = $want"
+  [[ -n $got && $got == "$want" ]] || bad=1
+  ((bad == 0)) || { show_logs etcd; return 1; }
 }

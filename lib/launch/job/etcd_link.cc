@@ -71,7 +71,7 @@ class EtcdLink final : public JobLink {
 
   std::vector<JobEvent> service(const std::vector<pollfd>& fds) override {
     std::vector<JobEvent> out;
-    if (keeper_->lost() && !lease_lost_) out.push_back(leaseLost());
+    if (keeper_->lost() && !lease_lost_) leaseLost(out);
     for (JobEvent& e : inner_->service(fds)) {
       if (e.kind == JobEvent::Kind::End && e.hub_lost && !hub_) {
         failing_over_ = true;
@@ -221,15 +221,26 @@ class EtcdLink final : public JobLink {
     }
   }
 
-  JobEvent leaseLost() {
-    lease_lost_ = true;
+  // This launcher's lease ran out. Machine 0 ends its part (the others elect another machine 0
+  // once its connection closes); another launcher registers again under a new lease, so that
+  // the next machine 0 still counts it.
+  void leaseLost(std::vector<JobEvent>& out) {
     const std::string why = keeper_->why();
-    if (!hub_) return JobEvent::stop(0, "this machine's etcd lease was lost: " + why);
-    JobEvent e = JobEvent::end(1, fmt::format("machine 0 ({}) lost its etcd lease: {}", plan_.host, why),
-                               "the other machines elect another machine 0 and go on; check this machine's "
-                               "network towards etcd");
-    inner_->interrupted(SIGTERM);
-    return e;
+    if (hub_) {
+      lease_lost_ = true;
+      out.push_back(JobEvent::end(1, fmt::format("machine 0 ({}) lost its etcd lease: {}", plan_.host, why),
+                                  "the other machines elect another machine 0 and go on; check this machine's "
+                                  "network towards etcd"));
+      return;
+    }
+    try {
+      keeper_.reset();
+      lease_ = etcd_.grantLease(ttl_);
+      keeper_ = std::make_unique<etcd::LeaseKeeper>(*plan_.etcd, lease_, ttl_);
+      records_.enter(lease_, plan_.host);
+    } catch (const Error&) {  // etcd is still away: again at the next service
+      if (!keeper_) keeper_ = std::make_unique<etcd::LeaseKeeper>(*plan_.etcd, lease_, ttl_);
+    }
   }
 
   JobEvent interruptedEnd(int signal) {
