@@ -45,6 +45,24 @@ elastic_train() {
     --resume --step_pause "$ELASTIC_PAUSE"
 }
 
+# static_runs TAG STEPS:HOSTS:WORLD...: the static runs an elastic one is compared with, each up
+# to STEPS on HOSTS emulated hosts with WORLD processes, resuming from the one before it through
+# $work/TAG.ck; the last one's log is $work/TAG.log.
+static_runs() {
+  local tag=$1 seg steps hosts world name resume=() n=0
+  shift
+  mkdir -p "$work/$tag.ck"
+  for seg; do
+    IFS=: read -r steps hosts world <<<"$seg"
+    n=$((n + 1))
+    (($# == n)) && name=$tag || name=$tag$n
+    layout_run "$name" "$hosts" "$world" "$build/bin/accel-train" --steps "$steps" --log_every 0 \
+      --checkpoint_every "$steps" --checkpoint_dir "$work/$tag.ck" "${resume[@]}" ||
+      { echo "the static reference runs failed"; show_logs "$tag"; return 1; }
+    resume=(--resume)
+  done
+}
+
 # in_log FILE TEXT [N]: TEXT appears at least N (1) times in FILE.
 in_log() { (($(grep -cF -- "$2" "$1" 2>/dev/null) >= ${3:-1})); }
 
@@ -81,15 +99,9 @@ case_elastic_loss() {
   k2=$(resumed_step "$work/loss.h0.log" 2)
   echo "resumed at step $k1 with 2 hosts, at step $k2 with 3"
   [[ -n $k1 && -n $k2 ]] || { show_logs loss; return 1; }
-  mkdir -p "$work/refck"
-  layout_run elref6 3 6 "$build/bin/accel-train" --steps "$k1" --log_every 0 --checkpoint_every "$k1" \
-    --checkpoint_dir "$work/refck" &&
-    layout_run elref4 2 4 "$build/bin/accel-train" --steps "$k2" --log_every 0 --checkpoint_every "$k2" \
-      --checkpoint_dir "$work/refck" --resume &&
-    layout_run elref6b 3 6 "$build/bin/accel-train" --steps "$ELASTIC_STEPS" --log_every 0 --checkpoint_dir \
-      "$work/refck" --resume || { echo "the static reference runs failed"; show_logs elref; return 1; }
+  static_runs elref "$k1:3:6" "$k2:2:4" "$ELASTIC_STEPS:3:6" || return 1
   got=$(crc_in "$work/loss.h0.log")
-  want=$(crc_in "$work/elref6b.log")
+  want=$(crc_in "$work/elref.log")
   echo "weights crc32: elastic = $got, static runs split at $k1 and $k2 = $want"
   [[ -n $got && $got == "$want" ]] || bad=1
   ((bad == 0)) || { show_logs loss; return 1; }
@@ -246,13 +258,9 @@ case_elastic_etcd() {
   expect_exit "$zero" 1 60 "$t0"
   k1=$(resumed_step "$first" 1)
   [[ -n $k1 ]] || { show_logs etcd; return 1; }
-  mkdir -p "$work/etref"
-  layout_run etref6 3 6 "$build/bin/accel-train" --steps "$k1" --log_every 0 --checkpoint_every "$k1" \
-    --checkpoint_dir "$work/etref" &&
-    layout_run etref4 2 4 "$build/bin/accel-train" --steps "$ELASTIC_STEPS" --log_every 0 --checkpoint_dir \
-      "$work/etref" --resume || { echo "the static reference runs failed"; show_logs etref; return 1; }
+  static_runs etref "$k1:3:6" "$ELASTIC_STEPS:2:4" || return 1
   got=$(crc_in "$first")
-  want=$(crc_in "$work/etref4.log")
+  want=$(crc_in "$work/etref.log")
   echo "weights crc32: machine 0 lost, elected again in etcd = $got, static runs split at $k1 = $want"
   [[ -n $got && $got == "$want" ]] || bad=1
   ((bad == 0)) || { show_logs etcd; return 1; }
