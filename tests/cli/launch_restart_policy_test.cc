@@ -71,3 +71,45 @@ TEST_CASE("restart policy: start-up failures in a row end the job before --max_r
   CHECK(bad.exit_code == 2);
   CHECK(contains(bad.err, "--on_hang"));
 }
+
+TEST_CASE("restart policy: a restarted round on GPUs waits until the last round's processes freed their GPU memory",
+          "[launch][failure][policy][gpu]") {
+  TempDir dir;
+  const std::string listed = dir.path() + "/nvml-processes";
+  // Round 0's worker is listed on GPU 0 for UNTIL (a driver that frees a dead process's memory
+  // late), then fails; round 1 succeeds.
+  auto job = [&](const std::string& until, const std::string& timeout, const std::string& device = "--gpu") {
+    const std::string script = "if [ $TORCHELASTIC_RESTART_COUNT = 0 ]; then echo \"0 $$ 1073741824 " + until +
+                               "\" > " + listed + "; exit 3; fi; echo \"round 1 on $CUDA_VISIBLE_DEVICES\"";
+    std::vector<std::string> argv = {accelBinary(), "launch"};
+    if (device == "--cpu") argv.push_back(device);
+    for (const std::string& a : {std::string("--num_processes"), std::string("1"), std::string("--max_restarts"),
+                                 std::string("1"), std::string("--gpu_free_timeout"), timeout,
+                                 std::string("--no_python"), std::string("sh"), std::string("-c"), script}) {
+      argv.push_back(a);
+    }
+    return run(argv, {},
+               hermeticEnv(dir, {{"ACCEL_NVML_LIBRARY", fakeNvmlLibrary()},
+                                 {"FAKE_NVML_GPUS", "1"},
+                                 {"FAKE_NVML_PROCESSES_FILE", listed}}),
+               60000);
+  };
+  auto freed = job("$(($(date +%s) + 2))", "20");
+  INFO(freed.err);
+  CHECK(freed.exit_code == 0);
+  CHECK(contains(freed.out, "round 1 on"));
+  CHECK(contains(freed.err, "for round 0's processes to free their GPU memory (GPU 0: pid "));
+  CHECK(contains(freed.err, "holds 1.0 GiB)"));
+  auto kept = job("0", "1");
+  INFO(kept.err);
+  CHECK(kept.exit_code == 0);
+  CHECK(contains(kept.err,
+                 "warning: round 0's processes still hold GPU memory after 1 s (--gpu_free_timeout): GPU "
+                 "0: pid "));
+  CHECK(contains(kept.err, "starting round 1 anyway"));
+  // CPU workers and --gpu_free_timeout 0 do not look.
+  for (const auto& off : {job("0", "0"), job("0", "20", "--cpu")}) {
+    CHECK(off.exit_code == 0);
+    CHECK_FALSE(contains(off.err, "GPU memory"));
+  }
+}

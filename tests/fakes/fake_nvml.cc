@@ -9,7 +9,12 @@
 //                     every GPU with 18 NVLinks into the switch fabric (and SYS as PCIe path).
 //   FAKE_NVML_FAIL    one call that fails with NVML_ERROR_UNKNOWN: init, count, name, uuid,
 //                     memory, capability, pci, topology
+//   FAKE_NVML_PROCESSES_FILE  the processes on the GPUs, read at each call: lines "GPU PID BYTES
+//                     UNTIL", listed until the epoch second UNTIL (0: always), as a driver that
+//                     frees a dead process's memory late
 // Device i: UUID "GPU-iiiiiiii-…", PCI bus 0x18+0x10*i, 80 GiB with i GiB in use, compute 9.0.
+#include <sys/time.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +38,12 @@ struct PciInfo {
 struct Memory {
   unsigned long long total, free, used;
 };
+struct ProcessInfo {
+  unsigned pid;
+  unsigned long long used_gpu_memory;
+  unsigned gpu_instance_id, compute_instance_id;
+};
+constexpr int kInsufficientSize = 7;
 
 bool initialised = false;
 
@@ -227,6 +238,31 @@ int nvmlDeviceGetNvLinkRemotePciInfo_v2(void* dev, unsigned link, PciInfo* pci) 
   int peer = linkPeer(i, link);
   if (peer < 0) return kInvalidArgument;
   fillPci(peer, pci);
+  return kSuccess;
+}
+
+int nvmlDeviceGetComputeRunningProcesses_v3(void* dev, unsigned* count, ProcessInfo* infos) {
+  const int i = indexOf(dev);
+  if (i < 0) return kInvalidArgument;
+  std::vector<ProcessInfo> listed;
+  const char* path = std::getenv("FAKE_NVML_PROCESSES_FILE");
+  if (FILE* f = path ? std::fopen(path, "r") : nullptr) {
+    timeval now{};
+    gettimeofday(&now, nullptr);
+    int gpu = 0;
+    unsigned pid = 0;
+    unsigned long long bytes = 0;
+    double until = 0;
+    while (std::fscanf(f, "%d %u %llu %lf", &gpu, &pid, &bytes, &until) == 4) {
+      if (gpu == i && (until == 0 || until > static_cast<double>(now.tv_sec) + now.tv_usec / 1e6))
+        listed.push_back({pid, bytes, 0, 0});
+    }
+    std::fclose(f);
+  }
+  const bool fits = *count >= listed.size();
+  *count = static_cast<unsigned>(listed.size());
+  if (!fits) return kInsufficientSize;
+  for (size_t k = 0; k < listed.size(); ++k) infos[k] = listed[k];
   return kSuccess;
 }
 

@@ -171,6 +171,11 @@ void planJob(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Mach
   p.startup_timeout = s.supervision.startup_timeout.value;
   p.max_startup_failures = s.supervision.max_startup_failures.value;
   p.max_machine_failures = s.supervision.max_machine_failures.value;
+  p.gpu_free_timeout = s.supervision.gpu_free_timeout.value;
+  p.gpus = !s.paradigm.use_cpu.value && f.visible_gpus > 0;
+  if (p.gpus) {
+    for (const auto& gpu : f.gpus) p.gpu_bus_ids.push_back(gpu.pci_bus_id);
+  }
   p.grace_period = s.supervision.grace_period.value;
   p.heartbeat_timeout = s.channel.heartbeat_timeout.value;
   p.join_timeout = s.channel.join_timeout.value;

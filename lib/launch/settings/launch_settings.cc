@@ -145,6 +145,12 @@ void resolveRestartPolicy(Supervision& sv, const LaunchOptions& o) {
   sv.max_startup_failures = {static_cast<int>(startup.value), startup.origin};
   const auto machine = flagOr<long long>(o, o.max_machine_failures, "max_machine_failures", 3);
   sv.max_machine_failures = {static_cast<int>(machine.value), machine.origin};
+  sv.gpu_free_timeout = flagOr(o, o.gpu_free_timeout, "gpu_free_timeout", 30.0);
+  if (!(sv.gpu_free_timeout.value >= 0) || sv.gpu_free_timeout.value > 1e9) {
+    throw UsageError(
+        fmt::format("--gpu_free_timeout {:g} is not a number of seconds (0 for no wait)", sv.gpu_free_timeout.value),
+        "e.g. --gpu_free_timeout 60");
+  }
 }
 
 void resolveLauncherOptions(LaunchSettings& s, const LaunchOptions& o, const facts::Machine& f) {

@@ -132,6 +132,9 @@ std::vector<LauncherFlag> build() {
                "where the job keeps MIN machines without it (default 3; 0: never)",
        .min = 0,
        .max = 1000000},
+      {"gpu_free_timeout", "", &O::gpu_free_timeout, kLauncher,
+       "before a restarted round on GPUs, wait up to SECONDS until the last round's processes hold no GPU memory "
+       "(NVML), then start and say which still do (default 30; 0: no wait)"},
       {"collective_timeout", "", &O::collective_timeout, kLauncher,
        "seconds a worker's collective waits for its peers before it fails naming them (default: "
        "$ACCEL_COLLECTIVE_TIMEOUT, else 600; the counterpart of InitProcessGroupKwargs(timeout=...))"},

@@ -25,6 +25,7 @@
 #include "lib/launch/job/job_link.h"
 #include "lib/launch/plan/build.h"
 #include "lib/launch/supervise/error_file.h"
+#include "lib/launch/supervise/gpu_release.h"
 #include "lib/launch/supervise/job_control.h"
 #include "lib/launch/supervise/launch_report.h"
 #include "lib/launch/supervise/log_layout.h"
@@ -81,7 +82,10 @@ class Supervisor {
       round_ = decision.round;
       report_.setRound(round_, decision.restarts);
       joined_ = link_->layout();
+      std::vector<pid_t> previous;
+      for (const auto& w : workers_) previous.push_back(w.pid);
       rebuild(decision.restarts, decision.port ? decision.port : plan_.master_port);
+      if (std::string freed = awaitGpuRelease(plan_, previous, round_); !freed.empty()) say(freed);
       failed_ = consequence_ = nullptr;
       interrupt_ = interrupts_ = 0;
     }
