@@ -76,10 +76,13 @@ inline constexpr const char* kMachineName = "ACCEL_MACHINE";  // host label used
 // Where this machine's launcher answers a worker's "rank R" with what became of that rank
 // (lib/launch/supervise/rank_questions.h): an abstract Unix socket, '@' standing for its leading NUL.
 inline constexpr const char* kLauncherSocket = "ACCEL_LAUNCHER_SOCKET";
-// The launcher's progress board (lib/launch/supervise/progress_board.h), set with --hang_timeout: an
-// inherited descriptor of shared memory where libaccel_runtime counts the collectives it
-// finished, so that a silent rank that still trains is not taken for a hung one. The count of
-// LOCAL_RANK r is the unsigned 64-bit word at byte kProgressSlotBytes * r, changed atomically.
+// The launcher's progress board (lib/launch/supervise/progress_board.h), set with --hang_timeout
+// or --max_restarts: an inherited descriptor of shared memory where libaccel_runtime counts the
+// collectives it finished, so that a silent rank that still trains is not taken for a hung one,
+// and notes the step of each checkpoint it saved, so that a restart that made no progress is
+// known (--max_no_progress_restarts). LOCAL_RANK r's slot starts at byte kProgressSlotBytes * r:
+// its first unsigned 64-bit word is the count, its second the last saved step plus one (0: none
+// saved), each changed atomically.
 inline constexpr const char* kProgressFd = "ACCEL_PROGRESS_FD";
 inline constexpr unsigned kProgressSlotBytes = 64;  // a cache line: ranks never share one
 

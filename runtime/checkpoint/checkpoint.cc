@@ -12,6 +12,7 @@
 #include "runtime/checkpoint/checkpoint_format.h"
 #include "runtime/checkpoint/checkpoint_messages.h"
 #include "runtime/checkpoint/directory_lock.h"
+#include "runtime/comm/collective_now.h"
 #include "runtime/comm/text_exchange.h"
 
 namespace accel {
@@ -105,6 +106,7 @@ std::string saveCheckpoint(Backend& group, const std::string& dir, const Checkpo
     prune(dir, name, previous);
   }
   group.barrier()->wait();
+  noteCheckpointSaved(mine.step);  // committed on every rank: progress the launcher can count
   return dir + "/" + trim(readFile(dir + "/latest"));
 }
 

@@ -40,9 +40,9 @@ bool isProgressBoard(int fd) {
 // its descriptor closed, so that programs this one starts do not hold it; nullptr without one.
 std::atomic<uint64_t>* mapProgressSlot() {
   const char* fd_text = std::getenv(launch_env::kProgressFd);
-  const char* local_text = std::getenv(launch_env::kLocalRank);
-  if (!fd_text || !local_text) return nullptr;
-  const long long fd = parseInt(fd_text).value_or(-1), local = parseInt(local_text).value_or(-1);
+  const char* local_text = std::getenv(launch_env::kLocalRank);  // none: a launch of one process
+  if (!fd_text) return nullptr;
+  const long long fd = parseInt(fd_text).value_or(-1), local = local_text ? parseInt(local_text).value_or(-1) : 0;
   if (fd < 0 || fd > (1 << 20) || local < 0 || local > (1 << 20) || !isProgressBoard(static_cast<int>(fd))) {
     return nullptr;
   }
@@ -59,8 +59,21 @@ std::atomic<uint64_t>* mapProgressSlot() {
 }
 }  // namespace
 
+namespace {
+std::atomic<uint64_t>* progressSlot() {
+  static std::atomic<uint64_t>* const slot = mapProgressSlot();
+  return slot;
+}
+}  // namespace
+
+void noteCheckpointSaved(long long step) {
+  if (std::atomic<uint64_t>* slot = progressSlot(); slot && step >= 0) {
+    slot[1].store(static_cast<uint64_t>(step) + 1, std::memory_order_relaxed);
+  }
+}
+
 void noteCollective(bool running, const std::string& numbered, const std::string& label) {
-  static std::atomic<uint64_t>* const progress = mapProgressSlot();
+  std::atomic<uint64_t>* const progress = progressSlot();
   if (!running && progress) progress->fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> hold(noteLock());
   std::snprintf(accel_collective_now, sizeof accel_collective_now, "%s %s%s%s", running ? "in" : "after",

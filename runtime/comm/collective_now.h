@@ -20,4 +20,7 @@ namespace accel {
 
 void noteCollective(bool running, const std::string& numbered, const std::string& label);
 
+// A checkpoint of `step` was committed: noted on the launcher's progress board, where there is one.
+void noteCheckpointSaved(long long step);
+
 }  // namespace accel

@@ -30,28 +30,11 @@ std::vector<std::string> worker(int seconds) {
 
 std::vector<std::string> launcher(const JobPorts& job, const std::string& nnodes, bool host,
                                   std::vector<std::string> extra, const std::vector<std::string>& program) {
-  std::vector<std::string> argv = {accelBinary(),
-                                   "launch",
-                                   "--cpu",
-                                   "--nnodes",
-                                   nnodes,
-                                   "--nproc_per_node",
-                                   "2",
-                                   "--rdzv_backend",
-                                   "c10d",
-                                   "--rdzv_endpoint",
-                                   "127.0.0.1:" + std::to_string(job.port),
-                                   "--job_port",
-                                   std::to_string(job.job_port),
-                                   "--heartbeat_timeout",
-                                   "3",
-                                   "--grace_period",
-                                   "2",
-                                   "--rdzv_conf",
-                                   std::string(host ? "is_host=1" : "is_host=0") + ",last_call_timeout=1"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  argv.insert(argv.end(), program.begin(), program.end());
-  return argv;
+  return machineLaunch(
+      {"--cpu", "--nnodes", nnodes, "--nproc_per_node", "2", "--rdzv_backend", "c10d", "--rdzv_endpoint",
+       "127.0.0.1:" + std::to_string(job.port), "--job_port", std::to_string(job.job_port), "--heartbeat_timeout", "3",
+       "--grace_period", "2", "--rdzv_conf", std::string(host ? "is_host=1" : "is_host=0") + ",last_call_timeout=1"},
+      extra, program);
 }
 
 using Launcher = std::unique_ptr<BackgroundProcess>;

@@ -77,19 +77,17 @@ std::vector<std::string> worker(int seconds) {
 using Launcher = std::unique_ptr<BackgroundProcess>;
 Launcher start(const Etcd& etcd, const TempDir& dir, const std::string& nnodes, const std::vector<std::string>& program,
                std::vector<std::string> extra = {}, std::map<std::string, std::string> env = {}) {
-  std::vector<std::string> argv = {
-      accelBinary(), "launch",         "--cpu", "--nnodes",        nnodes,          "--nproc_per_node",
-      "1",           "--rdzv_backend", "etcd",  "--rdzv_endpoint", etcd.endpoint(), "--heartbeat_timeout",
-      "3",           "--grace_period", "2"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  argv.insert(argv.end(), program.begin(), program.end());
+  const auto argv =
+      machineLaunch({"--cpu", "--nnodes", nnodes, "--nproc_per_node", "1", "--rdzv_backend", "etcd", "--rdzv_endpoint",
+                     etcd.endpoint(), "--heartbeat_timeout", "3", "--grace_period", "2"},
+                    extra, program);
   return std::make_unique<BackgroundProcess>(argv, hermeticEnv(dir, std::move(env)));
 }
 
 }  // namespace
 
 TEST_CASE("etcd: when machine 0's launcher is killed a survivor is elected and the job goes on",
-          "[launch][machines][etcd]") {
+          "[launch][machines][etcd][failure]") {
   if (!haveEtcd()) return;
   TempDir dir;
   Etcd etcd(dir);

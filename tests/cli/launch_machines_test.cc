@@ -21,26 +21,11 @@ namespace {
 
 std::vector<std::string> machine(const JobPorts& job, int rank, int machines, std::vector<std::string> extra,
                                  std::vector<std::string> program) {
-  std::vector<std::string> argv = {accelBinary(),
-                                   "launch",
-                                   "--cpu",
-                                   "--num_machines",
-                                   std::to_string(machines),
-                                   "--machine_rank",
-                                   std::to_string(rank),
-                                   "--num_processes",
-                                   std::to_string(2 * machines),
-                                   "--main_process_ip",
-                                   "127.0.0.1",
-                                   "--main_process_port",
-                                   std::to_string(job.port),
-                                   "--job_port",
-                                   std::to_string(job.job_port),
-                                   "--grace_period",
-                                   "2"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  argv.insert(argv.end(), program.begin(), program.end());
-  return argv;
+  return machineLaunch(
+      {"--cpu", "--num_machines", std::to_string(machines), "--machine_rank", std::to_string(rank), "--num_processes",
+       std::to_string(2 * machines), "--main_process_ip", "127.0.0.1", "--main_process_port", std::to_string(job.port),
+       "--job_port", std::to_string(job.job_port), "--grace_period", "2"},
+      extra, program);
 }
 
 std::vector<std::string> sh(const std::string& script) { return {"--no_python", "sh", "-c", script}; }

@@ -113,3 +113,30 @@ TEST_CASE("restart policy: a restarted round on GPUs waits until the last round'
     CHECK_FALSE(contains(off.err, "GPU memory"));
   }
 }
+
+TEST_CASE("restart policy: restarts that save no newer checkpoint end the job after --max_no_progress_restarts",
+          "[launch][failure][policy]") {
+  TempDir dir;
+  // Each round resumes from the latest checkpoint, trains to step 7 and fails: round 0 saves
+  // step 5, the rounds after it save nothing newer.
+  const std::string script = accelTrain() + " --steps 7 --log_every 0 --checkpoint_every 5 --checkpoint_dir " +
+                             dir.path() + "/ck --resume >/dev/null; exit 3";
+  auto capped = run(solo({"--max_restarts", "10", "--startup_timeout", "0"}, script), {}, hermeticEnv(dir), 120000);
+  INFO(capped.err);
+  CHECK(capped.exit_code == 3);
+  CHECK(contains(capped.err, "restarting all workers (restart 3 of 10)"));
+  CHECK_FALSE(contains(capped.err, "restart 4 of 10"));
+  CHECK(contains(capped.err, "3 rounds in a row failed without saving a checkpoint beyond step 5"));
+  CHECK(contains(capped.err, "(--max_no_progress_restarts 3)"));
+  // 0: no limit; and a program that notes no checkpoint is not judged.
+  auto unlimited = run(solo({"--max_restarts", "4", "--startup_timeout", "0", "--max_no_progress_restarts", "0"},
+                            "rm -rf " + dir.path() + "/ck; " + script),
+                       {}, hermeticEnv(dir), 120000);
+  auto plain = run(solo({"--max_restarts", "4", "--startup_timeout", "0"}, "exit 3"), {}, hermeticEnv(dir), 60000);
+  for (const auto* r : {&unlimited, &plain}) {
+    INFO(r->err);
+    CHECK(r->exit_code == 3);
+    CHECK(contains(r->err, "restart 4 of 4"));
+    CHECK_FALSE(contains(r->err, "without saving a checkpoint"));
+  }
+}

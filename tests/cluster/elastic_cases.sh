@@ -29,12 +29,13 @@
 ELASTIC_STEPS=80
 ELASTIC_PAUSE=0.15   # seconds per step at least: time to act between checkpoints
 
-# elastic_host TAG K NNODES ARGS...: host K's launcher of an elastic job whose endpoint is host 0.
+# elastic_host TAG K NNODES NPROC ARGS...: host K's launcher of an elastic job whose endpoint is
+# host 0, NPROC workers; its log $work/TAG.hK.log.
 elastic_host() {
-  local tag=$1 k=$2 nnodes=$3
-  shift 3
-  on_host_bg "$k" timeout -k 5 120 "$build/bin/accel" launch --cpu --quiet --grace_period 3 --nnodes "$nnodes" \
-    --nproc_per_node 2 --rdzv_backend c10d --rdzv_endpoint "$(host_addr 0):$port" --heartbeat_timeout 3 \
+  local tag=$1 k=$2 nnodes=$3 nproc=$4
+  shift 4
+  on_host_bg "$k" timeout -k 5 150 "$build/bin/accel" launch --cpu --quiet --grace_period 3 --nnodes "$nnodes" \
+    --nproc_per_node "$nproc" --rdzv_backend c10d --rdzv_endpoint "$(host_addr 0):$port" --heartbeat_timeout 3 \
     --rdzv_conf last_call_timeout=2 "$@" >"$work/$tag.h$k.log" 2>&1
   HOST_OF[$CLUSTER_LAST_PID]=$k
 }
@@ -74,7 +75,7 @@ case_elastic_loss() {
   take_port
   mkdir -p "$work/elck"
   # shellcheck disable=SC2046
-  for k in 0 1 2; do elastic_host loss "$k" 2:3 $(elastic_train "$work/elck"); done
+  for k in 0 1 2; do elastic_host loss "$k" 2:3 2 $(elastic_train "$work/elck"); done
   wait_until 60 in_log "$work/loss.h0.log" "checkpoint saved at step 10" ||
     { echo "no checkpoint 10"; stop_hosts; show_logs loss; return 1; }
   t0=$EPOCHREALTIME
@@ -86,7 +87,7 @@ case_elastic_loss() {
   wait_until 60 in_log "$work/loss.h0.log" "checkpoint saved at step $((k1 + 10))" ||
     { echo "round 1 saved no checkpoint"; cluster_link_up 2; stop_hosts; show_logs loss; return 1; }
   # shellcheck disable=SC2046
-  elastic_host loss 3 2:3 $(elastic_train "$work/elck")
+  elastic_host loss 3 2:3 2 $(elastic_train "$work/elck")
   wait_hosts || true
   cluster_link_up 2
   hosts_empty_now || bad=1
@@ -112,10 +113,10 @@ case_elastic_spare() {
   take_port
   mkdir -p "$work/spck"
   # shellcheck disable=SC2046
-  for k in 0 1; do elastic_host spare "$k" 2:2 $(elastic_train "$work/spck"); done
+  for k in 0 1; do elastic_host spare "$k" 2:2 2 $(elastic_train "$work/spck"); done
   wait_until 60 in_log "$work/spare.h0.log" "round 0: 2 machines" || { stop_hosts; show_logs spare; return 1; }
   # shellcheck disable=SC2046
-  elastic_host spare 2 2:2 $(elastic_train "$work/spck")
+  elastic_host spare 2 2:2 2 $(elastic_train "$work/spck")
   wait_until 30 in_log "$work/spare.h0.log" "joined as a spare" || { stop_hosts; show_logs spare; return 1; }
   wait_until 60 in_log "$work/spare.h0.log" "checkpoint saved at step 10" || { stop_hosts; show_logs spare; return 1; }
   launcher=$(pgrep -P "$(host_pid 1)" -x accel) || { echo "no launcher on host 1"; stop_hosts; return 1; }
@@ -174,12 +175,7 @@ case_elastic_accelerate() {
   take_port
   mkdir -p "$work/acck" "$work/accref"
   local script=(--no_python "$ACCEL_PEERS_PYTHON" "$root/tests/peers/elastic_accelerate.py" --steps 40 --every 5)
-  for k in 0 1 2; do
-    on_host_bg "$k" timeout -k 5 150 "$build/bin/accel" launch --cpu --quiet --grace_period 3 --nnodes 2:3 \
-      --nproc_per_node 1 --rdzv_backend c10d --rdzv_endpoint "$(host_addr 0):$port" --heartbeat_timeout 3 \
-      --rdzv_conf last_call_timeout=2 "${script[@]}" --dir "$work/acck" --pause 0.25 >"$work/acc.h$k.log" 2>&1
-    HOST_OF[$CLUSTER_LAST_PID]=$k
-  done
+  for k in 0 1 2; do elastic_host acc "$k" 2:3 1 "${script[@]}" --dir "$work/acck" --pause 0.25; done
   wait_until 90 in_log "$work/acc.h0.log" "saved step 10" || { echo "no step 10"; stop_hosts; show_logs acc; return 1; }
   t0=$EPOCHREALTIME
   cluster_link_down 2

@@ -160,7 +160,7 @@ void stranger(Hub& h, const uint8_t* data, size_t size) {
 // Returns true: the hub is rebuilt after every input of machine 1.
 bool fromMember(Hub& h, bool round_ended, const uint8_t* data, size_t size) {
   std::vector<JobEvent> events;
-  if (round_ended) h.hub->roundEnded(0, true);
+  if (round_ended) h.hub->roundEnded(0, true, -1);
   auto more = feed(h, h.member, data, size);
   // Questions are answered and this launcher's stacks handed over, then the hub goes on: a stop
   // that waited for the stacks comes after them.

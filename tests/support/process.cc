@@ -277,6 +277,13 @@ std::vector<std::string> launchArgs(std::vector<std::string> launcher, std::vect
   return argv;
 }
 
+std::vector<std::string> machineLaunch(const std::vector<std::string>& flags, const std::vector<std::string>& extra,
+                                       const std::vector<std::string>& program) {
+  std::vector<std::string> argv = {accelBinary(), "launch"};
+  for (const auto* part : {&flags, &extra, &program}) argv.insert(argv.end(), part->begin(), part->end());
+  return argv;
+}
+
 TempDir::TempDir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "accel-test-XXXXXX").string();
   if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");

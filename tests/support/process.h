@@ -89,6 +89,11 @@ std::string fakeCudaLibrary();
 // of the tests whose workers are env_worker (its options say how they behave).
 std::vector<std::string> launchArgs(std::vector<std::string> launcher, std::vector<std::string> worker);
 
+// `accel launch FLAGS... EXTRA... PROGRAM...`: one machine's launcher of a several-machine test,
+// its own flags first, then the case's, then the workers' program.
+std::vector<std::string> machineLaunch(const std::vector<std::string>& flags, const std::vector<std::string>& extra,
+                                       const std::vector<std::string>& program);
+
 // A fresh directory removed at scope exit.
 class TempDir {
  public:

@@ -95,6 +95,10 @@ def main():
         acc = (net(data["tx"]).argmax(1) == data["ty"]).double().mean().item()
     with open(os.path.join(out, f"py-accuracy-rank{rank}.txt"), "w") as f:
         f.write(f"{acc:.6f}\n")
+    # Every rank is past its last collective before any tears Gloo down: torch 2.x's Gloo group
+    # destroyed while a peer still sends can abort the process ("terminate called without an
+    # active exception"), the race the usual barrier-then-destroy shutdown avoids.
+    dist.barrier()
     dist.destroy_process_group()
 
 

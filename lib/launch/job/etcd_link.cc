@@ -94,9 +94,9 @@ class EtcdLink final : public JobLink {
     if (!failing_over_) inner_->workerFailed(failure, replaces);
   }
   void interrupted(int signal) override { inner_->interrupted(signal); }
-  void roundEnded(int round, bool succeeded) override {
+  void roundEnded(int round, bool succeeded, long long saved_step) override {
     round_ended_ = true;
-    if (!failing_over_) inner_->roundEnded(round, succeeded);
+    if (!failing_over_) inner_->roundEnded(round, succeeded, saved_step);
   }
   void ask(long long id, int rank) override { inner_->ask(id, rank); }
   void tell(long long id, const std::string& text) override { inner_->tell(id, text); }

@@ -144,9 +144,10 @@ void JobHub::onHold(const job::Hold& hold) {
   }
   if (hold.machine != 0) queued_.push_back(JobEvent::hold(hold.stopped));
 }
-void JobHub::roundEnded(int, bool succeeded) {
+void JobHub::roundEnded(int, bool succeeded, long long saved_step) {
   self_ended_ = true;
   self_ok_ = succeeded;
+  saved_ = std::max(saved_, saved_step);
   decideIfEnded();
 }
 
@@ -185,6 +186,7 @@ void JobHub::onMessage(int machine, Member& m, const job::Message& message) {
   } else if (auto* e = std::get_if<job::Ended>(&message); e && e->round == round_) {
     m.ended = true;
     m.ok = e->ok;
+    saved_ = std::max(saved_, e->saved);
     decideIfEnded();
   } else if (auto* a = std::get_if<job::Ask>(&message)) {
     route(machine, a->id, a->rank);
@@ -281,9 +283,9 @@ void JobHub::decideIfEnded() {
   if (short_since_ || finished_ || due_) return;
   if (plan_.dynamic && !all_ok && !signal_ && !regroup_.empty()) return regroup();
   const double seconds = ledger_.empty() ? roundSeconds() : ledger_.first().seconds;
-  JobEvent e =
-      decideRound(round_, restarts_, plan_.max_restarts,
-                  {all_ok, signal_, lost_, lost_hint_, hung_, HangWatch::hint(hung_), &ledger_, seconds}, policy_);
+  JobEvent e = decideRound(
+      round_, restarts_, plan_.max_restarts,
+      {all_ok, signal_, lost_, lost_hint_, hung_, HangWatch::hint(hung_), &ledger_, seconds, saved_}, policy_);
   if (e.kind == JobEvent::Kind::Restart) {  // a fresh store port; the same machines, or one asked to leave
     restarts_ = e.restarts;
     const std::string left = plan_.dynamic ? askToLeave(e.failure) : "";

@@ -57,7 +57,7 @@ class JobHub final : public JobLink {
   std::vector<JobEvent> service(const std::vector<pollfd>& fds) override;
   void workerFailed(const WorkerFailure& failure, bool replaces) override;
   void interrupted(int signal) override;
-  void roundEnded(int round, bool succeeded) override;
+  void roundEnded(int round, bool succeeded, long long saved_step) override;
   void ask(long long id, int rank) override;
   void tell(long long id, const std::string& text) override;
   void hold(bool stopped) override;
@@ -148,7 +148,8 @@ class JobHub final : public JobLink {
   StackGatherings gatherings_;
   HangWatch hang_;
   RestartPolicy policy_{rulesOf(plan_)};
-  std::string hung_;  // why the job stopped for --hang_timeout, "" when it did not
+  std::string hung_;      // why the job stopped for --hang_timeout, "" when it did not
+  long long saved_ = -1;  // the highest checkpoint step any machine's workers saved (restart_policy.h)
 };
 
 }  // namespace accel::launch::job

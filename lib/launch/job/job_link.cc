@@ -53,10 +53,11 @@ class SoloLink final : public JobLink {
     if (!signal_) signal_ = signal;
     stopping_ = true;
   }
-  void roundEnded(int round, bool succeeded) override {
+  void roundEnded(int round, bool succeeded, long long saved_step) override {
     const double seconds = ledger_.empty() ? roundSeconds() : ledger_.first().seconds;
     JobEvent e = decideRound(round, round, plan_.max_restarts,
-                             {succeeded, signal_, "", "", hung_, HangWatch::hint(hung_), &ledger_, seconds}, policy_);
+                             {succeeded, signal_, "", "", hung_, HangWatch::hint(hung_), &ledger_, seconds, saved_step},
+                             policy_);
     if (e.kind == JobEvent::Kind::Restart) {
       hang_.restart();
       stopping_ = false;

@@ -162,8 +162,10 @@ class JobLink {
   // first: one SIGKILLed just before the peer it broke).
   virtual void workerFailed(const WorkerFailure& failure, bool replaces) = 0;
   virtual void interrupted(int signal) = 0;
-  // Every worker of this machine has exited (all of them 0 when `succeeded`).
-  virtual void roundEnded(int round, bool succeeded) = 0;
+  // Every worker of this machine has exited (all of them 0 when `succeeded`); `saved_step` is the
+  // highest step of a checkpoint its workers saved, in any round (-1: none seen), by which the
+  // job knows whether a restart made progress (restart_policy.h).
+  virtual void roundEnded(int round, bool succeeded, long long saved_step) = 0;
   // Questions about another machine's ranks (rank_questions.h): ask() is answered by an Answer
   // event with the same id; an Ask event is answered with tell(). Ids are the asker's own.
   virtual void ask(long long id, int rank) = 0;

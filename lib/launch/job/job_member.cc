@@ -103,7 +103,9 @@ class JobMember final : public JobLink {
 
   void workerFailed(const WorkerFailure& failure, bool replaces) override { send(job::Failed{failure, replaces}); }
   void interrupted(int signal) override { send(job::Interrupted{signal}); }
-  void roundEnded(int round, bool succeeded) override { send(job::Ended{round, succeeded}); }
+  void roundEnded(int round, bool succeeded, long long saved_step) override {
+    send(job::Ended{round, succeeded, saved_step});
+  }
   void ask(long long id, int rank) override {
     if (ended_ || !hub_ || !hub_->open()) {
       return queued_.push_back(

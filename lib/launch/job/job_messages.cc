@@ -20,6 +20,7 @@ using nlohmann::json;
 using Bad = FieldError;
 
 constexpr long long kMaxRound = 1000000;
+constexpr long long kMaxStep = 1LL << 62;    // a checkpoint's step
 constexpr long long kMaxMachines = 1 << 20;  // the store's largest world (plan/launch_checks.cc)
 constexpr long long kMaxPid = std::numeric_limits<int>::max();
 constexpr long long kMaxId = 1LL << 53;  // exact in every JSON reader
@@ -111,7 +112,7 @@ json toJson(const Failed& m) {
   return {{"t", "failed"}, {"failure", failureJson(m.failure)}, {"replaces", m.replaces}};
 }
 json toJson(const Interrupted& m) { return {{"t", "interrupted"}, {"signal", m.signal}}; }
-json toJson(const Ended& m) { return {{"t", "ended"}, {"round", m.round}, {"ok", m.ok}}; }
+json toJson(const Ended& m) { return {{"t", "ended"}, {"round", m.round}, {"ok", m.ok}, {"saved", m.saved}}; }
 json toJson(const Heartbeat&) { return {{"t", "hb"}}; }
 json toJson(const Hold& m) { return {{"t", "hold"}, {"stopped", m.stopped}, {"machine", m.machine}}; }
 json toJson(const Ask& m) { return {{"t", "ask"}, {"id", m.id}, {"rank", m.rank}}; }
@@ -232,7 +233,7 @@ Message read(Fields& f, const std::string& t) {
                readOptionalFailure(f)};
   if (t == "failed") return Failed{readFailure(f.object("failure", false)), f.flag("replaces")};
   if (t == "interrupted") return Interrupted{f.small("signal", 1, 64)};
-  if (t == "ended") return Ended{f.small("round", 0, kMaxRound), f.flag("ok")};
+  if (t == "ended") return Ended{f.small("round", 0, kMaxRound), f.flag("ok"), f.integer("saved", -1, kMaxStep)};
   if (t == "hb") return Heartbeat{};
   if (t == "ask") return Ask{f.integer("id", 0, kMaxId), f.small("rank", 0, kMaxRank)};
   if (t == "tell") return Tell{f.integer("id", 0, kMaxId), f.text("text")};

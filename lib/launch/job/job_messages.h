@@ -34,7 +34,7 @@
 
 namespace accel::launch::job {
 
-inline constexpr int kProtocolVersion = 7;  // 1: the unversioned channel of accel before it
+inline constexpr int kProtocolVersion = 8;  // 1: the unversioned channel of accel before it
 
 // Bounds on what one line may hold: a reader refuses more, a writer clamps to them.
 inline constexpr size_t kMaxLine = 256 * 1024;
@@ -106,6 +106,7 @@ struct Interrupted {
 struct Ended {
   int round = 0;
   bool ok = false;
+  long long saved = -1;  // the highest step of a checkpoint the machine's workers saved; -1: none
 };
 struct Heartbeat {};
 // What became of `rank`? Asked on behalf of a worker; `id` is the asker's, echoed in the tell.

@@ -58,7 +58,7 @@ JobEvent decideRound(int round, int restarts, int max_restarts, const RoundOutco
     e.message = o.lost;
     e.hint = o.lost_hint;
   } else if (e.failure || hung) {
-    const std::string refused = policy.refuseRestart(o.seconds, hung);
+    const std::string refused = policy.refuseRestart(o.seconds, hung, o.saved);
     if (restarts < max_restarts && refused.empty()) {
       e.kind = JobEvent::Kind::Restart;
       e.round = round + 1;

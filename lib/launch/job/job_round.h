@@ -46,7 +46,8 @@ struct RoundOutcome {
   std::string lost, lost_hint;  // a machine that vanished, or a refused join (job cannot restart)
   std::string hang, hang_hint;  // --hang_timeout stopped the round
   const FailureLedger* failures = nullptr;
-  double seconds = 0;  // how long the round ran before its first failure or its hang
+  double seconds = 0;    // how long the round ran before its first failure or its hang
+  long long saved = -1;  // the highest step of a checkpoint saved so far, in any round; -1: none seen
 };
 JobEvent decideRound(int round, int restarts, int max_restarts, const RoundOutcome& outcome, RestartPolicy& policy);
 

@@ -171,6 +171,7 @@ void planJob(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Mach
   p.startup_timeout = s.supervision.startup_timeout.value;
   p.max_startup_failures = s.supervision.max_startup_failures.value;
   p.max_machine_failures = s.supervision.max_machine_failures.value;
+  p.max_no_progress_restarts = s.supervision.max_no_progress_restarts.value;
   p.gpu_free_timeout = s.supervision.gpu_free_timeout.value;
   p.gpus = !s.paradigm.use_cpu.value && f.visible_gpus > 0;
   if (p.gpus) {

@@ -97,14 +97,14 @@ void checkMembership(const settings::LaunchSettings& s) {
                                                                     : nullptr;
   if (!starter) return;
   throw UsageError(
-      fmt::format("{} {}:{} ({}): {} every machine at once and ends them together, so machines cannot come and go "
-                  "nor wait as spares",
-                  p.num_machines.origin.text(), p.min_machines.value, p.num_machines.value, "machines that come and go",
-                  starter),
-      fmt::format("give --nnodes {} for this launch; for machines that come and go run `accel launch --nnodes {}:{} "
-                  "--rdzv_backend c10d --rdzv_endpoint HOST:PORT` on each machine (under SLURM: srun --nodes={} "
-                  "accel launch …)",
-                  p.num_machines.value, p.min_machines.value, p.num_machines.value, p.num_machines.value));
+      fmt::format("{} {}:{} (machines that come and go): {} every machine at once and ends them together, so "
+                  "machines cannot come and go nor wait as spares",
+                  p.num_machines.origin.text(), p.min_machines.value, p.num_machines.value, starter),
+      fmt::format(
+          "give --nnodes {} for this launch; for machines that come and go run `accel launch --nnodes {}:{} "
+          "--rdzv_backend c10d --rdzv_endpoint HOST:PORT` on each machine (or etcd and its address; under SLURM: "
+          "srun --nodes={} accel launch …)",
+          p.num_machines.value, p.min_machines.value, p.num_machines.value, p.num_machines.value));
 }
 
 void checkFsdp(const settings::LaunchSettings& s) {

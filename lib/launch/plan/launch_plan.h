@@ -84,6 +84,7 @@ struct LaunchPlan {
   double startup_timeout = 30;
   int max_startup_failures = 3;
   int max_machine_failures = 3;
+  int max_no_progress_restarts = 3;
   double gpu_free_timeout = 30;          // before a later round: how long the last one's processes may keep GPU memory
   bool gpus = false;                     // this machine's workers use its GPUs
   std::vector<std::string> gpu_bus_ids;  // theirs, by PCI bus id ("" where only libcuda answered)

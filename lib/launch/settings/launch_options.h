@@ -89,6 +89,7 @@ struct LaunchOptions {
   std::optional<long long> max_startup_failures;
   std::optional<long long> max_machine_failures;
   std::optional<double> gpu_free_timeout;
+  std::optional<long long> max_no_progress_restarts;
   std::vector<std::string> env;    // --env KEY=VALUE, repeatable: set in every worker's environment
   std::optional<std::string> pty;  // auto, on, off: pseudo-terminals for the workers' streams
   // Several machines from one command (lib/launch/fleet): DeepSpeed's hostfile (the config key

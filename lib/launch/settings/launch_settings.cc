@@ -145,6 +145,8 @@ void resolveRestartPolicy(Supervision& sv, const LaunchOptions& o) {
   sv.max_startup_failures = {static_cast<int>(startup.value), startup.origin};
   const auto machine = flagOr<long long>(o, o.max_machine_failures, "max_machine_failures", 3);
   sv.max_machine_failures = {static_cast<int>(machine.value), machine.origin};
+  const auto idle = flagOr<long long>(o, o.max_no_progress_restarts, "max_no_progress_restarts", 3);
+  sv.max_no_progress_restarts = {static_cast<int>(idle.value), idle.origin};
   sv.gpu_free_timeout = flagOr(o, o.gpu_free_timeout, "gpu_free_timeout", 30.0);
   if (!(sv.gpu_free_timeout.value >= 0) || sv.gpu_free_timeout.value > 1e9) {
     throw UsageError(

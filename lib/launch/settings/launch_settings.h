@@ -69,6 +69,7 @@ struct Supervision {
   Setting<double> startup_timeout;
   Setting<int> max_startup_failures;
   Setting<int> max_machine_failures;
+  Setting<int> max_no_progress_restarts;
   Setting<double> gpu_free_timeout;  // before a round on GPUs: how long the last one's processes may hold memory
   Setting<double> grace_period;
   Setting<std::string> role;

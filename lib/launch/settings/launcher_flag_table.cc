@@ -132,6 +132,13 @@ std::vector<LauncherFlag> build() {
                "where the job keeps MIN machines without it (default 3; 0: never)",
        .min = 0,
        .max = 1000000},
+      {.name = "max_no_progress_restarts",
+       .field = &O::max_no_progress_restarts,
+       .group = kLauncher,
+       .help = "end the job after N restarts in a row that saved no checkpoint beyond the best one before them "
+               "(libaccel_runtime's checkpoints; default 3; 0: no limit)",
+       .min = 0,
+       .max = 1000000},
       {"gpu_free_timeout", "", &O::gpu_free_timeout, kLauncher,
        "before a restarted round on GPUs, wait up to SECONDS until the last round's processes hold no GPU memory "
        "(NVML), then start and say which still do (default 30; 0: no wait)"},

@@ -58,6 +58,7 @@ std::vector<SettingRow> settingRows(const LaunchSettings& s) {
   r.add("max_startup_failures", s.supervision.max_startup_failures);
   r.add("max_machine_failures", s.supervision.max_machine_failures);
   r.add("gpu_free_timeout", s.supervision.gpu_free_timeout);
+  r.add("max_no_progress_restarts", s.supervision.max_no_progress_restarts);
   r.add("grace_period", s.supervision.grace_period);
   r.add("role", s.supervision.role);
   r.add("signals_to_handle", s.supervision.signals_to_handle);

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -20,7 +21,7 @@ ProgressBoard::~ProgressBoard() {
 }
 
 std::string ProgressBoard::open(const plan::LaunchPlan& plan) {
-  if (plan.hang_timeout <= 0) return "";
+  if (plan.hang_timeout <= 0 && plan.max_restarts <= 0) return "";
   size_t slots = 0;
   for (const auto& w : plan.workers) {
     if (w.label.empty()) slots = std::max(slots, static_cast<size_t>(w.local_rank) + 1);
@@ -38,8 +39,8 @@ std::string ProgressBoard::open(const plan::LaunchPlan& plan) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
     return fmt::format(
-        "warning: no progress board for --hang_timeout ({}): only the workers' output counts as "
-        "progress",
+        "warning: no progress board ({}): only the workers' output counts as progress, and no saved "
+        "checkpoint is seen (--max_no_progress_restarts)",
         why);
   }
   map_ = static_cast<unsigned char*>(map);
@@ -56,6 +57,16 @@ bool ProgressBoard::advanced() {
     seen_[r] = now;
   }
   return moved;
+}
+
+long long ProgressBoard::savedStep() const {
+  long long best = -1;
+  for (size_t r = 0; r < seen_.size(); ++r) {
+    auto* slot = reinterpret_cast<std::atomic<uint64_t>*>(map_ + r * launch_env::kProgressSlotBytes);
+    const uint64_t saved = slot[1].load(std::memory_order_relaxed);
+    if (saved > 0) best = std::max(best, static_cast<long long>(saved - 1));
+  }
+  return best;
 }
 
 }  // namespace accel::launch::supervise

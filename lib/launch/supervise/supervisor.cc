@@ -223,7 +223,7 @@ class Supervisor {
     bool succeeded = !interrupt_;
     for (const auto& w : workers_) succeeded = succeeded && WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0;
     if (failed_) link_->workerFailed(failureOf(*failed_, plan_), true);
-    link_->roundEnded(round_, succeeded);
+    link_->roundEnded(round_, succeeded, board_.savedStep());
   }
 
   std::vector<pid_t> workerPids() const {
