@@ -36,6 +36,9 @@ inline constexpr double kOrdersTimeoutSeconds = 60;
 
 // Seconds between SIGTERM and SIGKILL when the launcher stops workers (--grace_period).
 inline constexpr double kGracePeriodSeconds = 10;
+// How long a rank waits for a checkpoint directory held by a rank of an earlier round of the same
+// run (a lost machine's, which its launcher stops within its heartbeat timeout and grace period).
+inline constexpr std::chrono::milliseconds kEarlierRoundLockWait = std::chrono::seconds(60);
 
 // Every rank's stack (`accel stacks`, and before a collective timeout, a lost machine or
 // --hang_timeout stops a job): how long the tools (py-spy, gdb) may take on one machine

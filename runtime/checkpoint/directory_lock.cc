@@ -2,10 +2,12 @@
 #include "runtime/checkpoint/directory_lock.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -15,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/defaults.h"
 #include "lib/common/environment.h"
 #include "lib/common/error.h"
 #include "lib/common/strings.h"
@@ -61,6 +64,25 @@ std::string refusal(const std::string& dir, const std::string& path, int fd) {
       get("run"), get("pid"), get("host"), get("since"), path);
 }
 
+// Whether the holder is a rank of this same run: an earlier round's, still stopping.
+bool sameRun(int fd) {
+  const std::string id = readRuntimeSettings().run_id;
+  auto h = readHolder(fd);
+  return !id.empty() && h.count("run") && h["run"] == id;
+}
+
+// flock's answer, having waited kEarlierRoundLockWait for an earlier round of this run to let go.
+int lockOrWait(int fd) {
+  int rc = ::flock(fd, LOCK_EX | LOCK_NB);
+  if (rc == 0 || errno != EWOULDBLOCK || !sameRun(fd)) return rc;
+  const auto deadline = std::chrono::steady_clock::now() + defaults::kEarlierRoundLockWait;
+  while (rc != 0 && errno == EWOULDBLOCK && std::chrono::steady_clock::now() < deadline) {
+    ::poll(nullptr, 0, 100);
+    rc = ::flock(fd, LOCK_EX | LOCK_NB);
+  }
+  return rc;
+}
+
 void describeHolder(int fd) {
   const std::string text =
       fmt::format("run {}\npid {}\nhost {}\nsince {}\n", runId(), ::getpid(), hostName(), nowUtc());
@@ -83,7 +105,7 @@ std::string lockCheckpointDirectory(const std::string& dir) {
   const std::string path = dir + "/" + kLockName;
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(fmt::format("cannot open checkpoint lock {}: {}", path, std::strerror(errno)));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  if (lockOrWait(fd) != 0) {
     const int err = errno;
     std::string message =
         err == EWOULDBLOCK ? refusal(dir, path, fd) : fmt::format("cannot lock {}: {}", path, std::strerror(err));

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Resume that every rank agrees on, and a checkpoint directory that one job owns:
 // ranks shown different checkpoints fail together with one message; a second process is refused
-// the directory at once, naming the holder, and gets it the moment the holder is SIGKILLed; and
+// the directory at once, naming the holder, and gets it the moment the holder is SIGKILLed; a
+// rank of the same run waits for an earlier round's holder instead; and
 // the whole story with accel-train under the real launcher: job B started on job A's directory
 // is refused within a second while A finishes unharmed, then B resumes to the same weights.
 #include <catch2/catch.hpp>
 
+#include <poll.h>
 #include <signal.h>
 
 #include <chrono>
@@ -118,6 +120,23 @@ TEST_CASE("checkpoint lock: a second process is refused at once, and gets the di
   auto after = run({accel::test::runtimeWorker(), "check", dir.path()}, {}, {{"RANK", ""}, {"WORLD_SIZE", ""}});
   INFO(after.out << after.err);
   CHECK(after.exit_code == 0);
+}
+
+TEST_CASE("checkpoint lock: a rank of the same run waits for an earlier round's holder instead of being refused",
+          "[checkpoint][failure]") {
+  TempDir dir;
+  std::map<std::string, std::string> env = {{"RANK", ""}, {"WORLD_SIZE", ""}, {"ACCEL_RUN_ID", "job-a"}};
+  BackgroundProcess holder({accel::test::runtimeWorker(), "save-loop", dir.path()}, env);
+  REQUIRE(holder.waitForOutput("saved 2"));
+  BackgroundProcess next({accel::test::runtimeWorker(), "check", dir.path()}, env);  // the next round's rank
+  ::poll(nullptr, 0, 1500);
+  CHECK(accel::test::processAlive(next.pid()));  // still waiting: not refused
+  holder.signal(SIGKILL);
+  holder.wait();
+  auto got = next.wait(30000);
+  INFO(got.out << got.err);
+  CHECK(got.exit_code == 0);
+  CHECK_FALSE(accel::test::contains(got.err, "in use by another job"));
 }
 
 TEST_CASE("checkpoint lock: job B on job A's directory is refused within a second, A is unharmed, B then resumes",

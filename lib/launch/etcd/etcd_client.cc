@@ -54,6 +54,8 @@ std::string EtcdClient::version() {
   HttpReply reply;
   try {
     reply = httpCall(o_.server, "GET", "/version", "", {}, deadline);
+  } catch (const UsageError& e) {  // TLS set up wrong: say which etcd
+    throw UsageError(fmt::format("etcd at {}: {}", endpoint_, e.what()), e.hint());
   } catch (const HttpFailure& f) {
     if (f.kind == HttpFailure::Kind::Unreachable) throw Error(fmt::format("etcd at {}: {}", endpoint_, f.what()));
     throw UsageError(fmt::format("{} is not an etcd server: it answered with {}", endpoint_, f.what()),

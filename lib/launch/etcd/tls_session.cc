@@ -7,6 +7,8 @@
 #include <openssl/x509_vfy.h>
 #include <poll.h>
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "lib/common/dynamic_library.h"
@@ -83,6 +85,16 @@ SSL* asSsl(void* p) { return static_cast<SSL*>(p); }
 
 TlsSession::TlsSession(int fd, const std::string& host, const TlsFiles& files, Clock::time_point deadline)
     : fd_(fd), host_(host) {
+  try {
+    handshake(files, deadline);
+  } catch (...) {  // no destructor runs for a constructor that throws
+    release();
+    throw;
+  }
+}
+
+void TlsSession::handshake(const TlsFiles& files, Clock::time_point deadline) {
+  const std::string& host = host_;
   const Ssl& s = ssl();
   SSL_CTX* ctx = s.SSL_CTX_new(s.TLS_client_method());
   if (!ctx) throw Error("cannot make a TLS context: " + reasons());
@@ -91,15 +103,22 @@ TlsSession::TlsSession(int fd, const std::string& host, const TlsFiles& files, C
   const bool authorities = files.ca_cert.empty()
                                ? s.SSL_CTX_set_default_verify_paths(ctx) == 1
                                : s.SSL_CTX_load_verify_locations(ctx, files.ca_cert.c_str(), nullptr) == 1;
-  if (!authorities) throw Error(fmt::format("cannot read the CA certificate {}: {}", files.ca_cert, reasons()));
-  if (!files.cert.empty() && s.SSL_CTX_use_certificate_chain_file(ctx, files.cert.c_str()) != 1)
-    throw Error(fmt::format("cannot read the client certificate {}: {}", files.cert, reasons()));
-  if (!files.key.empty() && s.SSL_CTX_use_PrivateKey_file(ctx, files.key.c_str(), SSL_FILETYPE_PEM) != 1)
-    throw Error(fmt::format("cannot read the client key {}: {}", files.key, reasons()));
+  if (!authorities) {
+    throw UsageError(fmt::format("cannot read the CA certificate {}: {}", files.ca_cert, reasons()),
+                     "give --rdzv_conf ca_cert=FILE, a PEM file of the authority that signed etcd's certificate");
+  }
+  if (!files.cert.empty() && s.SSL_CTX_use_certificate_chain_file(ctx, files.cert.c_str()) != 1) {
+    throw UsageError(fmt::format("cannot read the client certificate {}: {}", files.cert, reasons()),
+                     "give --rdzv_conf ssl_cert=FILE, a PEM certificate");
+  }
+  if (!files.key.empty() && s.SSL_CTX_use_PrivateKey_file(ctx, files.key.c_str(), SSL_FILETYPE_PEM) != 1) {
+    throw UsageError(fmt::format("cannot read the client key {}: {}", files.key, reasons()),
+                     "give --rdzv_conf ssl_cert_key=FILE, the PEM key of ssl_cert");
+  }
   SSL* session = s.SSL_new(ctx);
   if (!session) throw Error("cannot make a TLS session: " + reasons());
   ssl_ = session;
-  s.SSL_set_fd(session, fd);
+  s.SSL_set_fd(session, fd_);
   in6_addr ip6;
   in_addr ip4;
   const bool ip = ::inet_pton(AF_INET, host.c_str(), &ip4) == 1 || ::inet_pton(AF_INET6, host.c_str(), &ip6) == 1;
@@ -112,17 +131,19 @@ TlsSession::TlsSession(int fd, const std::string& host, const TlsFiles& files, C
   if (drive([&] { return s.SSL_connect(session); }, "the TLS handshake", deadline) == 1) return;
   const long verified = s.SSL_get_verify_result(session);
   if (verified != X509_V_OK) {
-    throw Error(fmt::format("the server's certificate did not verify for {}: {}", host,
-                            s.X509_verify_cert_error_string(verified)),
-                "give the authority that signed it with --rdzv_conf ca_cert=FILE, and reach the server by a name "
-                "or address its certificate carries");
+    throw UsageError(fmt::format("the server's certificate did not verify for {}: {}", host,
+                                 s.X509_verify_cert_error_string(verified)),
+                     "give the authority that signed it with --rdzv_conf ca_cert=FILE, and reach the server by a "
+                     "name or address its certificate carries");
   }
   throw Error("the TLS handshake failed: " + reasons());
 }
 
-TlsSession::~TlsSession() {
-  if (ssl_) ssl().SSL_free(asSsl(ssl_));
-  if (ctx_) ssl().SSL_CTX_free(static_cast<SSL_CTX*>(ctx_));
+TlsSession::~TlsSession() { release(); }
+
+void TlsSession::release() {
+  if (ssl_) ssl().SSL_free(asSsl(std::exchange(ssl_, nullptr)));
+  if (ctx_) ssl().SSL_CTX_free(static_cast<SSL_CTX*>(std::exchange(ctx_, nullptr)));
 }
 
 template <class Step> int TlsSession::drive(Step step, const char* what, Clock::time_point deadline) {

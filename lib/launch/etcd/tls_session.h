@@ -5,7 +5,8 @@
 // The server's certificate is verified against `ca_cert` (else the system's authorities) and
 // must name the host (a DNS name or an IP address); `cert`/`key` are a client certificate for
 // servers that ask for one. Every call waits until its deadline at most; failures throw Error
-// with OpenSSL's reason. Not thread-safe per session.
+// with OpenSSL's reason, UsageError where the set-up is wrong (a certificate that does not
+// verify, a file that does not read). Not thread-safe per session.
 #pragma once
 
 #include <chrono>
@@ -31,6 +32,8 @@ class TlsSession {
   size_t read(char* buffer, size_t size, Clock::time_point deadline);
 
  private:
+  void handshake(const TlsFiles& files, Clock::time_point deadline);
+  void release();
   // Runs `step` (an SSL call) until it no longer wants to wait for the socket: its result.
   template <class Step> int drive(Step step, const char* what, Clock::time_point deadline);
 
