@@ -51,6 +51,12 @@ void printPlacement(const LaunchSettings& s, const LaunchPlan& p) {
       pl.num_processes.value, pl.num_processes.origin.text());
   if (p.machine_rank < 0)
     std::cout << "machine rank: given out by machine 0 as machines join (ranks below are as machine 0's)\n";
+  if (p.etcd) {
+    std::cout << fmt::format(
+        "machine 0: elected in etcd at {} (a survivor when it is lost); MASTER_ADDR and MASTER_PORT below are "
+        "its, given out each round\n",
+        p.etcd->server.text());
+  }
   if (p.world_at_join) {
     std::cout << "world size: settled at the join from every machine's workers (below: as if each ran "
               << p.workers.size() << ")\n";

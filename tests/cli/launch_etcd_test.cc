@@ -221,6 +221,9 @@ TEST_CASE(
   CHECK(silent.exit_code == 1);
   CHECK(contains(silent.err, "did not answer within the join timeout"));
   CHECK(secondsSince(started) < 2 + 20);
+  auto dry = launch({"--rdzv_backend", "etcd", "--rdzv_endpoint", "10.9.8.7", "--nnodes", "2:3", "--dry_run"});
+  CHECK(dry.exit_code == 0);
+  CHECK(contains(dry.out, "machine 0: elected in etcd at http://10.9.8.7:2379 (a survivor when it is lost)"));
   auto no_endpoint = launch({"--rdzv_backend", "etcd"});
   CHECK(no_endpoint.exit_code == 2);
   CHECK(contains(no_endpoint.err, "--rdzv_backend etcd needs --rdzv_endpoint HOST:PORT"));

@@ -40,10 +40,14 @@ std::vector<SettingRow> settingRows(const LaunchSettings& s) {
   r.add("min_machines", p.min_machines);
   r.rows.push_back({"membership",
                     p.dynamic ? fmt::format("dynamic: rounds of {} to {} machines, ranks given out by machine 0 each "
-                                            "round; machines beyond {} wait as spares",
-                                            p.min_machines.value, p.num_machines.value, p.num_machines.value)
+                                            "round{}; machines beyond {} wait as spares",
+                                            p.min_machines.value, p.num_machines.value,
+                                            p.etcd ? ", machine 0 elected in etcd at " + p.etcd->server.text() : "",
+                                            p.num_machines.value)
                               : "static",
-                    p.dynamic ? "rendezvous endpoint" : "machine_rank"});
+                    p.etcd      ? "rdzv_backend etcd"
+                    : p.dynamic ? "rendezvous endpoint"
+                                : "machine_rank"});
   r.add("machine_rank", p.machine_rank);
   r.add("main_process_ip", p.main_process_ip);
   r.add("main_process_port", p.main_process_port);
