@@ -154,7 +154,7 @@ TEST_CASE("etcd: two run ids on one etcd never mix, and no key holds the job's t
   }
 }
 
-TEST_CASE("etcd: over TLS with a user and password; a wrong password is an error naming the endpoint",
+TEST_CASE("etcd: over TLS with a user and password, and a wrong password is an error naming the endpoint",
           "[launch][machines][etcd]") {
   if (!haveEtcd()) return;
   TempDir dir;
