@@ -36,7 +36,7 @@ inline constexpr long long kRecordSeconds = 7200;
 class EtcdRecords {
  public:
   EtcdRecords(etcd::EtcdClient& client, const etcd::EtcdPlace& place, const std::string& run_id)
-      : etcd_(client), place_(place), root_(place.prefix + "/" + run_id + "/") {}
+      : etcd_(client), root_(place.prefix + "/" + run_id + "/") {}
 
   // Until etcd answers, retrying while it cannot be reached: 0, or the signal that interrupted.
   // Throws Error naming the endpoint at the deadline, UsageError at once where something that
@@ -62,7 +62,6 @@ class EtcdRecords {
   long long recordLease();
 
   etcd::EtcdClient& etcd_;
-  const etcd::EtcdPlace& place_;
   std::string root_;
   long long record_lease_ = 0;
 };

@@ -48,11 +48,14 @@ std::string ProgressBoard::open(const plan::LaunchPlan& plan) {
   return "";
 }
 
+std::atomic<uint64_t>* ProgressBoard::slot(size_t local_rank) const {
+  return reinterpret_cast<std::atomic<uint64_t>*>(map_ + local_rank * launch_env::kProgressSlotBytes);
+}
+
 bool ProgressBoard::advanced() {
   bool moved = false;
   for (size_t r = 0; r < seen_.size(); ++r) {
-    auto* slot = reinterpret_cast<std::atomic<uint64_t>*>(map_ + r * launch_env::kProgressSlotBytes);
-    const uint64_t now = slot->load(std::memory_order_relaxed);
+    const uint64_t now = slot(r)->load(std::memory_order_relaxed);
     moved = moved || now != seen_[r];
     seen_[r] = now;
   }
@@ -62,8 +65,7 @@ bool ProgressBoard::advanced() {
 long long ProgressBoard::savedStep() const {
   long long best = -1;
   for (size_t r = 0; r < seen_.size(); ++r) {
-    auto* slot = reinterpret_cast<std::atomic<uint64_t>*>(map_ + r * launch_env::kProgressSlotBytes);
-    const uint64_t saved = slot[1].load(std::memory_order_relaxed);
+    const uint64_t saved = slot(r)[1].load(std::memory_order_relaxed);
     if (saved > 0) best = std::max(best, static_cast<long long>(saved - 1));
   }
   return best;

@@ -9,6 +9,7 @@
 // leave their slot at zero: their progress is their output alone. Single-threaded.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -38,6 +39,9 @@ class ProgressBoard {
   int pollMs() const { return fd_ >= 0 ? 250 : -1; }
 
  private:
+  // LOCAL_RANK r's slot: its collectives, then its last saved step plus one (launch_env.h).
+  std::atomic<uint64_t>* slot(size_t local_rank) const;
+
   int fd_ = -1;
   unsigned char* map_ = nullptr;
   size_t size_ = 0;
