@@ -48,7 +48,7 @@ Launcher start(const JobPorts& job, const TempDir& dir, const std::string& nnode
 }  // namespace
 
 TEST_CASE("elastic: a lost machine's round ends and the next forms from the machines left, no restart counted",
-          "[launch][machines][elastic]") {
+          "[launch][machines][elastic][scenario]") {
   TempDir dir;
   JobPorts job;
   const auto program = worker(6);
@@ -79,7 +79,7 @@ TEST_CASE("elastic: a lost machine's round ends and the next forms from the mach
 }
 
 TEST_CASE("elastic: MIN machines start after the last call, and a machine that joins forms a larger round",
-          "[launch][machines][elastic]") {
+          "[launch][machines][elastic][scenario]") {
   TempDir dir;
   JobPorts job;
   const auto program = worker(5);
@@ -100,7 +100,7 @@ TEST_CASE("elastic: MIN machines start after the last call, and a machine that j
 }
 
 TEST_CASE("elastic: a machine beyond MAX is a spare that takes a lost machine's place, the world unchanged",
-          "[launch][machines][elastic]") {
+          "[launch][machines][elastic][scenario]") {
   TempDir dir;
   JobPorts job;
   const auto program = worker(6);
@@ -123,7 +123,7 @@ TEST_CASE("elastic: a machine beyond MAX is a spare that takes a lost machine's 
 }
 
 TEST_CASE("elastic: below MIN the job waits join_timeout for machines, then ends saying so",
-          "[launch][machines][elastic]") {
+          "[launch][machines][elastic][scenario]") {
   TempDir dir;
   JobPorts job;
   const auto program = worker(30);
@@ -163,7 +163,7 @@ TEST_CASE("elastic: a round of one machine and one process still gets torchrun's
 }
 
 TEST_CASE("elastic: a machine whose workers fail first round after round is asked to leave",
-          "[launch][machines][elastic][policy]") {
+          "[launch][machines][elastic][scenario][policy]") {
   TempDir dir;
   JobPorts job;
   const std::vector<std::string> program = {

@@ -124,7 +124,8 @@ TEST_CASE("etcd: when machine 0's launcher is killed a survivor is elected and t
   CHECK_FALSE(contains(keys.out, "/accel/rdzv/survives/hub"));  // its lease was revoked at the end
 }
 
-TEST_CASE("etcd: two run ids on one etcd never mix, and no key holds the job's token", "[launch][machines][etcd]") {
+TEST_CASE("etcd: two run ids on one etcd never mix, and no key holds the job's token",
+          "[launch][machines][etcd][scenario]") {
   if (!haveEtcd()) return;
   TempDir dir;
   Etcd etcd(dir);

@@ -26,7 +26,7 @@
 # The cases are called through run_case, which shellcheck cannot follow.
 # shellcheck disable=SC2317,SC2154
 
-ELASTIC_STEPS=80
+ELASTIC_STEPS=60
 ELASTIC_SHORT=40    # the cases that act once, at checkpoint 10
 ELASTIC_PAUSE=0.15   # seconds per step at least: time to act between checkpoints
 
@@ -176,7 +176,7 @@ case_elastic_accelerate() {
   local bad=0 t0 k got want
   take_port
   mkdir -p "$work/acck" "$work/accref"
-  local script=(--no_python "$ACCEL_PEERS_PYTHON" "$root/tests/peers/elastic_accelerate.py" --steps 40 --every 5)
+  local script=(--no_python "$ACCEL_PEERS_PYTHON" "$root/tests/peers/elastic_accelerate.py" --steps 24 --every 5)
   for k in 0 1 2; do elastic_host acc "$k" 2:3 1 "${script[@]}" --dir "$work/acck" --pause 0.25; done
   wait_until 90 in_log "$work/acc.h0.log" "saved step 10" || { echo "no step 10"; stop_hosts; show_logs acc; return 1; }
   t0=$EPOCHREALTIME
