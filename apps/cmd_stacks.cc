@@ -46,9 +46,10 @@ std::string readToEnd(int fd, Clock::time_point deadline) {
   }
 }
 
-// The job's stacks as its launcher gathered them, or nullopt with `why` it gave none.
-std::optional<launch::stacks::GatheredStacks> askLauncher(const launch::stacks::RunningJob& job, double seconds,
-                                                          std::string& why) {
+}  // namespace
+
+std::optional<launch::stacks::GatheredStacks> askLauncherStacks(const launch::stacks::RunningJob& job, double seconds,
+                                                                std::string& why) {
   if (job.socket.empty()) {
     why = "its workers name no launcher socket";
     return std::nullopt;
@@ -69,8 +70,6 @@ std::optional<launch::stacks::GatheredStacks> askLauncher(const launch::stacks::
   return stacks;
 }
 
-}  // namespace
-
 int runStacks(const std::string& job_selector, double timeout_seconds) {
   if (!(timeout_seconds > 0 && timeout_seconds <= launch::job::kMaxStackSeconds)) {
     throw UsageError(fmt::format("--timeout {:g}: not a number of seconds in (0, 600]", timeout_seconds));
@@ -78,7 +77,7 @@ int runStacks(const std::string& job_selector, double timeout_seconds) {
   const launch::stacks::RunningJob job = launch::stacks::selectJob(launch::stacks::findRunningJobs(), job_selector);
   const auto start = Clock::now();
   std::string why;
-  std::optional<launch::stacks::GatheredStacks> stacks = askLauncher(job, timeout_seconds, why);
+  std::optional<launch::stacks::GatheredStacks> stacks = askLauncherStacks(job, timeout_seconds, why);
   if (!stacks) {
     stacks.emplace();
     stacks->ranks =

@@ -3,6 +3,7 @@
 // and throws accel::Error subclasses for main to print.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "lib/config/loader.h"
 #include "lib/launch/fleet/head_orders.h"
 #include "lib/launch/settings/launch_options.h"
+#include "lib/launch/stacks/collect_stacks.h"
 
 namespace CLI {
 class App;
@@ -44,6 +46,13 @@ int runTest(const ConfigFileOption& file, const std::vector<std::string>& launch
 // `accel stacks`: every rank's stack on this machine for the job named (a launcher pid or run id,
 // or "": the only one), each tool within `timeout_seconds`.
 int runStacks(const std::string& job_selector, double timeout_seconds);
+// The job's stacks (and flight records) as its launcher gathered them, each tool within
+// `seconds`; nullopt with `why` it gave none.
+std::optional<launch::stacks::GatheredStacks> askLauncherStacks(const launch::stacks::RunningJob& job, double seconds,
+                                                                std::string& why);
+// `accel fr`: where the ranks part, from the flight records of a running job (`target` a launcher
+// pid or run id, or "": the only one) or of a folder a stop left; `as_json`: one JSON object.
+int runFlightRecords(const std::string& target, double timeout_seconds, bool as_json);
 
 // `accel completion SHELL` and `accel manual` (apps/reference/): from the command table as `app`
 // registered it.

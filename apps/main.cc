@@ -124,6 +124,17 @@ const Command kCommands[] = {
        c->add_option("--timeout", o.timeout, "seconds each tool may take")->capture_default_str();
      },
      [](Options& o) { return runStacks(o.job, o.timeout); }},
+    {"fr",
+     "Print where the ranks part, from their flight records, of a running job or a folder a stop left: accel fr "
+     "[PID|RUN_ID|DIR]",
+     [](CLI::App* c, Options& o) {
+       c->add_option("job", o.job,
+                     "the job's launcher pid or run id (default: the only job running), or a folder of records "
+                     "(a launch's in --log_dir, an attempt_N, or its flight/)");
+       c->add_option("--timeout", o.timeout, "seconds each stack tool may take (a running job)")->capture_default_str();
+       c->add_flag("--json", o.json, "print one JSON object");
+     },
+     [](Options& o) { return runFlightRecords(o.job, o.timeout, o.json); }},
     {"completion", "Print the completion script for bash, zsh or fish: source <(accel completion bash)",
      [](CLI::App* c, Options& o) { c->add_option("shell", o.shell, "bash, zsh or fish")->required(); },
      [](Options& o) { return runCompletion(*o.app, o.shell); }},

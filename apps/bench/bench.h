@@ -15,7 +15,7 @@ class Accelerator;
 namespace accel::bench {
 
 struct Args {
-  std::string mode = "collectives";  // or "store", "amp"
+  std::string mode = "collectives";  // or "store", "amp", "flight"
   std::string backend = "auto";      // auto | shm | gloo | nccl
   std::string op = "all_reduce";     // all_reduce | broadcast | all_gather | reduce_scatter | barrier
   DataType dtype = DataType::F32;
@@ -30,6 +30,8 @@ struct Args {
 int runCollectives(const Args& args, Accelerator& acc, Backend& backend);
 int runStore(const Args& args);
 int runAmp(const Args& args);
+// What the flight recorder adds to one collective (bench_flight.cc).
+int runFlight(const Args& args);
 // `accel test`'s checks on every rank (preflight.cc); 1 when one failed.
 int runPreflight(Accelerator& acc);
 // This machine's CUDA peer-to-peer access, one line per device ("GPU0 -> GPU1 yes, GPU2 no"), or

@@ -94,12 +94,14 @@ Args parse(int argc, char** argv) {
   auto* amp =
       app.add_subcommand("amp", "casts and unscale+check in GB/s beside a plain copy (and on a GPU when present)");
   amp->add_option("--sizes", sizes, "buffer bytes (the largest of MIN:MAX or a,b,c)");
+  auto* flight = app.add_subcommand("flight", "what the flight recorder adds to one collective, in nanoseconds");
   auto* preflight = app.add_subcommand(
       "preflight", "accel test's checks: rendezvous, store, barrier, every collective's results and bandwidth");
   parseCommandLine(app, argc, argv);
   if (preflight->parsed()) a.mode = "preflight";
   if (store->parsed()) a.mode = "store";
   if (amp->parsed()) a.mode = "amp";
+  if (flight->parsed()) a.mode = "flight";
   if (a.store_ranks > 1024) exitWithUsageError(app, "--ranks must be from 1 to 1024");
   if (std::string why = parseSizes(sizes, a.sizes); !why.empty()) exitWithUsageError(app, "--sizes: " + why);
   for (auto d :
@@ -116,6 +118,7 @@ int main(int argc, char** argv) {
   try {
     if (args.mode == "store") return runStore(args);
     if (args.mode == "amp") return runAmp(args);
+    if (args.mode == "flight") return runFlight(args);
     if (args.backend == "gloo") ::setenv(env::kAccelShm.name(), "0", 1);  // before the group is made
     Accelerator acc;
     if (args.mode == "preflight") return runPreflight(acc);

@@ -38,4 +38,11 @@ int port(const char* name, const std::string& t) {
   throw UsageError(fmt::format("{}='{}' is not a port (1-65535)", name, t));
 }
 
+int entries(const char* name, const std::string& t) {
+  const auto v = parseInt(t);
+  if (v && *v >= 0 && *v <= kMaxEntries) return static_cast<int>(*v);
+  throw UsageError(fmt::format("{}='{}' is not a number of entries from 0 to {}", name, t, kMaxEntries),
+                   "e.g. 2000, or 0 for none");
+}
+
 }  // namespace accel::env

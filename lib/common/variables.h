@@ -71,6 +71,8 @@ std::string text(const char* name, const std::string& text);
 double positiveSeconds(const char* name, const std::string& text);  // "NAME='x' is not a number of seconds above 0"
 double secondsOrOff(const char* name, const std::string& text);     // 0 turns the setting off
 int port(const char* name, const std::string& text);                // 1 to 65535
+inline constexpr int kMaxEntries = 1'000'000;
+int entries(const char* name, const std::string& text);  // a buffer's entries, 0 to kMaxEntries
 
 // ---- where accel keeps and finds files ----
 inline const Variable<std::string> kHome{"HOME", "", text, "the user's home (else the password database's)"};

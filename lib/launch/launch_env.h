@@ -86,6 +86,16 @@ inline constexpr const char* kLauncherSocket = "ACCEL_LAUNCHER_SOCKET";
 inline constexpr const char* kProgressFd = "ACCEL_PROGRESS_FD";
 inline constexpr unsigned kProgressSlotBytes = 64;  // a cache line: ranks never share one
 
+// The flight recorder (lib/common/flight_ring.h): each libaccel_runtime rank keeps its last N
+// collectives (0: none), as torch's TORCH_FR_BUFFER_SIZE does. The launcher reads it in its own
+// environment, sizes the shared rings by it and sets it for the workers (one parse for both).
+inline const env::Variable<int> kFlightEntries{"ACCEL_FR_BUFFER_SIZE", 2000, env::entries,
+                                               "collectives each rank's flight recorder keeps (0: off)"};
+// The launcher's flight recorder rings: an inherited descriptor of shared memory (memfd
+// "accel-flight") holding one ring of flight::ringBytes(kFlightEntries) bytes per LOCAL_RANK, in
+// order, which the launcher reads at a stop or when asked, whatever became of the worker.
+inline constexpr const char* kFlightFd = "ACCEL_FLIGHT_FD";
+
 // Seconds a collective waits for its peers: set from --collective_timeout, read by the runtime,
 // and checked by the launcher in its own environment (one parse for both).
 inline const env::Variable<double> kCollectiveTimeout{"ACCEL_COLLECTIVE_TIMEOUT",

@@ -7,25 +7,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "lib/common/call_names.h"
 #include "lib/common/strings.h"
 
 namespace accel {
 
-const char* callKindName(CallKind k) {
-  switch (k) {
-    case CallKind::AllReduce: return "all_reduce";
-    case CallKind::Broadcast: return "broadcast";
-    case CallKind::AllGather: return "all_gather";
-    case CallKind::AllGatherV: return "all_gather_v";
-    case CallKind::ReduceScatter: return "reduce_scatter";
-    case CallKind::Gather: return "gather";
-    case CallKind::Scatter: return "scatter";
-    case CallKind::AllToAll: return "all_to_all";
-    case CallKind::AllToAllV: return "all_to_all_v";
-    case CallKind::Barrier: return "barrier";
-  }
-  return "?";
-}
+const char* callKindName(CallKind k) { return calls::kindName(static_cast<unsigned>(k)); }
 
 namespace {
 
@@ -71,13 +58,8 @@ uint64_t CollectiveCall::fingerprint() const {
 }
 
 std::string CollectiveCall::describe() const {
-  if (kind == CallKind::Barrier) return "barrier";
-  if (kind == CallKind::AllToAllV) return fmt::format("{} ({})", callKindName(kind), dtypeName(dtype));
-  std::string text = fmt::format("{} ({} x {})", callKindName(kind), dtypeName(dtype), count);
-  if (kind == CallKind::AllReduce || kind == CallKind::ReduceScatter) return text + " " + reduceOpName(op);
-  if (kind == CallKind::Broadcast || kind == CallKind::Scatter) return text + fmt::format(" from rank {}", root);
-  if (kind == CallKind::Gather) return text + fmt::format(" to rank {}", root);
-  return text;
+  return calls::describeCall(static_cast<unsigned>(kind), static_cast<unsigned>(dtype), count,
+                             static_cast<unsigned>(op), root);
 }
 
 std::string CollectiveCall::numbered() const { return fmt::format("#{} {}", shown ? shown : seq, describe()); }

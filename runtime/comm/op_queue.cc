@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/flight_ring.h"
 #include "runtime/comm/collective_now.h"
 
 namespace accel {
@@ -45,7 +46,11 @@ WorkPtr OpQueue::submit(CollectiveCall call, Run run, bool small) {
     std::lock_guard<std::mutex> lock(mutex_);
     task.call.seq = ++submitted_;
     task.call.shown = StepsOf::current();
-    if (!small || running_ || !queue_.empty()) {
+    task.queued = !small || running_ || !queue_.empty();
+    if (task.queued && flight_group_ != kNoFlightGroup) {
+      task.flight = flightBegin(flight_group_, task.call, false, flight::nowNs());
+    }
+    if (task.queued) {
       queue_.push_back(std::move(task));
       wake_.notify_one();
       return work;
@@ -86,21 +91,33 @@ void OpQueue::loop() {
   }
 }
 
+void OpQueue::recordFlights(int size, int rank) { flight_group_ = flightGroup(label_, size, rank); }
+
 void OpQueue::execute(Task& task) {
+  const bool recorded = flight_group_ != kNoFlightGroup;
+  const auto start = Clock::now();  // the flight recorder's clock (flight_ring.h): one read for both
+  if (recorded) {
+    const int64_t start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count();
+    if (task.queued) flightStart(task.flight, start_ns);
+    if (!task.queued) task.flight = flightBegin(flight_group_, task.call, true, start_ns);
+  }
   if (!broken_.empty()) {
+    if (recorded) flightEnd(task.flight, false, flight::nowNs());
     task.work->complete(task.work->description() + " not run: the group failed earlier: " + broken_);
     return;
   }
-  const auto start = Clock::now();
   const std::string numbered = task.call.numbered();
   noteCollective(true, numbered, label_);
+  bool ok = true;
   try {
     task.run(task.call);
     task.work->complete();
   } catch (const std::exception& e) {
+    ok = false;
     broken_ = failure_text_(task.work->description(), task.call, e, Clock::now() - start);
     task.work->complete(broken_);
   }
+  if (recorded) flightEnd(task.flight, ok, flight::nowNs());
   noteCollective(false, numbered, label_);
 }
 

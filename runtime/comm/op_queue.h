@@ -31,6 +31,7 @@
 #include "lib/common/running_deadline.h"
 #include "runtime/comm/collective_call.h"
 #include "runtime/comm/failure_clues.h"
+#include "runtime/comm/flight_recorder.h"
 #include "runtime/comm/work.h"
 
 namespace accel {
@@ -61,12 +62,18 @@ class OpQueue {
 
   // How collective_now.h names this queue's group ("shm rank 1 of 4"); set before the first submit.
   void setLabel(std::string label) { label_ = std::move(label); }
+  // The user's calls go in the flight recorder (flight_recorder.h) as those of the group named
+  // by the label, this process being `rank` of its `size`; set after the label, before the first
+  // submit. Not for a group whose operations are steps of a larger group's.
+  void recordFlights(int size, int rank);
 
  private:
   struct Task {
     WorkPtr work;
     CollectiveCall call;
     Run run;
+    uint64_t flight = 0;  // its flight recorder entry (flight_recorder.h)
+    bool queued = false;  // run by the worker thread, after it was queued
   };
   void loop();
   void execute(Task& task);      // one at a time: `running_` is held around it
@@ -76,6 +83,7 @@ class OpQueue {
 
   FailureText failure_text_;
   std::string label_;
+  int flight_group_ = kNoFlightGroup;
   Stalled stalled_;
   std::mutex mutex_;
   std::condition_variable wake_;

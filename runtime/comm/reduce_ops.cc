@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "lib/common/call_names.h"
 #include "lib/common/error.h"
 #include "runtime/comm/half.h"
 
@@ -104,28 +105,8 @@ size_t dtypeSize(DataType t) {
   return 1;
 }
 
-const char* dtypeName(DataType t) {
-  switch (t) {
-    case DataType::F32: return "f32";
-    case DataType::F64: return "f64";
-    case DataType::F16: return "f16";
-    case DataType::BF16: return "bf16";
-    case DataType::I32: return "i32";
-    case DataType::I64: return "i64";
-    case DataType::U8: return "u8";
-  }
-  return "?";
-}
+const char* dtypeName(DataType t) { return calls::dtypeName(static_cast<unsigned>(t)); }
 
-const char* reduceOpName(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Avg: return "avg";
-    case ReduceOp::Min: return "min";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Product: return "product";
-  }
-  return "?";
-}
+const char* reduceOpName(ReduceOp op) { return calls::reduceOpName(static_cast<unsigned>(op)); }
 
 }  // namespace accel

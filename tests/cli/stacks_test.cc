@@ -17,11 +17,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <regex>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "lib/common/atomic_file.h"
 #include "tests/support/process.h"
@@ -86,6 +88,18 @@ TEST_CASE("stacks: without gdb or eu-stack each rank says what to install, at on
   CHECK(r.exit_code == 1);
   CHECK(occurrences(r.out, "): no stack: neither gdb nor eu-stack is installed: `apt-get install gdb` (or elfutils)") ==
         4);
+  // `accel fr` asks the same launcher: the flight records come with the stacks, tools or none.
+  auto fr = run({accelBinary(), "fr", job.pid()}, {}, {}, 90000);
+  INFO(fr.out << fr.err);
+  CHECK(fr.exit_code == 0);
+  CHECK(contains(fr.out, fmt::format("accel fr: 4 rank(s), run ")));
+  CHECK(contains(fr.out, "all_reduce (f32 x 1000) sum #6 of group 0: ranks 1-3 entered it "));
+  CHECK(std::regex_search(
+      fr.out, std::regex(R"(rank 0 \(host \S+, pid \d+\) never did: its last was all_reduce \(f32 x 1000\) sum #5)")));
+  CHECK(std::regex_search(
+      fr.out,
+      std::regex(
+          R"(rank 2 \(host \S+, pid \d+\): 6 calls seen; completed #5 all_reduce \(f32 x 1000\) sum; started #6 all_reduce)")));
 }
 
 TEST_CASE("stacks: a pid that is no launcher, or an unknown run id, is a usage error", "[stacks]") {
@@ -114,8 +128,28 @@ bool haveGdb() {
 struct Stopped {
   RunResult r;
   double seconds = 0;
-  std::string kept;  // what the file the summary names holds (it goes with the test's TMPDIR)
+  std::string kept;                       // what the file the summary names holds (it goes with the test's TMPDIR)
+  std::map<int, nlohmann::json> flights;  // each rank's flight record file, by rank
 };
+
+// The flight verdict's lines: rank 0 in all_reduce #6, rank 1 never, its last #5.
+void checkFlightVerdict(const Stopped& s) {
+  CHECK(contains(s.r.err, "where the ranks part (their flight records; records: "));
+  CHECK(contains(s.r.err, "all_reduce (f32 x 1000) sum #6 of group 0: rank 0 entered it "));
+  CHECK(std::regex_search(
+      s.r.err, std::regex(R"(rank 1 \(host \S+, pid \d+\) never did: its last was all_reduce \(f32 x 1000\) sum #5)")));
+  REQUIRE(s.flights.size() == 2);
+  for (const auto& [rank, j] : s.flights) {
+    CHECK(j.at("version") == "accel-1");
+    CHECK(j.at("rank") == rank);
+    const auto& entries = j.at("entries");
+    const bool in_six = std::any_of(entries.begin(), entries.end(), [](const auto& e) {
+      return e.at("collective_seq_id") == 6 && e.at("profiling_name") == "accel:all_reduce";
+    });
+    CHECK(in_six == (rank == 0));  // rank 0 entered #6 (and after a timeout, its final barrier failed too)
+    if (rank == 1) CHECK(entries.back().at("collective_seq_id") == 5);
+  }
+}
 
 Stopped spinningJob(const std::vector<std::string>& extra, std::map<std::string, std::string> env = {}) {
   TempDir dir;
@@ -132,6 +166,12 @@ Stopped spinningJob(const std::vector<std::string>& extra, std::map<std::string,
   std::smatch m;
   if (std::regex_search(s.r.err, m, std::regex("in full: (\\S+)\\)")) && contains(m[1], dir.path())) {
     s.kept = readFile(m[1]);
+  }
+  if (std::regex_search(s.r.err, m, std::regex("records: (\\S+)\\)")) && contains(m[1], dir.path())) {
+    for (int rank : {0, 1}) {
+      const std::string path = fmt::format("{}/rank_{}.json", m[1].str(), rank);
+      if (::access(path.c_str(), R_OK) == 0) s.flights[rank] = nlohmann::json::parse(readFile(path));
+    }
   }
   return s;
 }
@@ -154,6 +194,7 @@ TEST_CASE("stacks: --hang_timeout reads every rank's stack, then stops the job",
   CHECK(contains(s.kept, "== rank 0 (pid "));
   CHECK(contains(s.kept, "== rank 1 (pid "));
   CHECK(contains(s.kept, "accel collective: in #6 all_reduce"));
+  checkFlightVerdict(s);
 }
 
 TEST_CASE("stacks: a collective's timeout reads the other ranks' stacks before they are stopped", "[stacks][failure]") {
@@ -165,6 +206,7 @@ TEST_CASE("stacks: a collective's timeout reads the other ranks' stacks before t
   CHECK(contains(s.r.err, "where each rank was before the stop"));
   CHECK(std::regex_search(s.r.err, std::regex(R"(rank 1 \(pid \d+\): spin \(\S*runtime_worker.cc:\d+\))")));
   CHECK(s.seconds < 3 + 4 + 1.5 + 2 + 5);
+  checkFlightVerdict(s);  // rank 0's record too, read after it ended
 }
 
 TEST_CASE("stacks: without gdb the hang is still stopped on time, each rank saying what to install",

@@ -71,6 +71,11 @@ case_stacks_2x2() {
       "in #6 all_reduce (f32 x 1000) sum"
     grep -E '^  rank ' "$work/stacks.from$k.txt" || true
   done
+  # The flight records come with the stacks: rank 3, on machine 1, never entered #6.
+  on_host 1 timeout 60 "$build/bin/accel" fr "$(launcher_of 1)" --timeout 20 >"$work/fr.txt" 2>&1 ||
+    { echo "accel fr on host 1 failed"; bad=1; }
+  expect_in "$work/fr.txt" "accel fr: 4 rank(s)" "all_reduce (f32 x 1000) sum #6 of group 0: ranks 0-2 entered it" \
+    "never did: its last was all_reduce (f32 x 1000) sum #5" "rank 3 (host "
   stop_hosts
 
   t0=$EPOCHREALTIME
@@ -78,7 +83,8 @@ case_stacks_2x2() {
   wait_hosts || true
   for k in 0 1; do expect_exit "$k" 1 30 "$t0"; done
   expect_in "$work/hang.h0.log" "error: no rank made progress for 3 s" "where each rank was before the stop" \
-    "rank 3 (pid " "on machine 1, " "): spin ("
-  grep -E 'accel: .*(where each|  rank )' "$work/hang.h0.log" || true
-  ((bad == 0)) || { show_logs stacks; show_logs hang; cat "$work"/stacks.from*.txt; return 1; }
+    "rank 3 (pid " "on machine 1, " "): spin (" "where the ranks part (their flight records; records: " \
+    "all_reduce (f32 x 1000) sum #6 of group 0: ranks 0-2 entered it" "never did: its last was all_reduce"
+  grep -E 'accel: .*(where each|where the ranks|  rank |  all_reduce)' "$work/hang.h0.log" || true
+  ((bad == 0)) || { show_logs stacks; show_logs hang; cat "$work"/stacks.from*.txt "$work/fr.txt"; return 1; }
 }

@@ -67,9 +67,11 @@ TEST_CASE("job messages: every kind encodes to a line that decodes to the same",
 
 TEST_CASE("stack messages: sw, sp, sd and pg round-trip, and a bad limit is refused", "[job][unit]") {
   CHECK(std::get<job::StacksWanted>(roundTrip(job::StacksWanted{7, 4.5})).seconds == 4.5);
-  auto part = std::get<job::StackPart>(roundTrip(job::StackPart{7, 2, "h2", 5, 4242, "gdb", "spin", "", "#0 spin"}));
+  auto part = std::get<job::StackPart>(
+      roundTrip(job::StackPart{7, 2, "h2", 5, 4242, "gdb", "spin", "", "#0 spin", "accel-flight 1"}));
   CHECK(part.rank == 5);
   CHECK(part.text == "#0 spin");
+  CHECK(part.flight == "accel-flight 1");
   CHECK(std::get<job::StacksDone>(roundTrip(job::StacksDone{7, -1, "machine 2 (h2) sent no stacks"})).machine == -1);
   CHECK(std::holds_alternative<job::Progress>(roundTrip(job::Progress{})));
   std::string error;

@@ -129,7 +129,8 @@ json toJson(const StackPart& m) {
           {"tool", clamp(m.tool, kMaxText)},
           {"summary", clamp(m.summary, kMaxText)},
           {"problem", clamp(m.problem, kMaxText)},
-          {"text", clamp(m.text, kMaxText)}};
+          {"text", clamp(m.text, kMaxText)},
+          {"flight", clamp(m.flight, kMaxText)}};
 }
 json toJson(const StacksDone& m) {
   return {{"t", "sd"}, {"id", m.id}, {"machine", m.machine}, {"note", clamp(m.note, kMaxText)}};
@@ -253,7 +254,8 @@ Message read(Fields& f, const std::string& t) {
                      f.text("tool"),
                      f.text("summary"),
                      f.text("problem"),
-                     f.text("text")};
+                     f.text("text"),
+                     f.text("flight")};
   }
   if (t == "sd") return StacksDone{f.integer("id", 0, kMaxId), f.small("machine", -1, kMaxMachines), f.text("note")};
   throw Bad(fmt::format("unknown message kind '{}'", shown(t)));

@@ -34,7 +34,7 @@
 
 namespace accel::launch::job {
 
-inline constexpr int kProtocolVersion = 8;  // 1: the unversioned channel of accel before it
+inline constexpr int kProtocolVersion = 9;  // 1: the unversioned channel of accel before it
 
 // Bounds on what one line may hold: a reader refuses more, a writer clamps to them.
 inline constexpr size_t kMaxLine = 256 * 1024;
@@ -141,6 +141,7 @@ struct StackPart {
   int rank = 0;
   int pid = 0;
   std::string tool, summary, problem, text;
+  std::string flight;  // continues the parts before it, as `text` does (flight_text.h)
 };
 // Machine `machine` sent every stack it has for `id` (-1 from machine 0: every machine's).
 // `note` says what is missing ("machine 2 sent no stacks within 6 s").

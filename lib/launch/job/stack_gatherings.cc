@@ -29,12 +29,14 @@ void StackGatherings::part(long long id, int machine, const stacks::RankStack& p
   auto it = running_.find(id);
   if (it == running_.end() || !it->second.owed.count(machine)) return;  // late, or from a stranger
   stacks::RankStack& s = it->second.ranks[{machine, piece.rank}];
-  std::string text = std::move(s.text);
+  std::string text = std::move(s.text), flight = std::move(s.flight);
   if (text.size() < kMaxStackText) text += piece.text;  // past it, the rest was cut already
   if (text.size() > kMaxStackText) text = std::string(utf8Prefix(text, kMaxStackText)) + "\n... (cut)\n";
+  if (flight.size() < kMaxFlightText) flight += piece.flight;
   s = piece;
   s.machine = machine;
   s.text = std::move(text);
+  s.flight = std::move(flight);
 }
 
 void StackGatherings::done(long long id, int machine) {
@@ -101,6 +103,7 @@ void RelayedStacks::part(const job::StackPart& p) {
   auto& ranks = arriving_[p.id].ranks;
   if (!ranks.empty() && ranks.back().rank == p.rank && ranks.back().machine == p.machine) {
     if (ranks.back().text.size() < kMaxStackText) ranks.back().text += p.text;
+    if (ranks.back().flight.size() < kMaxFlightText) ranks.back().flight += p.flight;
   } else {
     ranks.push_back(stackPiece(p));
   }
@@ -119,18 +122,20 @@ stacks::GatheredStacks RelayedStacks::done(const job::StacksDone& d) {
 }
 
 std::vector<job::StackPart> stackParts(long long id, const stacks::RankStack& s) {
-  // Parts of at most job::kMaxText bytes, cut between UTF-8 characters.
+  // Parts whose text and flight record have at most job::kMaxText bytes each, cut between UTF-8
+  // characters (a flight record is ASCII but for its groups' labels).
   constexpr size_t kPiece = job::kMaxText - 8;
   std::vector<job::StackPart> parts;
-  std::string_view rest;
   const std::string text = validUtf8(s.text.size() <= kMaxStackText ? s.text : s.text.substr(0, kMaxStackText));
-  rest = text;
+  const std::string flight = validUtf8(s.flight.size() <= kMaxFlightText ? s.flight : "");
+  std::string_view rest = text, rest_flight = flight;
   do {
-    const std::string_view piece = utf8Prefix(rest, kPiece);
-    parts.push_back(
-        {id, s.machine, s.host, s.rank, static_cast<int>(s.pid), s.tool, s.summary, s.problem, std::string(piece)});
+    const std::string_view piece = utf8Prefix(rest, kPiece), flight_piece = utf8Prefix(rest_flight, kPiece);
+    parts.push_back({id, s.machine, s.host, s.rank, static_cast<int>(s.pid), s.tool, s.summary, s.problem,
+                     std::string(piece), std::string(flight_piece)});
     rest.remove_prefix(piece.size());
-  } while (!rest.empty());
+    rest_flight.remove_prefix(flight_piece.size());
+  } while (!rest.empty() || !rest_flight.empty());
   return parts;
 }
 
@@ -144,6 +149,7 @@ stacks::RankStack stackPiece(const job::StackPart& p) {
   s.summary = p.summary;
   s.problem = p.problem;
   s.text = p.text;
+  s.flight = p.flight;
   return s;
 }
 

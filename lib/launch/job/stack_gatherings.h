@@ -18,6 +18,7 @@
 namespace accel::launch::job {
 
 inline constexpr size_t kMaxStackText = 512 * 1024;
+inline constexpr size_t kMaxFlightText = 256 * 1024;  // a rank's flight record (flight_text.h): kSentCalls fit
 
 class StackGatherings {
  public:

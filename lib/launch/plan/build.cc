@@ -182,6 +182,7 @@ void planJob(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Mach
   p.join_timeout = s.channel.join_timeout.value;
   p.hang_timeout = s.channel.hang_timeout.value;
   p.stacks_timeout = s.channel.stacks_timeout.value;
+  p.flight_entries = s.channel.flight_entries.value;
   p.host = f.hostname;
   p.one_console = s.from_head;
   identify(p, s, f);

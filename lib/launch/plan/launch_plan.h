@@ -94,6 +94,7 @@ struct LaunchPlan {
   double last_call_timeout = 30;  // dynamic: after MIN joined, how long the first round waits for more
   double hang_timeout = 0;        // 0: off
   double stacks_timeout = defaults::kStacksTimeoutSeconds;
+  int flight_entries = 0;  // each rank's flight recorder ring (supervise/flight_board.h); 0: none
 
   // ---- this machine ----
   std::string host;                           // this machine's host name

@@ -96,6 +96,7 @@ Env workerEnvironment(const LaunchPlan& p, const WorkerSpec& w, const SpawnConte
   if (!c.error_file.empty()) env.emplace_back(E::kErrorFile, c.error_file);
   if (!c.launcher_socket.empty()) env.emplace_back(E::kLauncherSocket, c.launcher_socket);
   if (c.progress_fd >= 0) env.emplace_back(E::kProgressFd, std::to_string(c.progress_fd));
+  if (c.flight_fd >= 0) env.emplace_back(E::kFlightFd, std::to_string(c.flight_fd));
   return env;
 }
 

@@ -25,6 +25,7 @@ struct SpawnContext {
   std::string error_file;       // TORCHELASTIC_ERROR_FILE
   std::string launcher_socket;  // ACCEL_LAUNCHER_SOCKET
   int progress_fd = -1;         // ACCEL_PROGRESS_FD
+  int flight_fd = -1;           // ACCEL_FLIGHT_FD
 };
 
 // The plan's variables sorted by name, then the context's.

@@ -101,6 +101,10 @@ JobChannel resolveJobChannel(const Placement& placement, const LaunchOptions& o,
       secondsFrom("collective_timeout", o.collective_timeout, seconds, launch_env::kCollectiveTimeout, f);
   c.hang_timeout = secondsFrom("hang_timeout", o.hang_timeout, secondsOrOff, env::kHangTimeout, f);
   c.stacks_timeout = secondsFrom("stacks_timeout", std::nullopt, secondsOrOff, env::kStacksTimeout, f);
+  // Read by the workers too (inherited); checked here so a bad value stops the launch.
+  const auto& entries = launch_env::kFlightEntries;
+  c.flight_entries = entries.setIn(f.env) ? Setting<int>{entries.in(f.env), fromEnvironment()}
+                                          : Setting<int>{entries.fallback(), fromDefault()};
   return c;
 }
 

@@ -110,6 +110,7 @@ struct JobChannel {
   Setting<double> collective_timeout;
   Setting<double> hang_timeout;    // 0: off
   Setting<double> stacks_timeout;  // 0: no stacks before a stop
+  Setting<int> flight_entries;     // each rank's flight recorder (launch_env.h kFlightEntries); 0: off
 };
 
 // Who the job is: the same on every machine.

@@ -22,6 +22,7 @@ struct RankStack {
   std::string text;     // what the tool printed
   std::string summary;  // stack_summary.h's line
   std::string problem;  // why there is no stack: what to install, or the tool's complaint
+  std::string flight;   // its flight recorder's record (lib/launch/flight/flight_text.h), or ""
 };
 
 // Every rank's stack in a job of one or several machines (lib/launch/job/stack_gatherings.h).

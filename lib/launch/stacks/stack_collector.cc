@@ -141,7 +141,8 @@ std::string encodeStacks(const GatheredStacks& g) {
                      {"tool", s.tool},
                      {"text", s.text},
                      {"summary", s.summary},
-                     {"problem", s.problem}});
+                     {"problem", s.problem},
+                     {"flight", s.flight}});
   }
   json j = {{"why", g.why}, {"ranks", ranks}, {"notes", g.notes}, {"seconds", g.seconds}, {"machines", g.machines}};
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -165,6 +166,7 @@ std::optional<GatheredStacks> decodeStacks(const std::string& text) {
       s.text = r.at("text").get<std::string>();
       s.summary = r.at("summary").get<std::string>();
       s.problem = r.at("problem").get<std::string>();
+      s.flight = r.value("flight", std::string());
       g.ranks.push_back(std::move(s));
     }
     return g;

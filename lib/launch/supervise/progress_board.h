@@ -15,36 +15,30 @@
 #include <string>
 #include <vector>
 
+#include "lib/common/shared_memory.h"
 #include "lib/launch/plan/launch_plan.h"
 
 namespace accel::launch::supervise {
 
 class ProgressBoard {
  public:
-  ProgressBoard() = default;
-  ~ProgressBoard();
-  ProgressBoard(const ProgressBoard&) = delete;
-  ProgressBoard& operator=(const ProgressBoard&) = delete;
-
   // With --hang_timeout or --max_restarts: the board for the plan's workers (its fd() goes in
   // each one's environment, plan/worker_env.h).
   // Returns a warning line where it cannot be made (the launch goes on; output alone then counts).
   std::string open(const plan::LaunchPlan& plan);
-  int fd() const { return fd_; }  // -1 when there is none
+  int fd() const { return memory_.fd(); }  // -1 when there is none
   // Whether a count changed since the last call.
   bool advanced();
   // The highest step of a checkpoint this machine's workers saved, in any round; -1 for none.
   long long savedStep() const;
   // How often the supervisor should look (milliseconds), -1 when there is no board.
-  int pollMs() const { return fd_ >= 0 ? 250 : -1; }
+  int pollMs() const { return fd() >= 0 ? 250 : -1; }
 
  private:
   // LOCAL_RANK r's slot: its collectives, then its last saved step plus one (launch_env.h).
   std::atomic<uint64_t>* slot(size_t local_rank) const;
 
-  int fd_ = -1;
-  unsigned char* map_ = nullptr;
-  size_t size_ = 0;
+  SharedMemory memory_;
   std::vector<uint64_t> seen_;
 };
 

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/supervise/rank_stacks.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "lib/common/atomic_file.h"
 #include "lib/common/environment.h"
 #include "lib/common/error.h"
 #include "lib/common/temporary_folder.h"
+#include "lib/launch/flight/flight_json.h"
 #include "lib/launch/job/job_round.h"
 
 namespace accel::launch::supervise {
@@ -21,8 +24,17 @@ void RankStacks::collect(long long id, double seconds) {
   waiting_.push_back(id);
   if (collector_.running()) return;  // its result answers this one too
   std::vector<stacks::RunningRank> ranks;
+  flight_texts_.clear();
+  const int64_t now = accel::flight::nowNs(), offset = accel::flight::realtimeOffsetNs();
+  ended_.clear();
   for (const auto& w : workers_) {
-    if (w.running && w.spec && w.spec->label.empty()) ranks.push_back({w.spec->rank, w.pid});
+    if (!w.spec || !w.spec->label.empty() || w.pid <= 0) continue;
+    if (w.running) ranks.push_back({w.spec->rank, w.pid});
+    if (!w.running) ended_.push_back({w.spec->rank, w.pid});
+    // The rings first, as they are now (the tools stop each rank for a moment); an ended rank's
+    // too: it may be the one whose collective timed out.
+    if (auto dump = flights_.read(w.spec->local_rank))
+      flight_texts_[w.spec->rank] = flight::encodeFlight({*dump, now, offset});
   }
   collector_.start(ranks, processEnvironment(), defaults::fromSeconds(seconds));
 }
@@ -45,6 +57,18 @@ bool RankStacks::holdStop(const job::WorkerFailure& failure) {
 void RankStacks::service(const std::vector<pollfd>& fds) {
   auto stacks = collector_.service(fds);
   if (!stacks) return;
+  for (const stacks::RunningRank& r : ended_) {
+    if (!flight_texts_.count(r.rank)) continue;
+    stacks::RankStack s;
+    s.rank = r.rank;
+    s.pid = r.pid;
+    s.problem = "it had ended";
+    stacks->push_back(std::move(s));
+  }
+  for (stacks::RankStack& s : *stacks) {
+    if (auto it = flight_texts_.find(s.rank); it != flight_texts_.end()) s.flight = it->second;
+  }
+  std::sort(stacks->begin(), stacks->end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
   for (long long id : std::exchange(waiting_, {})) link_.stacksCollected(id, *stacks);
 }
 
@@ -54,14 +78,14 @@ bool RankStacks::follow(const job::JobEvent& event, int round) {
     return true;
   }
   if (event.kind != job::JobEvent::Kind::Stacks || event.id != 0) return false;
-  summary_ = stacksSummary(*event.stacks, keep(*event.stacks, round));
+  summary_ = flightSummary(*event.stacks, keepFlights(*event.stacks, round));
+  for (std::string& line : stacksSummary(*event.stacks, keep(*event.stacks, round))) summary_.push_back(line);
   return true;
 }
 
 // Every stack in full, in a file of the round; returns "in full: PATH", or why there is none.
 std::string RankStacks::keep(const stacks::GatheredStacks& stacks, int round) const {
-  const std::string run_dir = run_dir_.empty() ? temporaryDirectory() + "/" + plan_.run_id : run_dir_;
-  const std::string path = fmt::format("{}/attempt_{}/stacks.txt", run_dir, round);
+  const std::string path = roundDir(round) + "/stacks.txt";
   std::string text = fmt::format("# {}\n# read in {:.2f} s\n", stacks.why, stacks.seconds);
   for (const std::string& note : stacks.notes) text += "# " + note + "\n";
   text += stacks::stacksText(stacks.ranks);
@@ -73,12 +97,61 @@ std::string RankStacks::keep(const stacks::GatheredStacks& stacks, int round) co
   return "in full: " + path;
 }
 
+std::string RankStacks::roundDir(int round) const {
+  const std::string run_dir = run_dir_.empty() ? temporaryDirectory() + "/" + plan_.run_id : run_dir_;
+  return fmt::format("{}/attempt_{}", run_dir, round);
+}
+
+// Every rank's flight record as JSON (flight/flight_json.h), a file per rank in the round's
+// flight/ folder; returns "records: DIR", or why there are none.
+std::string RankStacks::keepFlights(const stacks::GatheredStacks& stacks, int round) const {
+  if (std::none_of(stacks.ranks.begin(), stacks.ranks.end(), [](const auto& s) { return !s.flight.empty(); })) {
+    return "";
+  }
+  const std::string dir = roundDir(round) + "/flight";
+  try {
+    for (const flight::RankRecord& r : flightRecords(stacks, plan_.host)) {
+      writeFileAtomic(fmt::format("{}/rank_{}.json", dir, r.rank),
+                      flight::flightJson(r, plan_.run_id, round).dump() + "\n", true);
+    }
+  } catch (const Error& e) {
+    return fmt::format("not kept: {}", e.what());
+  }
+  return "records: " + dir;
+}
+
 std::vector<std::string> stacksSummary(const stacks::GatheredStacks& stacks, const std::string& kept_in) {
   std::vector<std::string> lines = {
       fmt::format("where each rank was before the stop (stacks read in {:.2f} s; {}):", stacks.seconds, kept_in)};
   for (const std::string& line : stacks::stackSummaryLines(stacks.ranks)) lines.push_back("  " + line);
   for (const std::string& note : stacks.notes) lines.push_back("  " + note);
   if (stacks.ranks.empty() && stacks.notes.empty()) lines.push_back("  no rank was running");
+  return lines;
+}
+
+std::vector<flight::RankRecord> flightRecords(const stacks::GatheredStacks& stacks, const std::string& host) {
+  std::vector<flight::RankRecord> out;
+  for (const stacks::RankStack& s : stacks.ranks) {
+    flight::RankRecord r{s.rank, s.host.empty() ? host : s.host, s.pid, std::nullopt, ""};
+    try {
+      if (!s.flight.empty()) r.flight = flight::decodeFlight(s.flight);
+    } catch (const Error& e) {
+      r.missing = fmt::format("its record did not read: {}", e.what());
+    }
+    if (!r.flight && r.missing.empty())
+      r.missing = "none was recorded (a program without libaccel_runtime's collectives)";
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<std::string> flightSummary(const stacks::GatheredStacks& stacks, const std::string& kept_in) {
+  if (kept_in.empty()) return {};
+  const flight::FlightVerdict v = flight::judgeFlights(flightRecords(stacks, ""));
+  std::vector<std::string> lines = {fmt::format("where the ranks part (their flight records; {}):", kept_in)};
+  lines.push_back("  " + (v.line.empty() ? std::string("every rank completed the same calls") : v.line));
+  if (!v.mismatch.empty()) lines.push_back("  " + v.mismatch);
+  for (const std::string& note : v.notes) lines.push_back("  " + note);
   return lines;
 }
 

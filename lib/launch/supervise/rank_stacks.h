@@ -10,12 +10,15 @@
 #include <poll.h>
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "lib/launch/flight/flight_verdict.h"
 #include "lib/launch/job/job_link.h"
 #include "lib/launch/stacks/stack_collector.h"
+#include "lib/launch/supervise/flight_board.h"
 #include "lib/launch/supervise/worker_process.h"
 
 namespace accel::launch::supervise {
@@ -24,8 +27,8 @@ class RankStacks {
  public:
   // `run_dir`: this launch's folder in --log_dir ("" for none: the stacks go to TMPDIR).
   RankStacks(const std::vector<WorkerProcess>& workers, job::JobLink& link, const plan::LaunchPlan& plan,
-             std::string run_dir)
-      : workers_(workers), link_(link), plan_(plan), run_dir_(std::move(run_dir)) {}
+             std::string run_dir, const FlightBoard& flights)
+      : workers_(workers), link_(link), plan_(plan), run_dir_(std::move(run_dir)), flights_(flights) {}
 
   void addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const;
   void service(const std::vector<pollfd>& fds);
@@ -45,11 +48,16 @@ class RankStacks {
  private:
   void collect(long long id, double seconds);
   std::string keep(const stacks::GatheredStacks& stacks, int round) const;
+  std::string keepFlights(const stacks::GatheredStacks& stacks, int round) const;
+  std::string roundDir(int round) const;  // the round's folder in --log_dir's, else in $TMPDIR/<run id>
 
   const std::vector<WorkerProcess>& workers_;
   job::JobLink& link_;
   const plan::LaunchPlan& plan_;
   std::string run_dir_;
+  const FlightBoard& flights_;
+  std::map<int, std::string> flight_texts_;  // the rings as read when the running collection began, by rank
+  std::vector<stacks::RunningRank> ended_;   // the ranks that had ended then: a record, no stack
   stacks::StackCollector collector_;
   std::vector<long long> waiting_;  // the collections the running one answers
   std::vector<std::string> summary_;
@@ -59,5 +67,11 @@ class RankStacks {
 // The lines a failure summary shows for stacks gathered before a stop, `kept_in` naming the file
 // with every stack in full (or why there is none).
 std::vector<std::string> stacksSummary(const stacks::GatheredStacks& stacks, const std::string& kept_in);
+
+// The ranks' flight records that came with their stacks (`host`: where a stack names none).
+std::vector<flight::RankRecord> flightRecords(const stacks::GatheredStacks& stacks, const std::string& host);
+// Where the ranks part (flight/flight_verdict.h), for the failure summary; nothing when `kept_in`
+// is "" (no rank sent a record).
+std::vector<std::string> flightSummary(const stacks::GatheredStacks& stacks, const std::string& kept_in);
 
 }  // namespace accel::launch::supervise

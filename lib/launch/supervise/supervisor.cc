@@ -25,6 +25,7 @@
 #include "lib/launch/job/job_link.h"
 #include "lib/launch/plan/build.h"
 #include "lib/launch/supervise/error_file.h"
+#include "lib/launch/supervise/flight_board.h"
 #include "lib/launch/supervise/gpu_release.h"
 #include "lib/launch/supervise/job_control.h"
 #include "lib/launch/supervise/launch_report.h"
@@ -58,7 +59,8 @@ class Supervisor {
     answers_ = std::make_unique<RankAnswers>(workers_, *link_, plan_);
     if (std::string warning = answers_->listen(); !warning.empty()) say(warning);
     if (std::string warning = board_.open(plan_); !warning.empty()) say(warning);
-    stacks_ = std::make_unique<RankStacks>(workers_, *link_, plan_, run_dir_);
+    if (std::string warning = flights_.open(plan_); !warning.empty()) say(warning);
+    stacks_ = std::make_unique<RankStacks>(workers_, *link_, plan_, run_dir_, flights_);
     process::adoptOrphanedDescendants();  // best effort: without it, leftovers are only what's in the groups
     if (int code = link_->rendezvous(signals.fd())) return code;
     joined_ = link_->layout();
@@ -105,6 +107,7 @@ class Supervisor {
   std::unique_ptr<RankAnswers> answers_;
   std::unique_ptr<RankStacks> stacks_;
   ProgressBoard board_;
+  FlightBoard flights_;
   int round_ = 0;
   std::vector<WorkerProcess> workers_;
   ErrorFiles error_files_;
@@ -140,7 +143,7 @@ class Supervisor {
     stopping_ = false;
     kill_at_.reset();
     stacks_->released();
-    const RoundStart round{attempt, run_dir_, answers_->socketName(), board_.fd(), input_.foreground()};
+    const RoundStart round{attempt, run_dir_, answers_->socketName(), board_.fd(), flights_.fd(), input_.foreground()};
     const std::string warning = startWorkers(workers_, plan_, round, console_, error_files_);
     if (!warning.empty()) say(warning);
   }

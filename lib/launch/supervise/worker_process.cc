@@ -109,7 +109,9 @@ void spawnWorker(WorkerProcess& w, const plan::Env& env, const std::vector<std::
   spec.stdin_fd = io.input && io.out_pty ? out[1] : -1;  // the input rank reads its stdout's terminal
   spec.stdout_fd = out[1];
   spec.stderr_fd = io.one_pty ? out[1] : err[1];
-  if (io.inherit >= 0) spec.keep_fds.push_back(io.inherit);
+  for (int fd : io.inherit) {
+    if (fd >= 0) spec.keep_fds.push_back(fd);
+  }
   spec.own_group = true;        // a signal to the worker reaches everything it started
   spec.death_signal = SIGKILL;  // no worker outlives its launcher
   spec.parent_traces = true;    // the stack tools the launcher runs may read it (lib/launch/stacks/)

@@ -54,7 +54,7 @@ std::string workerName(const plan::WorkerSpec& spec);
 struct WorkerIo {
   bool out_pty = false, err_pty = false, one_pty = false, input = false;
   int columns = 80, rows = 24;
-  int inherit = -1;  // a descriptor the worker keeps (the progress board: progress_board.h)
+  std::vector<int> inherit;  // descriptors the worker keeps (progress_board.h, flight_board.h)
 };
 
 // Starts `w.spec` (lib/common/process/child.h) with `env` over the launcher's environment, less

@@ -16,11 +16,12 @@ std::string startWorkers(std::vector<WorkerProcess>& workers, const plan::Launch
       WorkerProcess& w = workers[i];
       w.spec = &plan.workers[i];
       WorkerIo io = openWorkerStreams(w, plan, round.run_dir, round.attempt, console, round.input);
-      io.inherit = round.progress_fd;
       // mpirun runs every rank as one process here: no single file nor board slot to give it.
       const bool one_rank = w.spec->label.empty();
+      if (one_rank) io.inherit = {round.progress_fd, round.flight_fd};
       w.error_file = one_rank ? error_files.pathFor(round.attempt, w.spec->local_rank) : "";
-      const plan::SpawnContext context{w.error_file, round.launcher_socket, one_rank ? round.progress_fd : -1};
+      const plan::SpawnContext context{w.error_file, round.launcher_socket, one_rank ? round.progress_fd : -1,
+                                       one_rank ? round.flight_fd : -1};
       spawnWorker(w, plan::workerEnvironment(plan, *w.spec, context), plan.unset, io);
     }
   } catch (...) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A round's workers started, all or none: each gets its output streams (worker_output.h), its
-// TORCHELASTIC_ERROR_FILE (error_file.h) and the launcher's descriptor it keeps (the progress
-// board); when one cannot be started, those already running are killed (their whole process
-// groups) and reaped before the error goes up.
+// TORCHELASTIC_ERROR_FILE (error_file.h) and the launcher's descriptors it keeps (the progress
+// board, the flight recorder's rings); when one cannot be started, those already running are killed (their whole
+// process groups) and reaped before the error goes up.
 #pragma once
 
 #include <string>
@@ -20,6 +20,7 @@ struct RoundStart {
   std::string run_dir;          // this launch's folder in --log_dir ("" for none)
   std::string launcher_socket;  // where the launcher answers questions about ranks ("" for none)
   int progress_fd = -1;         // the progress board (progress_board.h), kept across exec
+  int flight_fd = -1;           // the flight recorder's rings (flight_board.h), the same
   bool input = false;           // the user's terminal is there to type into
 };
 

@@ -121,6 +121,7 @@ GlooBackend::GlooBackend(Store& store, int rank, int size, GlooOptions options)
       options_.timeout);
   queue_->setLabel(
       fmt::format("gloo rank {} of {}{}", name, size_, options_.part.empty() ? "" : " (" + options_.part + ")"));
+  if (options_.part.empty()) queue_->recordFlights(size_, rank_);
 }
 
 GlooBackend::~GlooBackend() {

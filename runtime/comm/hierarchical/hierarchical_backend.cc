@@ -31,6 +31,7 @@ HierarchicalBackend::HierarchicalBackend(int rank, HostLayout layout, std::uniqu
                          return Findings{watch->verdict(), {}};
                        }));
   queue_->setLabel(fmt::format("shm+gloo rank {} of {}", rank_, size()));
+  queue_->recordFlights(size(), rank_);
 }
 
 HierarchicalBackend::~HierarchicalBackend() = default;

@@ -79,6 +79,7 @@ ShmBackend::ShmBackend(std::unique_ptr<ShmSegment> segment, std::unique_ptr<Call
       options_.part));
   queue_->setLabel(fmt::format("shm rank {} of {}{}", options_.names[static_cast<size_t>(rank)], size,
                                options_.part.empty() ? "" : " (" + options_.part + ")"));
+  if (options_.part.empty()) queue_->recordFlights(size, rank);
 }
 
 ShmBackend::~ShmBackend() = default;

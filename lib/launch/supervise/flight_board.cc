@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/supervise/flight_board.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace accel::launch::supervise {
+
+std::string FlightBoard::open(const plan::LaunchPlan& plan) {
+  if (plan.flight_entries <= 0) return "";
+  size_t slots = 0;
+  for (const auto& w : plan.workers) {
+    if (w.label.empty()) slots = std::max(slots, static_cast<size_t>(w.local_rank) + 1);
+  }
+  if (slots == 0) return "";  // mpirun runs the ranks
+  ring_ = accel::flight::ringBytes(static_cast<uint32_t>(plan.flight_entries));
+  // The pages are only ever touched by the workers that record: a Python job costs nothing.
+  if (const std::string why = memory_.open("accel-flight", slots * ring_); !why.empty()) {
+    return fmt::format("warning: no flight recorder ({}): a stop cannot say which collective each rank was in", why);
+  }
+  return "";
+}
+
+std::optional<accel::flight::Dump> FlightBoard::read(int local_rank) const {
+  if (!memory_.data() || local_rank < 0 || static_cast<size_t>(local_rank + 1) * ring_ > memory_.size()) {
+    return std::nullopt;
+  }
+  return accel::flight::readFlight(memory_.data() + static_cast<size_t>(local_rank) * ring_, ring_);
+}
+
+}  // namespace accel::launch::supervise

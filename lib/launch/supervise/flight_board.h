@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// The launcher's side of the flight recorder (launch_env.h kFlightFd): shared memory from
+// memfd_create holding one ring (lib/common/flight_ring.h) per local rank, in which each
+// libaccel_runtime worker records its collectives. The launcher reads a rank's ring whenever it
+// wants (a stop, a lost machine, `accel stacks`), whatever the worker is doing, and after it has
+// died. It lives as long as the launcher; a worker of a later round starts its ring afresh.
+// Workers that do not link libaccel_runtime leave theirs empty. Single-threaded.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "lib/common/flight_ring.h"
+#include "lib/common/shared_memory.h"
+#include "lib/launch/plan/launch_plan.h"
+
+namespace accel::launch::supervise {
+
+class FlightBoard {
+ public:
+  // The rings of the plan's workers, plan.flight_entries each (none when 0). Returns a warning
+  // line where they cannot be made: the launch goes on without.
+  std::string open(const plan::LaunchPlan& plan);
+  int fd() const { return memory_.fd(); }  // -1 when there is none
+  // LOCAL_RANK `local_rank`'s ring as it is now; nullopt when it holds none.
+  std::optional<accel::flight::Dump> read(int local_rank) const;
+
+ private:
+  SharedMemory memory_;
+  size_t ring_ = 0;  // bytes of one ring
+};
+
+}  // namespace accel::launch::supervise

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// This rank's flight recorder: every collective the user's code makes, in every group, goes in
+// a ring (lib/common/flight_ring.h) as it is queued, starts and ends (op_queue.h writes them).
+// The ring lies in the launcher's shared memory where there is some (launch_env.h kFlightFd, this
+// rank's LOCAL_RANK), so the launcher reads it at a stop, at a lost machine and when asked,
+// whether this process is stuck, stopped or gone; elsewhere in this process's own memory.
+// ACCEL_FR_BUFFER_SIZE entries (launch_env.h kFlightEntries; 0: no recorder, every call here
+// then does nothing). The steps that a larger group's operation makes in its inner groups are
+// not the user's calls and are not recorded. Thread-safe; each call costs a clock read and a few
+// stores (scripts/bench_flight).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "lib/common/flight_ring.h"
+#include "runtime/comm/collective_call.h"
+
+namespace accel {
+
+inline constexpr int kNoFlightGroup = -1;
+inline constexpr uint64_t kNoFlightEntry = ~uint64_t{0};
+
+// A group whose calls are recorded; its number, or kNoFlightGroup without a recorder.
+int flightGroup(const std::string& label, int size, int rank);
+
+// `call` (numbered) of `group` is queued, or already running when `running`; its entry, or
+// kNoFlightEntry where nothing is recorded. `now_ns`: flight::nowNs().
+uint64_t flightBegin(int group, const CollectiveCall& call, bool running, int64_t now_ns);
+void flightStart(uint64_t entry, int64_t now_ns);
+void flightEnd(uint64_t entry, bool ok, int64_t now_ns);
+
+// This process's ring as it is now; nullopt without a recorder.
+std::optional<flight::Dump> flightDump();
+
+}  // namespace accel
