@@ -2,12 +2,16 @@
 #include "lib/common/flight_ring.h"
 
 #include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
+#include <fstream>
+#include <functional>
 
 namespace accel::flight {
 
@@ -16,7 +20,9 @@ namespace {
 // Words (8 bytes each): a header of 8, kMaxGroups groups of 8, then the entries of 8.
 using Word = std::atomic<uint64_t>;
 constexpr uint64_t kMagic = 0x3152464c45434341ULL;  // "ACCELFR1"
-enum Header : size_t { kMagicWord, kShape, kRankWorld, kPid, kWritten, kGroups, kHeaderWords = 8 };
+// kTicks0, kNs0: ticks() and nowNs() read together when the writer started; kTicks0 is 0 when its
+// times are nanoseconds already.
+enum Header : size_t { kMagicWord, kShape, kRankWorld, kPid, kWritten, kGroups, kTicks0, kNs0, kHeaderWords };
 constexpr size_t kGroupWords = 8, kEntryWords = 8;
 constexpr size_t kFirstEntry = kHeaderWords + kMaxGroups * kGroupWords;
 enum Field : size_t { kStamp, kSeq, kCount, kKind, kEnqueued, kStarted, kEnded, kState };
@@ -76,6 +82,10 @@ std::optional<Call> readEntry(const Word* e, uint64_t index) {
   return c;
 }
 
+// The ring's times as nanoseconds: its counter through the pair noted at its start and a pair read
+// now (the counter runs at one rate on every core); 0 stays 0.
+std::function<int64_t(int64_t)> nanoseconds(const Word* w);
+
 }  // namespace
 
 const char* stateName(State s) {
@@ -102,16 +112,35 @@ int64_t clockNs(clockid_t clock) {
 }
 }  // namespace
 
-// steady_clock is CLOCK_MONOTONIC with libstdc++ on Linux: a queue's own reads serve as the record's.
-static_assert(std::chrono::steady_clock::is_steady);
 int64_t nowNs() { return clockNs(CLOCK_MONOTONIC); }
+
+namespace {
+bool tscClock() {
+#if defined(__x86_64__)
+  std::ifstream source("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string name;
+  return static_cast<bool>(source >> name) && name == "tsc";
+#else
+  return false;
+#endif
+}
+const bool kTsc = tscClock();
+}  // namespace
+
+int64_t ticks() {
+#if defined(__x86_64__)
+  if (kTsc) return static_cast<int64_t>(__rdtsc());
+#endif
+  return nowNs();
+}
 
 int64_t realtimeOffsetNs() {
   const int64_t before = clockNs(CLOCK_MONOTONIC), real = clockNs(CLOCK_REALTIME), after = clockNs(CLOCK_MONOTONIC);
   return real - (before + (after - before) / 2);
 }
 
-Writer::Writer(void* memory, uint32_t capacity, int rank, int world) : memory_(memory), capacity_(capacity) {
+Writer::Writer(void* memory, uint32_t capacity, int rank, int world, Clock clock)
+    : memory_(memory), capacity_(capacity) {
   Word* w = words(memory);
   w[kMagicWord].store(0, std::memory_order_relaxed);  // readers leave it alone until it is whole
   std::atomic_thread_fence(std::memory_order_release);
@@ -121,6 +150,9 @@ Writer::Writer(void* memory, uint32_t capacity, int rank, int world) : memory_(m
   w[kPid].store(static_cast<uint64_t>(::getpid()), std::memory_order_relaxed);
   w[kWritten].store(0, std::memory_order_relaxed);
   w[kGroups].store(0, std::memory_order_relaxed);
+  const bool counter = clock == Clock::Ticks && kTsc;
+  w[kNs0].store(static_cast<uint64_t>(nowNs()), std::memory_order_relaxed);
+  w[kTicks0].store(counter ? static_cast<uint64_t>(ticks()) : 0, std::memory_order_relaxed);
   w[kMagicWord].store(kMagic, std::memory_order_release);
 }
 
@@ -141,7 +173,7 @@ unsigned Writer::addGroup(const std::string& text, int size, int rank) {
   return static_cast<unsigned>(n);
 }
 
-uint64_t Writer::begin(const Call& call, bool running, int64_t now_ns) {
+uint64_t Writer::begin(const Call& call, bool running, int64_t now) {
   const uint64_t index = words(memory_)[kWritten].fetch_add(1, std::memory_order_relaxed);
   Word* e = entry(memory_, capacity_, index);
   e[kStamp].store(2 * index + 1, std::memory_order_relaxed);
@@ -150,27 +182,39 @@ uint64_t Writer::begin(const Call& call, bool running, int64_t now_ns) {
   e[kCount].store(call.count, std::memory_order_relaxed);
   e[kKind].store(pack(call.root, static_cast<int>(call.group | call.kind << 8 | call.dtype << 16 | call.op << 24)),
                  std::memory_order_relaxed);
-  e[kEnqueued].store(static_cast<uint64_t>(now_ns), std::memory_order_relaxed);
-  e[kStarted].store(running ? static_cast<uint64_t>(now_ns) : 0, std::memory_order_relaxed);
+  e[kEnqueued].store(static_cast<uint64_t>(now), std::memory_order_relaxed);
+  e[kStarted].store(running ? static_cast<uint64_t>(now) : 0, std::memory_order_relaxed);
   e[kEnded].store(0, std::memory_order_relaxed);
   e[kState].store(static_cast<uint64_t>(running ? State::Started : State::Scheduled), std::memory_order_relaxed);
   e[kStamp].store(2 * index + 2, std::memory_order_release);
   return index;
 }
 
-void Writer::start(uint64_t index, int64_t now_ns) {
-  update(entry(memory_, capacity_, index), index, [now_ns](Word* e) {
-    e[kStarted].store(static_cast<uint64_t>(now_ns), std::memory_order_relaxed);
+void Writer::start(uint64_t index, int64_t now) {
+  update(entry(memory_, capacity_, index), index, [now](Word* e) {
+    e[kStarted].store(static_cast<uint64_t>(now), std::memory_order_relaxed);
     e[kState].store(static_cast<uint64_t>(State::Started), std::memory_order_relaxed);
   });
 }
 
-void Writer::end(uint64_t index, bool ok, int64_t now_ns) {
-  update(entry(memory_, capacity_, index), index, [ok, now_ns](Word* e) {
-    e[kEnded].store(static_cast<uint64_t>(now_ns), std::memory_order_relaxed);
+void Writer::end(uint64_t index, bool ok, int64_t now) {
+  update(entry(memory_, capacity_, index), index, [ok, now](Word* e) {
+    e[kEnded].store(static_cast<uint64_t>(now), std::memory_order_relaxed);
     e[kState].store(static_cast<uint64_t>(ok ? State::Completed : State::Failed), std::memory_order_relaxed);
   });
 }
+
+namespace {
+std::function<int64_t(int64_t)> nanoseconds(const Word* w) {
+  const auto ticks0 = static_cast<int64_t>(w[kTicks0].load(std::memory_order_relaxed));
+  const auto ns0 = static_cast<int64_t>(w[kNs0].load(std::memory_order_relaxed));
+  if (ticks0 == 0) return [](int64_t t) { return t; };
+  const int64_t ticks_now = ticks(), ns_now = nowNs();
+  const double per_tick =
+      ticks_now > ticks0 ? static_cast<double>(ns_now - ns0) / static_cast<double>(ticks_now - ticks0) : 0;
+  return [=](int64_t t) { return t ? ns0 + static_cast<int64_t>(static_cast<double>(t - ticks0) * per_tick) : 0; };
+}
+}  // namespace
 
 std::optional<Dump> readFlight(const void* memory, size_t bytes) {
   if (!memory || bytes < kFirstEntry * sizeof(Word)) return std::nullopt;
@@ -193,9 +237,13 @@ std::optional<Dump> readFlight(const void* memory, size_t bytes) {
     d.groups.push_back({label(g), high(size_rank), low(size_rank)});
   }
   d.written = w[kWritten].load(std::memory_order_acquire);
+  const auto ns = nanoseconds(w);
   void* base = const_cast<void*>(memory);
   for (uint64_t k = d.written > d.capacity ? d.written - d.capacity : 0; k < d.written; ++k) {
     if (auto c = readEntry(entry(base, d.capacity, k), k)) {
+      c->enqueued_ns = ns(c->enqueued_ns);
+      c->started_ns = ns(c->started_ns);
+      c->ended_ns = ns(c->ended_ns);
       d.calls.push_back(*c);
     } else {
       ++d.torn;

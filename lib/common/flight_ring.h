@@ -27,10 +27,9 @@ inline constexpr size_t kMaxLabel = 55;  // bytes of a group's label kept
 enum class State : uint8_t { Scheduled = 1, Started = 2, Completed = 3, Failed = 4 };
 const char* stateName(State s);
 
-// One record. Times are CLOCK_MONOTONIC nanoseconds, std::chrono::steady_clock's (the same for
-// every process of a machine, and never stepped: the clock a queue already reads for its
-// timeouts, so a started call costs no clock read of its own); 0: not yet. A reader turns them
-// into the real-time clock's with realtimeOffsetNs().
+// One record as read: times are CLOCK_MONOTONIC nanoseconds (the same for every process of a
+// machine, never stepped); 0: not yet. A reader turns them into the real-time clock's with
+// realtimeOffsetNs().
 struct Call {
   uint64_t seq = 0;    // the group's sequence number (runtime/comm/op_queue.h)
   uint64_t count = 0;  // elements (call_names.h: the codes of kind, dtype and op)
@@ -64,19 +63,29 @@ size_t ringBytes(uint32_t capacity);
 int64_t nowNs();             // CLOCK_MONOTONIC, nanoseconds
 int64_t realtimeOffsetNs();  // CLOCK_REALTIME minus CLOCK_MONOTONIC, now
 
+// The writer's clock, read at each call: the CPU's time-stamp counter where the kernel keeps time
+// by it (x86-64 with clocksource tsc: invariant, the same on every core, a few nanoseconds to
+// read where clock_gettime takes about twenty), else nowNs(). A ring notes which, with the
+// counter and the clock read together when it started, and readFlight turns the counter into
+// nanoseconds with a pair it reads then.
+int64_t ticks();
+
 class Writer {
  public:
+  // What the times given to begin, start and end are: ticks() (a worker), or nanoseconds.
+  enum class Clock { Ticks, Nanoseconds };
   // `memory`: ringBytes(capacity) bytes, zero or an earlier process's ring; started afresh.
-  Writer(void* memory, uint32_t capacity, int rank, int world);
+  Writer(void* memory, uint32_t capacity, int rank, int world, Clock clock = Clock::Ticks);
 
   // A process group, numbered in the order added: ranks that make their groups in the same order
   // number them alike (torch's pg_id). Past kMaxGroups the last number is shared.
   unsigned addGroup(const std::string& label, int size, int rank);
 
   // A call is queued, or already running when `running`; returns its entry's index.
-  uint64_t begin(const Call& call, bool running, int64_t now_ns);
-  void start(uint64_t index, int64_t now_ns);
-  void end(uint64_t index, bool ok, int64_t now_ns);
+  // `now`: on the writer's clock (Clock).
+  uint64_t begin(const Call& call, bool running, int64_t now);
+  void start(uint64_t index, int64_t now);
+  void end(uint64_t index, bool ok, int64_t now);
 
  private:
   void* memory_;

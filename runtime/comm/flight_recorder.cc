@@ -66,7 +66,7 @@ int flightGroup(const std::string& label, int size, int rank) {
   return static_cast<int>(w->addGroup(label, size, rank));
 }
 
-uint64_t flightBegin(int group, const CollectiveCall& call, bool running, int64_t now_ns) {
+uint64_t flightBegin(int group, const CollectiveCall& call, bool running, int64_t now) {
   if (group == kNoFlightGroup || call.shown != 0) return kNoFlightEntry;
   flight::Call c;
   c.seq = call.seq;
@@ -76,15 +76,15 @@ uint64_t flightBegin(int group, const CollectiveCall& call, bool running, int64_
   c.dtype = static_cast<unsigned>(call.dtype);
   c.op = static_cast<unsigned>(call.op);
   c.root = call.root;
-  return writer()->begin(c, running, now_ns);
+  return writer()->begin(c, running, now);
 }
 
-void flightStart(uint64_t entry, int64_t now_ns) {
-  if (entry != kNoFlightEntry) writer()->start(entry, now_ns);
+void flightStart(uint64_t entry, int64_t now) {
+  if (entry != kNoFlightEntry) writer()->start(entry, now);
 }
 
-void flightEnd(uint64_t entry, bool ok, int64_t now_ns) {
-  if (entry != kNoFlightEntry) writer()->end(entry, ok, now_ns);
+void flightEnd(uint64_t entry, bool ok, int64_t now) {
+  if (entry != kNoFlightEntry) writer()->end(entry, ok, now);
 }
 
 std::optional<flight::Dump> flightDump() {

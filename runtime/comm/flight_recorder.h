@@ -6,7 +6,7 @@
 // whether this process is stuck, stopped or gone; elsewhere in this process's own memory.
 // ACCEL_FR_BUFFER_SIZE entries (launch_env.h kFlightEntries; 0: no recorder, every call here
 // then does nothing). The steps that a larger group's operation makes in its inner groups are
-// not the user's calls and are not recorded. Thread-safe; each call costs a clock read and a few
+// not the user's calls and are not recorded. Thread-safe; each call costs a read of the CPU's counter and a few
 // stores (scripts/bench_flight).
 #pragma once
 
@@ -26,10 +26,10 @@ inline constexpr uint64_t kNoFlightEntry = ~uint64_t{0};
 int flightGroup(const std::string& label, int size, int rank);
 
 // `call` (numbered) of `group` is queued, or already running when `running`; its entry, or
-// kNoFlightEntry where nothing is recorded. `now_ns`: flight::nowNs().
-uint64_t flightBegin(int group, const CollectiveCall& call, bool running, int64_t now_ns);
-void flightStart(uint64_t entry, int64_t now_ns);
-void flightEnd(uint64_t entry, bool ok, int64_t now_ns);
+// kNoFlightEntry where nothing is recorded. `now`: flight::ticks().
+uint64_t flightBegin(int group, const CollectiveCall& call, bool running, int64_t now);
+void flightStart(uint64_t entry, int64_t now);
+void flightEnd(uint64_t entry, bool ok, int64_t now);
 
 // This process's ring as it is now; nullopt without a recorder.
 std::optional<flight::Dump> flightDump();

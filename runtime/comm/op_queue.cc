@@ -48,7 +48,7 @@ WorkPtr OpQueue::submit(CollectiveCall call, Run run, bool small) {
     task.call.shown = StepsOf::current();
     task.queued = !small || running_ || !queue_.empty();
     if (task.queued && flight_group_ != kNoFlightGroup) {
-      task.flight = flightBegin(flight_group_, task.call, false, flight::nowNs());
+      task.flight = flightBegin(flight_group_, task.call, false, flight::ticks());
     }
     if (task.queued) {
       queue_.push_back(std::move(task));
@@ -95,14 +95,14 @@ void OpQueue::recordFlights(int size, int rank) { flight_group_ = flightGroup(la
 
 void OpQueue::execute(Task& task) {
   const bool recorded = flight_group_ != kNoFlightGroup;
-  const auto start = Clock::now();  // the flight recorder's clock (flight_ring.h): one read for both
+  const auto start = Clock::now();
   if (recorded) {
-    const int64_t start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count();
-    if (task.queued) flightStart(task.flight, start_ns);
-    if (!task.queued) task.flight = flightBegin(flight_group_, task.call, true, start_ns);
+    const int64_t now = flight::ticks();
+    if (task.queued) flightStart(task.flight, now);
+    if (!task.queued) task.flight = flightBegin(flight_group_, task.call, true, now);
   }
   if (!broken_.empty()) {
-    if (recorded) flightEnd(task.flight, false, flight::nowNs());
+    if (recorded) flightEnd(task.flight, false, flight::ticks());
     task.work->complete(task.work->description() + " not run: the group failed earlier: " + broken_);
     return;
   }
@@ -117,7 +117,7 @@ void OpQueue::execute(Task& task) {
     broken_ = failure_text_(task.work->description(), task.call, e, Clock::now() - start);
     task.work->complete(broken_);
   }
-  if (recorded) flightEnd(task.flight, ok, flight::nowNs());
+  if (recorded) flightEnd(task.flight, ok, flight::ticks());
   noteCollective(false, numbered, label_);
 }
 

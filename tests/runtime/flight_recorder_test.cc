@@ -17,7 +17,7 @@ using accel::flight::State;
 TEST_CASE("flight recorder: a reader beside a writer reads whole entries only", "[runtime][flight]") {
   constexpr uint32_t kCapacity = 64;
   std::vector<uint64_t> memory(accel::flight::ringBytes(kCapacity) / 8);
-  accel::flight::Writer w(memory.data(), kCapacity, 0, 1);
+  accel::flight::Writer w(memory.data(), kCapacity, 0, 1, accel::flight::Writer::Clock::Nanoseconds);
   w.addGroup("g", 1, 0);
   std::atomic<bool> done{false};
   std::thread writer([&] {

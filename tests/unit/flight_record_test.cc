@@ -69,7 +69,7 @@ RankRecord rank(int r, uint64_t completed, uint64_t open, unsigned open_kind = k
 
 TEST_CASE("flight ring: calls written are read back in order, with their groups and states", "[flight][unit]") {
   Ring ring(8);
-  accel::flight::Writer w(ring.data(), 8, 2, 4);
+  accel::flight::Writer w(ring.data(), 8, 2, 4, accel::flight::Writer::Clock::Nanoseconds);
   CHECK(w.addGroup("gloo rank 2 of 4", 4, 2) == 0);
   CHECK(w.addGroup(std::string(80, 'x'), 2, 1) == 1);  // a long label is cut, not overflowed
   const uint64_t a = w.begin(call(1), true, 10);
@@ -105,7 +105,7 @@ TEST_CASE("flight ring: calls written are read back in order, with their groups 
 TEST_CASE("flight ring: past its capacity it keeps the newest calls, and an old index no longer updates",
           "[flight][unit]") {
   Ring ring(4);
-  accel::flight::Writer w(ring.data(), 4, 0, 1);
+  accel::flight::Writer w(ring.data(), 4, 0, 1, accel::flight::Writer::Clock::Nanoseconds);
   w.addGroup("g", 1, 0);
   std::vector<uint64_t> index;
   for (uint64_t s = 1; s <= 10; ++s) index.push_back(w.begin(call(s), true, static_cast<int64_t>(s)));
@@ -123,7 +123,7 @@ TEST_CASE("flight ring: an entry being written is left out as torn, and memory w
           "[flight][unit]") {
   Ring ring(4);
   CHECK_FALSE(accel::flight::readFlight(ring.data(), ring.bytes));  // zeros: no writer started
-  accel::flight::Writer w(ring.data(), 4, 0, 1);
+  accel::flight::Writer w(ring.data(), 4, 0, 1, accel::flight::Writer::Clock::Nanoseconds);
   w.begin(call(1), true, 1);
   w.begin(call(2), true, 2);
   // Entry 1's stamp as a writer leaves it mid-write (odd): the first entry word of slot 1.
