@@ -18,7 +18,6 @@
 
 #include "apps/commands.h"
 #include "lib/common/atomic_file.h"
-#include "lib/common/call_names.h"
 #include "lib/common/error.h"
 #include "lib/launch/flight/flight_json.h"
 #include "lib/launch/stacks/running_jobs.h"
@@ -87,7 +86,7 @@ std::vector<RankRecord> readFolder(const fs::path& given) {
 }
 
 std::string callText(const accel::flight::Call& c) {
-  return fmt::format("#{} {}", c.seq, calls::describeCall(c.kind, c.dtype, c.count, c.op, c.root));
+  return fmt::format("#{} {}", c.seq, launch::flight::callDescription(c));
 }
 
 // "rank 1 (host a, pid 42): completed #5 all_reduce (f32 x 1000) sum; in #6 … for 3.2 s (started)".

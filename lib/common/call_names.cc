@@ -24,7 +24,10 @@ std::string describeCall(unsigned kind, unsigned dtype, uint64_t count, unsigned
   if (kind == kBarrier) return "barrier";
   if (kind == kAllToAllV) return fmt::format("{} ({})", kindName(kind), dtypeName(dtype));
   std::string text = fmt::format("{} ({} x {})", kindName(kind), dtypeName(dtype), count);
-  if (kind == kAllReduce || kind == kReduceScatter) return text + " " + reduceOpName(op);
+  // A recorder that does not note the reduce operation (torch's) gives no code of ours.
+  if ((kind == kAllReduce || kind == kReduceScatter) && op < std::size(kReduceOpNames)) {
+    return text + " " + reduceOpName(op);
+  }
   if (kind == kBroadcast || kind == kScatter) return text + fmt::format(" from rank {}", root);
   if (kind == kGather) return text + fmt::format(" to rank {}", root);
   return text;

@@ -16,6 +16,10 @@ inline constexpr const char* kKindNames[] = {"all_reduce", "broadcast", "all_gat
                                              "gather",     "scatter",   "all_to_all", "all_to_all_v", "barrier"};
 inline constexpr const char* kDtypeNames[] = {"f32", "f64", "f16", "bf16", "i32", "i64", "u8"};
 inline constexpr const char* kReduceOpNames[] = {"sum", "avg", "min", "max", "product"};
+// torch's names of the same element types (its flight recorder's input_dtypes).
+inline constexpr const char* kTorchDtypeNames[] = {"Float", "Double", "Half", "BFloat16", "Int", "Long", "Byte"};
+// A collective of another recorder's that none of ours names (its name goes with it).
+inline constexpr unsigned kForeignKind = 255;
 
 const char* kindName(unsigned kind);
 const char* dtypeName(unsigned dtype);

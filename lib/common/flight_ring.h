@@ -37,6 +37,7 @@ struct Call {
   int root = -1;
   State state = State::Scheduled;
   int64_t enqueued_ns = 0, started_ns = 0, ended_ns = 0;
+  std::string name;  // another recorder's name for an operation none of ours names (call_names.h kForeignKind)
 };
 
 struct Group {

@@ -95,6 +95,11 @@ inline const env::Variable<int> kFlightEntries{"ACCEL_FR_BUFFER_SIZE", 2000, env
 // "accel-flight") holding one ring of flight::ringBytes(kFlightEntries) bytes per LOCAL_RANK, in
 // order, which the launcher reads at a stop or when asked, whatever became of the worker.
 inline constexpr const char* kFlightFd = "ACCEL_FLIGHT_FD";
+// Python workers (plan/torch_flight.h): the Unix socket where accel's hook starts torch's worker
+// server, which the launcher asks for the rank's flight record; and torch's own variables.
+inline constexpr const char* kFrSocket = "ACCEL_FR_SOCKET";
+inline constexpr const char* kTorchFrBufferSize = "TORCH_FR_BUFFER_SIZE";
+inline constexpr const char* kTorchNcclTraceBufferSize = "TORCH_NCCL_TRACE_BUFFER_SIZE";
 
 // Seconds a collective waits for its peers: set from --collective_timeout, read by the runtime,
 // and checked by the launcher in its own environment (one parse for both).

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The flight recorder's pure parts: the ring (lib/common/flight_ring.h) written and read back,
 // across its wrap and with an entry caught mid-write; its text (flight_text.h) and JSON
-// (flight_json.h); and the verdict (flight_verdict.h) on records made here: a rank that never
+// (flight_json.h); torch's JSON dump read as a record (torch_records.h); and the verdict
+// (flight_verdict.h) on records made here: a rank that never
 // entered a call, ranks whose calls differ, ranks without a record, a job that parts nowhere.
 // A writer thread against a reader, for TSan, is in tests/runtime/flight_recorder_test.cc.
 #include <catch2/catch.hpp>
@@ -14,6 +15,7 @@
 #include "lib/launch/flight/flight_json.h"
 #include "lib/launch/flight/flight_text.h"
 #include "lib/launch/flight/flight_verdict.h"
+#include "lib/launch/flight/torch_records.h"
 
 using namespace accel;
 using namespace accel::launch::flight;
@@ -224,4 +226,46 @@ TEST_CASE("flight JSON: torch's field names, accel's version, and a rank without
   auto broken = j;
   broken["entries"][0].erase("state");
   CHECK_THROWS_WITH(recordFromJson(broken), Catch::StartsWith("not a flight record: "));
+}
+
+TEST_CASE("flight from torch: its JSON dump reads as a record the verdict judges like the runtime's",
+          "[flight][unit]") {
+  // The shape torch 2.15's fr_trace_json gives over Gloo: finished entries stay "scheduled" but
+  // retired; the one a rank is blocked in is neither.
+  auto entry = [](int seq, const char* op, bool retired) {
+    return nlohmann::json{{"collective_seq_id", seq},
+                          {"pg_id", 0},
+                          {"process_group", {"0", "default_pg"}},
+                          {"profiling_name", std::string("gloo:") + op},
+                          {"input_sizes", nlohmann::json::parse("[[2, 5]]")},
+                          {"input_dtypes", {"Float"}},
+                          {"state", "scheduled"},
+                          {"retired", retired},
+                          {"time_created_ns", 1'000'000'000'000LL + seq},
+                          {"time_discovered_started_ns", 0},
+                          {"time_discovered_completed_ns", 0}};
+  };
+  nlohmann::json rank0 = {{"entries", {entry(1, "all_reduce", true), entry(2, "all_reduce", false)}}};
+  nlohmann::json rank1 = {{"entries", {entry(1, "all_reduce", true), entry(2, "send", false)}}};
+  const int64_t offset = 900'000'000'000LL;  // real-time minus monotonic on the reading machine
+  const RankFlight f0 = torchFlight(rank0, 0, 100, 100'000'000'010LL, offset);
+  const RankFlight f1 = torchFlight(rank1, 1, 101, 100'000'000'010LL, offset);
+  REQUIRE(f0.dump.calls.size() == 2);
+  CHECK(f0.dump.calls[0].state == State::Completed);
+  CHECK(f0.dump.calls[1].state == State::Scheduled);
+  CHECK(f0.dump.calls[1].count == 10);
+  CHECK(f0.dump.calls[1].enqueued_ns == 100'000'000'002LL);  // on the monotonic clock
+  CHECK(f0.dump.groups.at(0).label == "torch pg 0 (default_pg)");
+  CHECK(f1.dump.calls[1].name == "send");
+  // Through the text that carries it, and judged.
+  const RankFlight back = decodeFlight(encodeFlight(f1));
+  CHECK(back.dump.calls[1].name == "send");
+  const FlightVerdict v = judgeFlights({{0, "a", 100, f0, ""}, {1, "a", 101, back, ""}});
+  CHECK(v.mismatch ==
+        "the ranks' calls #2 of group 0 differ: rank 0 called all_reduce (f32 x 10), rank 1 called "
+        "send (f32 x 10)");
+  CHECK_THROWS_WITH(torchFlight(nlohmann::json{{"entries", {{{"pg_id", 0}}}}}, 0, 1, 0, 0),
+                    Catch::StartsWith("torch's flight record did not read: "));
+  CHECK(missingReason(encodeMissing("it did not answer within 3 s")) == "it did not answer within 3 s");
+  CHECK_FALSE(missingReason(encodeFlight(f0)));
 }

@@ -12,8 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-// torch's names of the element types, in the order of call_names.h's codes.
-constexpr const char* kTorchDtypes[] = {"Float", "Double", "Half", "BFloat16", "Int", "Long", "Byte"};
+constexpr const auto& kTorchDtypes = calls::kTorchDtypeNames;
 static_assert(std::size(kTorchDtypes) == std::size(calls::kDtypeNames));
 
 // A time of the record on the real-time clock (as torch's are); 0 stays 0: not yet.
@@ -30,7 +29,7 @@ json entry(const accel::flight::Call& c, uint64_t record, const std::vector<acce
             {"collective_seq_id", c.seq},
             {"p2p_seq_id", 0},
             {"op_id", c.seq},
-            {"profiling_name", fmt::format("accel:{}", calls::kindName(c.kind))},
+            {"profiling_name", fmt::format("accel:{}", c.name.empty() ? calls::kindName(c.kind) : c.name)},
             {"time_created_ns", real(c.enqueued_ns, offset)},
             {"time_discovered_started_ns", real(c.started_ns, offset)},
             {"time_discovered_completed_ns", real(c.ended_ns, offset)},
@@ -81,6 +80,7 @@ nlohmann::json flightJson(const RankRecord& r, const std::string& run_id, int ro
 namespace {
 
 unsigned codeOf(const std::string& name, const char* const* names, size_t n, const char* what) {
+  if (name == "?") return 255;  // written for a code none of ours names (another recorder's)
   for (size_t i = 0; i < n; ++i) {
     if (name == names[i]) return static_cast<unsigned>(i);
   }
@@ -93,7 +93,12 @@ accel::flight::Call callFromJson(const json& e) {
   c.group = e.at("pg_id").get<unsigned>();
   const std::string name = e.at("profiling_name").get<std::string>();
   if (name.rfind("accel:", 0) != 0) throw Error(fmt::format("profiling_name '{}' is not accel's", name));
-  c.kind = codeOf(name.substr(6), calls::kKindNames, std::size(calls::kKindNames), "collective");
+  try {
+    c.kind = codeOf(name.substr(6), calls::kKindNames, std::size(calls::kKindNames), "collective");
+  } catch (const Error&) {  // another recorder's operation, kept by its name
+    c.kind = calls::kForeignKind;
+    c.name = name.substr(6);
+  }
   c.dtype = codeOf(e.at("input_dtypes").at(0).get<std::string>(), kTorchDtypes, std::size(kTorchDtypes), "dtype");
   c.op = codeOf(e.at("reduce_op").get<std::string>(), calls::kReduceOpNames, std::size(calls::kReduceOpNames),
                 "reduce op");

@@ -52,10 +52,22 @@ std::string encodeFlight(const RankFlight& f, size_t keep) {
   out += fmt::format("calls {}\n", d.calls.size() - first);
   for (size_t i = first; i < d.calls.size(); ++i) {
     const Call& c = d.calls[i];
-    out += fmt::format("{} {} {} {} {} {} {} {} {} {} {}\n", c.group, c.seq, c.kind, c.dtype, c.op, c.root, c.count,
-                       static_cast<int>(c.state), c.enqueued_ns, c.started_ns, c.ended_ns);
+    out +=
+        fmt::format("{} {} {} {} {} {} {} {} {} {} {} {}\n", c.group, c.seq, c.kind, c.dtype, c.op, c.root, c.count,
+                    static_cast<int>(c.state), c.enqueued_ns, c.started_ns, c.ended_ns, c.name.empty() ? "-" : c.name);
   }
   return out;
+}
+
+namespace {
+constexpr const char* kMissing = "accel-flight-missing ";
+}  // namespace
+
+std::string encodeMissing(const std::string& why) { return kMissing + why; }
+
+std::optional<std::string> missingReason(const std::string& text) {
+  if (text.rfind(kMissing, 0) != 0) return std::nullopt;
+  return text.substr(std::string(kMissing).size());
 }
 
 RankFlight decodeFlight(const std::string& text) {
@@ -101,7 +113,10 @@ RankFlight decodeFlight(const std::string& text) {
   if (calls < 0 || calls > 1'000'000) bad(at, "too many calls");
   for (long long i = 0; i < calls; ++i) {
     next("a call");
-    const auto v = numbers(line, 11, at);
+    const size_t last = line.rfind(' ');
+    if (last == std::string::npos) bad(at, "expected 12 fields");
+    const std::string name = line.substr(last + 1);
+    const auto v = numbers(line.substr(0, last), 11, at);
     Call c;
     c.group = static_cast<unsigned>(v[0]);
     c.seq = static_cast<uint64_t>(v[1]);
@@ -115,6 +130,7 @@ RankFlight decodeFlight(const std::string& text) {
     c.enqueued_ns = v[8];
     c.started_ns = v[9];
     c.ended_ns = v[10];
+    if (name != "-") c.name = name;
     d.calls.push_back(c);
   }
   return f;

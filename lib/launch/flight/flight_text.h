@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "lib/common/flight_ring.h"
@@ -24,6 +25,10 @@ struct RankFlight {
 };
 
 std::string encodeFlight(const RankFlight& f, size_t keep = kSentCalls);
+// The other form of the text: no record, and why ("it did not answer within 3 s").
+std::string encodeMissing(const std::string& why);
+// The reason such a text gives; nullopt for a record.
+std::optional<std::string> missingReason(const std::string& text);
 // Throws Error "flight record line N: WHY" for text that is not one.
 RankFlight decodeFlight(const std::string& text);
 

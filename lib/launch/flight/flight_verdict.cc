@@ -28,11 +28,9 @@ std::string ranksText(std::vector<int> ranks) {
   return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", cpuListText(ranks));
 }
 
-std::string describe(const Call& c) {
-  return fmt::format("{} #{}", calls::describeCall(c.kind, c.dtype, c.count, c.op, c.root), c.seq);
-}
+std::string describe(const Call& c) { return fmt::format("{} #{}", callDescription(c), c.seq); }
 
-auto shape(const Call& c) { return std::make_tuple(c.kind, c.dtype, c.count, c.op, c.root); }
+auto shape(const Call& c) { return std::make_tuple(c.kind, c.dtype, c.count, c.op, c.root, c.name); }
 
 uint64_t lastCompleted(const Member& m) {
   for (auto it = m.calls.rbegin(); it != m.calls.rend(); ++it) {
@@ -138,8 +136,7 @@ std::string mismatchIn(unsigned group, const std::vector<Member>& members) {
     std::vector<std::string> parts;
     for (const auto& [s, ranks] : shapes) {
       const Call& c = *example.at(s);
-      parts.push_back(
-          fmt::format("{} called {}", ranksText(ranks), calls::describeCall(c.kind, c.dtype, c.count, c.op, c.root)));
+      parts.push_back(fmt::format("{} called {}", ranksText(ranks), callDescription(c)));
     }
     return fmt::format("the ranks' calls #{} of group {} differ: {}", seq, group, fmt::join(parts, ", "));
   }
@@ -147,6 +144,11 @@ std::string mismatchIn(unsigned group, const std::vector<Member>& members) {
 }
 
 }  // namespace
+
+std::string callDescription(const Call& c) {
+  if (c.name.empty()) return calls::describeCall(c.kind, c.dtype, c.count, c.op, c.root);
+  return fmt::format("{} ({} x {})", c.name, calls::dtypeName(c.dtype), c.count);
+}
 
 FlightVerdict judgeFlights(const std::vector<RankRecord>& ranks) {
   FlightVerdict v;

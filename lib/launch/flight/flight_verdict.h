@@ -36,4 +36,7 @@ struct FlightVerdict {
 
 FlightVerdict judgeFlights(const std::vector<RankRecord>& ranks);
 
+// "all_reduce (f32 x 1000) sum"; another recorder's operation by its name: "send (f32 x 10)".
+std::string callDescription(const accel::flight::Call& c);
+
 }  // namespace accel::launch::flight

@@ -16,6 +16,7 @@
 #include "lib/launch/plan/mpi_hosts.h"
 #include "lib/launch/plan/mpirun.h"
 #include "lib/launch/plan/plan_layout.h"
+#include "lib/launch/plan/torch_flight.h"
 #include "lib/launch/plan/worker_env.h"
 #include "lib/launch/plan/worker_places.h"
 
@@ -244,6 +245,7 @@ LaunchPlan planWorkers(const settings::LaunchSettings& s, const facts::Facts& f,
   if (s.placement.pod) p.unset = s.placement.pod->unset;
   p.user_env = s.supervision.env;
   addWorkers(p, s, f);
+  planTorchFlight(p, f.machine, f.program);
   for (auto& note : ignoredUserEnv(p, s.supervision.env)) p.notes.push_back(std::move(note));
   if (s.hosts.how == settings::Hosts::How::Mpi) {  // one launcher, this one: mpirun's ranks need no job channel
     p.num_machines = 1;

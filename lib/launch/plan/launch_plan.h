@@ -94,7 +94,9 @@ struct LaunchPlan {
   double last_call_timeout = 30;  // dynamic: after MIN joined, how long the first round waits for more
   double hang_timeout = 0;        // 0: off
   double stacks_timeout = defaults::kStacksTimeoutSeconds;
-  int flight_entries = 0;  // each rank's flight recorder ring (supervise/flight_board.h); 0: none
+  int flight_entries = 0;     // each rank's flight recorder ring (supervise/flight_board.h); 0: none
+  bool torch_flight = false;  // Python workers: torch's flight recorder and accel's hook (torch_flight.h)
+  std::string python_path;    // torch_flight: the PYTHONPATH the workers would get without the hook
 
   // ---- this machine ----
   std::string host;                           // this machine's host name

@@ -84,6 +84,10 @@ Env ours(const LaunchPlan& p, const WorkerSpec& w) {
 
 }  // namespace
 
+std::string flightSocket(const std::string& hook_folder, int local_rank) {
+  return fmt::format("{}/rank{}.sock", hook_folder, local_rank);
+}
+
 Env workerEnvironment(const LaunchPlan& p, const WorkerSpec& w, const SpawnContext& c) {
   Env env = ours(p, w);
   for (const auto& assignment : p.user_env) {
@@ -97,6 +101,10 @@ Env workerEnvironment(const LaunchPlan& p, const WorkerSpec& w, const SpawnConte
   if (!c.launcher_socket.empty()) env.emplace_back(E::kLauncherSocket, c.launcher_socket);
   if (c.progress_fd >= 0) env.emplace_back(E::kProgressFd, std::to_string(c.progress_fd));
   if (c.flight_fd >= 0) env.emplace_back(E::kFlightFd, std::to_string(c.flight_fd));
+  if (p.torch_flight && !c.flight_hook.empty()) {
+    put(env, E::kPythonPath, c.flight_hook + (p.python_path.empty() ? "" : ":" + p.python_path));
+    env.emplace_back(E::kFrSocket, flightSocket(c.flight_hook, w.local_rank));
+  }
   return env;
 }
 

@@ -26,7 +26,11 @@ struct SpawnContext {
   std::string launcher_socket;  // ACCEL_LAUNCHER_SOCKET
   int progress_fd = -1;         // ACCEL_PROGRESS_FD
   int flight_fd = -1;           // ACCEL_FLIGHT_FD
+  std::string flight_hook;      // the folder of accel's torch hook (plan/torch_flight.h), "" for none
 };
+
+// Where local rank `local_rank`'s torch worker server listens, in the hook's folder.
+std::string flightSocket(const std::string& hook_folder, int local_rank);
 
 // The plan's variables sorted by name, then the context's.
 Env workerEnvironment(const LaunchPlan& plan, const WorkerSpec& worker, const SpawnContext& context = {});

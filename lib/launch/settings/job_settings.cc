@@ -105,6 +105,10 @@ JobChannel resolveJobChannel(const Placement& placement, const LaunchOptions& o,
   const auto& entries = launch_env::kFlightEntries;
   c.flight_entries = entries.setIn(f.env) ? Setting<int>{entries.in(f.env), fromEnvironment()}
                                           : Setting<int>{entries.fallback(), fromDefault()};
+  if (o.flight_recorder && *o.flight_recorder != "on" && *o.flight_recorder != "off") {
+    throw UsageError(fmt::format("--flight_recorder '{}' is not on or off", *o.flight_recorder));
+  }
+  if (o.flight_recorder == "off") c.flight_entries = {0, fromCommandLine()};
   return c;
 }
 

@@ -79,10 +79,11 @@ struct LaunchOptions {
   std::optional<std::string> rdzv_conf;
   // torchrun's comma-separated signal names (TORCHELASTIC_SIGNALS_TO_HANDLE).
   std::optional<std::string> signals_to_handle;
-  std::optional<long long> job_port;         // the launchers' job channel on machine 0
-  std::optional<double> heartbeat_timeout;   // seconds of silence before a machine is lost
-  std::optional<double> collective_timeout;  // seconds a worker's collective may wait for its peers
-  std::optional<double> hang_timeout;        // seconds without progress anywhere before the job stops
+  std::optional<long long> job_port;           // the launchers' job channel on machine 0
+  std::optional<double> heartbeat_timeout;     // seconds of silence before a machine is lost
+  std::optional<double> collective_timeout;    // seconds a worker's collective may wait for its peers
+  std::optional<double> hang_timeout;          // seconds without progress anywhere before the job stops
+  std::optional<std::string> flight_recorder;  // on | off: the ranks' flight recorders, accel's and torch's
   // The restart policy (job/restart_policy.h).
   std::optional<std::string> on_hang;  // restart | end
   std::optional<double> startup_timeout;

@@ -110,6 +110,13 @@ std::vector<LauncherFlag> build() {
       {"hang_timeout", "", &O::hang_timeout, kLauncher,
        "stop the job when no rank made progress for SECONDS (printed output, or a collective finished in "
        "libaccel_runtime), after collecting every rank's stack (default: $ACCEL_HANG_TIMEOUT, else 0: off)"},
+      {.name = "flight_recorder",
+       .field = &O::flight_recorder,
+       .group = kLauncher,
+       .help = "each rank's record of its last collectives, read at a stop to say where the ranks part: on "
+               "(default; $ACCEL_FR_BUFFER_SIZE entries, 2000; Python workers get torch's flight recorder and a "
+               "hook to read it) or off",
+       .choices = {"on", "off"}},
       {.name = "on_hang",
        .field = &O::on_hang,
        .group = kLauncher,

@@ -84,6 +84,7 @@ std::vector<SettingRow> settingRows(const LaunchSettings& s) {
   r.add("collective_timeout", s.channel.collective_timeout);
   r.add("hang_timeout", s.channel.hang_timeout);
   r.add("stacks_timeout", s.channel.stacks_timeout);
+  r.add("flight_entries", s.channel.flight_entries);
   r.add("rdzv_id", s.identity.run_id);
   r.rows.push_back(
       {"rdzv_token", s.identity.token.value ? launch_env::kNotShown : "-", s.identity.token.origin.text()});

@@ -50,7 +50,7 @@ void StackCollector::stop() {
 }
 
 void StackCollector::start(const std::vector<RunningRank>& ranks, const std::map<std::string, std::string>& env,
-                           std::chrono::milliseconds limit) {
+                           std::chrono::milliseconds limit, CollectBefore before) {
   stop();
   ranks_ = ranks;
   output_.clear();
@@ -64,9 +64,13 @@ void StackCollector::start(const std::vector<RunningRank>& ranks, const std::map
   const int out = ends[1];
   pid_t pid = -1;
   try {
-    pid = process::spawnChild(collectorChild([&ranks, &env, limit, out] {
+    pid = process::spawnChild(collectorChild([&ranks, &env, limit, out, &before] {
+      const std::map<int, std::string> flights = before.run ? before.run() : std::map<int, std::string>{};
       GatheredStacks g;
       g.ranks = collectStacks(ranks, env, limit);
+      for (RankStack& s : g.ranks) {
+        if (auto it = flights.find(s.rank); it != flights.end()) s.flight = it->second;
+      }
       writeFully(out, encodeStacks(g));
       return 0;
     }));
@@ -79,8 +83,8 @@ void StackCollector::start(const std::vector<RunningRank>& ranks, const std::map
   ::close(ends[1]);
   pid_ = pid;
   fd_ = ends[0];
-  limit_ = limit;
-  give_up_at_ = Clock::now() + limit + kMargin;
+  limit_ = before.limit + limit;
+  give_up_at_ = Clock::now() + before.limit + limit + kMargin;
 }
 
 void StackCollector::addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const {

@@ -23,6 +23,13 @@
 
 namespace accel::launch::stacks {
 
+// What the collecting process does first, within `limit`, beside the stacks: more of each rank's
+// record (the flight records of Python ranks: supervise/rank_stacks.h), by rank.
+struct CollectBefore {
+  std::function<std::map<int, std::string>()> run;  // rank -> RankStack::flight
+  std::chrono::milliseconds limit{0};
+};
+
 class StackCollector {
  public:
   using Clock = std::chrono::steady_clock;
@@ -35,7 +42,7 @@ class StackCollector {
   // Starts reading `ranks`' stacks with the tools `env` finds. When the process cannot be made,
   // the result is ready at once: every rank without a stack, saying why.
   void start(const std::vector<RunningRank>& ranks, const std::map<std::string, std::string>& env,
-             std::chrono::milliseconds limit);
+             std::chrono::milliseconds limit, CollectBefore before = {});
   bool running() const { return fd_ >= 0 || ready_.has_value(); }
   pid_t pid() const { return pid_; }  // the collecting process while it runs, else 0
 

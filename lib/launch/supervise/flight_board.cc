@@ -2,10 +2,21 @@
 #include "lib/launch/supervise/flight_board.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 
+#include "lib/common/atomic_file.h"
+#include "lib/common/error.h"
+#include "lib/common/temporary_folder.h"
+#include "lib/launch/flight/torch_hook.h"
+
 namespace accel::launch::supervise {
+
+FlightBoard::~FlightBoard() {
+  std::error_code ec;
+  if (!hook_.empty()) std::filesystem::remove_all(hook_, ec);
+}
 
 std::string FlightBoard::open(const plan::LaunchPlan& plan) {
   if (plan.flight_entries <= 0) return "";
@@ -18,6 +29,13 @@ std::string FlightBoard::open(const plan::LaunchPlan& plan) {
   // The pages are only ever touched by the workers that record: a Python job costs nothing.
   if (const std::string why = memory_.open("accel-flight", slots * ring_); !why.empty()) {
     return fmt::format("warning: no flight recorder ({}): a stop cannot say which collective each rank was in", why);
+  }
+  if (!plan.torch_flight) return "";
+  try {
+    hook_ = makeTemporaryFolder("accel-fr-");
+    writeFileAtomic(hook_ + "/sitecustomize.py", flight::kTorchHook);
+  } catch (const Error& e) {
+    return fmt::format("warning: no flight records from the Python workers: {}", e.what());
   }
   return "";
 }

@@ -19,16 +19,25 @@ namespace accel::launch::supervise {
 
 class FlightBoard {
  public:
+  FlightBoard() = default;
+  ~FlightBoard();  // the hook's folder removed
+  FlightBoard(const FlightBoard&) = delete;
+  FlightBoard& operator=(const FlightBoard&) = delete;
+
   // The rings of the plan's workers, plan.flight_entries each (none when 0). Returns a warning
   // line where they cannot be made: the launch goes on without.
   std::string open(const plan::LaunchPlan& plan);
   int fd() const { return memory_.fd(); }  // -1 when there is none
+  // Python workers (plan.torch_flight): the folder of accel's hook, first on their PYTHONPATH, and
+  // of their worker servers' sockets (plan/worker_env.h flightSocket); "" for none.
+  const std::string& hookFolder() const { return hook_; }
   // LOCAL_RANK `local_rank`'s ring as it is now; nullopt when it holds none.
   std::optional<accel::flight::Dump> read(int local_rank) const;
 
  private:
   SharedMemory memory_;
   size_t ring_ = 0;  // bytes of one ring
+  std::string hook_;
 };
 
 }  // namespace accel::launch::supervise

@@ -6,11 +6,14 @@
 #include <fmt/format.h>
 
 #include "lib/common/atomic_file.h"
+#include "lib/common/cpu_list.h"
 #include "lib/common/environment.h"
 #include "lib/common/error.h"
 #include "lib/common/temporary_folder.h"
 #include "lib/launch/flight/flight_json.h"
+#include "lib/launch/flight/torch_records.h"
 #include "lib/launch/job/job_round.h"
+#include "lib/launch/plan/worker_env.h"
 
 namespace accel::launch::supervise {
 
@@ -18,9 +21,11 @@ namespace {
 // How much longer than the job's gathering a machine holds its stop: the job's Stop crosses the
 // channel after it.
 constexpr double kHoldMargin = 2;
+// How long a Python rank's worker server may take to give its flight record.
+constexpr std::chrono::milliseconds kTorchRecordLimit{3000};
 }  // namespace
 
-void RankStacks::collect(long long id, double seconds) {
+void RankStacks::collect(long long id, double seconds, int round) {
   waiting_.push_back(id);
   if (collector_.running()) return;  // its result answers this one too
   std::vector<stacks::RunningRank> ranks;
@@ -36,7 +41,30 @@ void RankStacks::collect(long long id, double seconds) {
     if (auto dump = flights_.read(w.spec->local_rank))
       flight_texts_[w.spec->rank] = flight::encodeFlight({*dump, now, offset});
   }
-  collector_.start(ranks, processEnvironment(), defaults::fromSeconds(seconds));
+  collector_.start(ranks, processEnvironment(), defaults::fromSeconds(seconds), torchFlights(seconds, round));
+}
+
+// Python ranks' records, from torch's worker server through accel's hook (plan/torch_flight.h),
+// read by the collecting process; torch's pickles go to the round's flight folder.
+stacks::CollectBefore RankStacks::torchFlights(double seconds, int round) const {
+  if (!plan_.torch_flight || flights_.hookFolder().empty()) return {};
+  std::vector<flight::TorchRank> ranks;
+  for (const auto& w : workers_) {
+    if (w.running && w.spec && w.spec->label.empty()) {
+      ranks.push_back({w.spec->rank, w.pid, plan::flightSocket(flights_.hookFolder(), w.spec->local_rank)});
+    }
+  }
+  const auto limit = std::min(kTorchRecordLimit, defaults::fromSeconds(seconds));
+  std::string dir = roundDir(round) + "/flight";
+  auto run = [ranks, limit, dir] {
+    std::map<int, std::string> out;
+    const auto answers = flight::readTorchRanks(ranks, limit, dir);
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      out[ranks[i].rank] = answers[i].flight.empty() ? flight::encodeMissing(answers[i].missing) : answers[i].flight;
+    }
+    return out;
+  };
+  return {run, limit};
 }
 
 void RankStacks::addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const {
@@ -74,11 +102,11 @@ void RankStacks::service(const std::vector<pollfd>& fds) {
 
 bool RankStacks::follow(const job::JobEvent& event, int round) {
   if (event.kind == job::JobEvent::Kind::Collect) {
-    collect(event.id, event.seconds);
+    collect(event.id, event.seconds, round);
     return true;
   }
   if (event.kind != job::JobEvent::Kind::Stacks || event.id != 0) return false;
-  summary_ = flightSummary(*event.stacks, keepFlights(*event.stacks, round));
+  summary_ = flightSummary(*event.stacks, keepFlights(*event.stacks, round), plan_.world_size);
   for (std::string& line : stacksSummary(*event.stacks, keep(*event.stacks, round))) summary_.push_back(line);
   return true;
 }
@@ -134,7 +162,11 @@ std::vector<flight::RankRecord> flightRecords(const stacks::GatheredStacks& stac
   for (const stacks::RankStack& s : stacks.ranks) {
     flight::RankRecord r{s.rank, s.host.empty() ? host : s.host, s.pid, std::nullopt, ""};
     try {
-      if (!s.flight.empty()) r.flight = flight::decodeFlight(s.flight);
+      if (auto why = flight::missingReason(s.flight)) {
+        r.missing = *why;
+      } else if (!s.flight.empty()) {
+        r.flight = flight::decodeFlight(s.flight);
+      }
     } catch (const Error& e) {
       r.missing = fmt::format("its record did not read: {}", e.what());
     }
@@ -145,13 +177,24 @@ std::vector<flight::RankRecord> flightRecords(const stacks::GatheredStacks& stac
   return out;
 }
 
-std::vector<std::string> flightSummary(const stacks::GatheredStacks& stacks, const std::string& kept_in) {
+std::vector<std::string> flightSummary(const stacks::GatheredStacks& stacks, const std::string& kept_in,
+                                       int world_size) {
   if (kept_in.empty()) return {};
+  std::vector<int> absent;
+  for (int rank = 0; rank < world_size; ++rank) {
+    const bool seen =
+        std::any_of(stacks.ranks.begin(), stacks.ranks.end(), [rank](const auto& s) { return s.rank == rank; });
+    if (!seen) absent.push_back(rank);
+  }
   const flight::FlightVerdict v = flight::judgeFlights(flightRecords(stacks, ""));
   std::vector<std::string> lines = {fmt::format("where the ranks part (their flight records; {}):", kept_in)};
   lines.push_back("  " + (v.line.empty() ? std::string("every rank completed the same calls") : v.line));
   if (!v.mismatch.empty()) lines.push_back("  " + v.mismatch);
   for (const std::string& note : v.notes) lines.push_back("  " + note);
+  if (!absent.empty()) {
+    lines.push_back(fmt::format("  no flight record from {} {}: no stack or record came from their machine (see below)",
+                                absent.size() == 1 ? "rank" : "ranks", cpuListText(absent)));
+  }
   return lines;
 }
 

@@ -46,7 +46,8 @@ class RankStacks {
   void released() { stop_due_.reset(); }
 
  private:
-  void collect(long long id, double seconds);
+  void collect(long long id, double seconds, int round);
+  stacks::CollectBefore torchFlights(double seconds, int round) const;
   std::string keep(const stacks::GatheredStacks& stacks, int round) const;
   std::string keepFlights(const stacks::GatheredStacks& stacks, int round) const;
   std::string roundDir(int round) const;  // the round's folder in --log_dir's, else in $TMPDIR/<run id>
@@ -70,8 +71,10 @@ std::vector<std::string> stacksSummary(const stacks::GatheredStacks& stacks, con
 
 // The ranks' flight records that came with their stacks (`host`: where a stack names none).
 std::vector<flight::RankRecord> flightRecords(const stacks::GatheredStacks& stacks, const std::string& host);
-// Where the ranks part (flight/flight_verdict.h), for the failure summary; nothing when `kept_in`
+// Where the ranks part (flight/flight_verdict.h), for the failure summary, and which of the
+// `world_size` ranks came with no stack at all (their machine sent none); nothing when `kept_in`
 // is "" (no rank sent a record).
-std::vector<std::string> flightSummary(const stacks::GatheredStacks& stacks, const std::string& kept_in);
+std::vector<std::string> flightSummary(const stacks::GatheredStacks& stacks, const std::string& kept_in,
+                                       int world_size);
 
 }  // namespace accel::launch::supervise

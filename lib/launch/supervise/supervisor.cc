@@ -143,7 +143,13 @@ class Supervisor {
     stopping_ = false;
     kill_at_.reset();
     stacks_->released();
-    const RoundStart round{attempt, run_dir_, answers_->socketName(), board_.fd(), flights_.fd(), input_.foreground()};
+    const RoundStart round{attempt,
+                           run_dir_,
+                           answers_->socketName(),
+                           board_.fd(),
+                           flights_.fd(),
+                           flights_.hookFolder(),
+                           input_.foreground()};
     const std::string warning = startWorkers(workers_, plan_, round, console_, error_files_);
     if (!warning.empty()) say(warning);
   }

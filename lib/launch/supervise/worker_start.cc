@@ -21,7 +21,7 @@ std::string startWorkers(std::vector<WorkerProcess>& workers, const plan::Launch
       if (one_rank) io.inherit = {round.progress_fd, round.flight_fd};
       w.error_file = one_rank ? error_files.pathFor(round.attempt, w.spec->local_rank) : "";
       const plan::SpawnContext context{w.error_file, round.launcher_socket, one_rank ? round.progress_fd : -1,
-                                       one_rank ? round.flight_fd : -1};
+                                       one_rank ? round.flight_fd : -1, one_rank ? round.flight_hook : ""};
       spawnWorker(w, plan::workerEnvironment(plan, *w.spec, context), plan.unset, io);
     }
   } catch (...) {

@@ -21,6 +21,7 @@ struct RoundStart {
   std::string launcher_socket;  // where the launcher answers questions about ranks ("" for none)
   int progress_fd = -1;         // the progress board (progress_board.h), kept across exec
   int flight_fd = -1;           // the flight recorder's rings (flight_board.h), the same
+  std::string flight_hook;      // its hook for Python workers (flight_board.h), "" for none
   bool input = false;           // the user's terminal is there to type into
 };
 

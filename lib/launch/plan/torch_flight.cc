@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/plan/torch_flight.h"
+
+#include <algorithm>
+
+#include "lib/launch/launch_env.h"
+
+namespace accel::launch::plan {
+
+bool runsPython(const std::vector<std::string>& program) {
+  if (program.empty()) return false;
+  const std::string& first = program.front();
+  const std::string name = first.substr(first.rfind('/') == std::string::npos ? 0 : first.rfind('/') + 1);
+  return name.rfind("python", 0) == 0;
+}
+
+void planTorchFlight(LaunchPlan& p, const facts::Machine& f, const std::vector<std::string>& program) {
+  namespace E = launch_env;
+  if (p.flight_entries <= 0) {  // off: libaccel_runtime's workers record nothing either
+    p.exports.emplace_back(E::kFlightEntries.name(), "0");
+    return;
+  }
+  if (!runsPython(program)) return;
+  p.torch_flight = true;
+  const auto exported =
+      std::find_if(p.exports.begin(), p.exports.end(), [](const auto& kv) { return kv.first == E::kPythonPath; });
+  p.python_path = exported != p.exports.end() ? exported->second : f.variable(E::kPythonPath);
+  if (f.variable(E::kTorchFrBufferSize).empty() && f.variable(E::kTorchNcclTraceBufferSize).empty()) {
+    p.exports.emplace_back(E::kTorchFrBufferSize, std::to_string(p.flight_entries));
+  }
+}
+
+}  // namespace accel::launch::plan
