@@ -58,13 +58,22 @@ flight::Writer* writer() { return recorder().writer; }
 
 }  // namespace
 
+namespace {
+thread_local bool tl_unrecorded = false;
+}  // namespace
+
+FlightUnrecorded::FlightUnrecorded() : previous_(tl_unrecorded) { tl_unrecorded = true; }
+FlightUnrecorded::~FlightUnrecorded() { tl_unrecorded = previous_; }
+
 int flightGroup(const std::string& label, int size, int rank) {
   static std::mutex adding;
   flight::Writer* w = writer();
-  if (!w) return kNoFlightGroup;
+  if (!w || tl_unrecorded) return kNoFlightGroup;
   std::lock_guard<std::mutex> hold(adding);
   return static_cast<int>(w->addGroup(label, size, rank));
 }
+
+void flightSkipGroup() { flightGroup("(not a member)", 0, -1); }
 
 uint64_t flightBegin(int group, const CollectiveCall& call, bool running, int64_t now) {
   if (group == kNoFlightGroup || call.shown != 0) return kNoFlightEntry;

@@ -22,8 +22,26 @@ namespace accel {
 inline constexpr int kNoFlightGroup = -1;
 inline constexpr uint64_t kNoFlightEntry = ~uint64_t{0};
 
-// A group whose calls are recorded; its number, or kNoFlightGroup without a recorder.
+// A group whose calls are recorded; its number, or kNoFlightGroup without a recorder. Numbers
+// are given in the order groups are made, so ranks that make the same groups in the same order
+// number them alike (torch's pg_id); a rank left out of a group takes its number all the same
+// (flightSkipGroup), as every rank calls new_group.
 int flightGroup(const std::string& label, int size, int rank);
+void flightSkipGroup();
+
+// While one lives on a thread, the groups made there are not recorded and take no number: the
+// call check's own group under ACCEL_DEBUG=DETAIL (checked_backend.h), whose calls are not the
+// user's.
+class FlightUnrecorded {
+ public:
+  FlightUnrecorded();
+  ~FlightUnrecorded();
+  FlightUnrecorded(const FlightUnrecorded&) = delete;
+  FlightUnrecorded& operator=(const FlightUnrecorded&) = delete;
+
+ private:
+  bool previous_;
+};
 
 // `call` (numbered) of `group` is queued, or already running when `running`; its entry, or
 // kNoFlightEntry where nothing is recorded. `now`: flight::ticks().

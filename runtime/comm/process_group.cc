@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/comm/flight_recorder.h"
+
 namespace accel {
 
 ProcessGroup::ProcessGroup(Store& store, const std::string& prefix, int rank, int size, BackendFactory factory,
@@ -32,7 +34,10 @@ std::unique_ptr<ProcessGroup> ProcessGroup::newGroup(std::vector<int> ranks) {
   }
   const std::string prefix = fmt::format("{}/group{}", prefix_, groups_made_++);
   auto me = std::find(ranks.begin(), ranks.end(), rank_);
-  if (me == ranks.end()) return nullptr;
+  if (me == ranks.end()) {
+    flightSkipGroup();  // the members number the group alike with every rank (flight_recorder.h)
+    return nullptr;
+  }
   std::vector<int> world;
   for (int r : ranks) world.push_back(world_ranks_[static_cast<size_t>(r)]);
   return std::make_unique<ProcessGroup>(base_, prefix, static_cast<int>(me - ranks.begin()),

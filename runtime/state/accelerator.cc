@@ -15,6 +15,7 @@
 #include "lib/launch/launch_env.h"
 #include "runtime/comm/checked_backend.h"
 #include "runtime/comm/cpu_transport.h"
+#include "runtime/comm/flight_recorder.h"
 #include "runtime/comm/nccl/nccl_backend.h"
 #include "runtime/state/cuda_devices.h"
 #include "runtime/state/rank_inquiry.h"
@@ -33,6 +34,7 @@ std::unique_ptr<Backend> checkedWhenDetail(std::unique_ptr<Backend> made, Store&
   if (size == 1 || !detail) return made;
   PrefixStore check("check", store);
   cpu.log = nullptr;
+  FlightUnrecorded unrecorded;  // the check's calls are not the user's
   return std::make_unique<CheckedBackend>(std::move(made), makeCpuBackend(check, rank, size, cpu));
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The flight recorder where threads meet (runtime/comm/flight_recorder.h, lib/common/flight_ring.h):
 // a reader that reads a ring while a writer fills it sees only whole entries (TSan runs this),
-// and a Gloo group's collectives go in as the user made them, each queued, started and completed.
+// a Gloo group's collectives go in as the user made them, each queued, started and completed; and
+// groups are numbered alike on every rank (one left out of a group, the call check's group).
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -87,4 +88,22 @@ TEST_CASE("flight recorder: a group's collectives are recorded as queued, starte
       CHECK(calls[i]->ended_ns >= calls[i]->started_ns);
     }
   }
+}
+
+TEST_CASE("flight recorder: a rank outside a group takes its number, and the call check's group takes none",
+          "[runtime][flight]") {
+  const auto before = flightDump();
+  REQUIRE(before);
+  flightSkipGroup();  // what ProcessGroup::newGroup does on a rank it leaves out
+  {
+    FlightUnrecorded unrecorded;
+    CHECK(flightGroup("check", 2, 0) == kNoFlightGroup);
+  }
+  const int next = flightGroup("after", 2, 1);
+  const auto after = flightDump();
+  REQUIRE(after);
+  REQUIRE(after->groups.size() == before->groups.size() + 2);
+  CHECK(after->groups[before->groups.size()].label == "(not a member)");
+  CHECK(next == static_cast<int>(before->groups.size()) + 1);
+  CHECK(after->groups.back().label == "after");
 }

@@ -9,6 +9,7 @@
 #include "runtime/comm/collective_call.h"
 #include "runtime/comm/collective_shapes.h"
 #include "runtime/comm/cuda_check.h"
+#include "runtime/comm/flight_recorder.h"
 #include "runtime/comm/nccl/nccl_communicator.h"
 
 namespace accel::comm::nccl {
@@ -45,7 +46,11 @@ ncclRedOp_t ncclOp(ReduceOp op) {
 }  // namespace
 
 NcclBackend::NcclBackend(Store& store, int rank, int size, int device, NcclOptions options)
-    : impl_(std::make_unique<NcclCommunicator>(store, rank, size, device, std::move(options))) {}
+    : impl_(std::make_unique<NcclCommunicator>(store, rank, size, device, std::move(options))) {
+  // Its calls run on CUDA streams and are not recorded; its number keeps the groups' numbers
+  // alike on every rank (flight_recorder.h).
+  flightGroup(fmt::format("nccl rank {} of {}", rank, size), size, rank);
+}
 
 NcclBackend::~NcclBackend() = default;
 
