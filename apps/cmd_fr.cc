@@ -19,7 +19,9 @@
 #include "apps/commands.h"
 #include "lib/common/atomic_file.h"
 #include "lib/common/error.h"
+#include "lib/common/strings.h"
 #include "lib/launch/flight/flight_json.h"
+#include "lib/launch/job/job_messages.h"
 #include "lib/launch/stacks/running_jobs.h"
 #include "lib/launch/supervise/rank_stacks.h"
 
@@ -38,8 +40,8 @@ fs::path recordsFolder(const fs::path& dir) {
   for (const auto& entry : fs::directory_iterator(dir)) {
     std::smatch m;
     const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, m, attempt) && fs::exists(entry.path() / "flight"))
-      last = std::max(last, std::stoi(m[1]));
+    const auto n = std::regex_match(name, m, attempt) ? parseInt(m[1].str()) : std::nullopt;
+    if (n && *n < (1 << 30) && fs::exists(entry.path() / "flight")) last = std::max(last, static_cast<int>(*n));
   }
   return last >= 0 ? dir / fmt::format("attempt_{}", last) / "flight" : dir;
 }
@@ -56,16 +58,16 @@ std::vector<RankRecord> readFolder(const fs::path& given) {
     try {
       j = nlohmann::json::parse(readFile(entry.path().string()));
       ranks.push_back(launch::flight::recordFromJson(j));
+      jobs[fmt::format("run {} round {}", j.value("run_id", "?"), j.value("round", -1))].push_back(ranks.back().rank);
     } catch (const nlohmann::json::exception& e) {
       const std::string what = e.what();  // "[json.exception.parse_error.101] parse error at …"
-      throw UsageError(fmt::format("{}: not a flight record: not JSON: {}", entry.path().string(),
+      throw UsageError(fmt::format("{}: not a flight record: {}", entry.path().string(),
                                    what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2)),
                        "it is damaged: read the other ranks' records by moving it away");
     } catch (const std::exception& e) {
       throw UsageError(fmt::format("{}: {}", entry.path().string(), e.what()),
                        "it is damaged: read the other ranks' records by moving it away");
     }
-    jobs[fmt::format("run {} round {}", j.value("run_id", "?"), j.value("round", -1))].push_back(ranks.back().rank);
   }
   if (ranks.empty()) {
     throw UsageError(fmt::format("no flight records in {}: it holds no rank_N.json", dir.string()),
@@ -129,6 +131,9 @@ int report(const std::vector<RankRecord>& ranks, const std::string& source, bool
 }  // namespace
 
 int runFlightRecords(const std::string& target, double timeout_seconds, bool as_json) {
+  if (!(timeout_seconds > 0 && timeout_seconds <= launch::job::kMaxStackSeconds)) {
+    throw UsageError(fmt::format("--timeout {:g}: not a number of seconds in (0, 600]", timeout_seconds));
+  }
   std::error_code ec;
   if (!target.empty() && fs::is_directory(target, ec)) return report(readFolder(target), "from " + target, as_json);
   const launch::stacks::RunningJob job = launch::stacks::selectJob(launch::stacks::findRunningJobs(), target);

@@ -246,7 +246,9 @@ TEST_CASE("flight from torch: its JSON dump reads as a record the verdict judges
                           {"time_discovered_completed_ns", 0}};
   };
   nlohmann::json rank0 = {{"entries", {entry(1, "all_reduce", true), entry(2, "all_reduce", false)}}};
-  nlohmann::json rank1 = {{"entries", {entry(1, "all_reduce", true), entry(2, "send", false)}}};
+  auto p2p = entry(2, "recv", false);
+  p2p["is_p2p"] = true;  // torch gives it the last collective's number: left out
+  nlohmann::json rank1 = {{"entries", {entry(1, "all_reduce", true), entry(2, "send", false), p2p}}};
   const int64_t offset = 900'000'000'000LL;  // real-time minus monotonic on the reading machine
   const RankFlight f0 = torchFlight(rank0, 0, 100, 100'000'000'010LL, offset);
   const RankFlight f1 = torchFlight(rank1, 1, 101, 100'000'000'010LL, offset);
@@ -256,7 +258,9 @@ TEST_CASE("flight from torch: its JSON dump reads as a record the verdict judges
   CHECK(f0.dump.calls[1].count == 10);
   CHECK(f0.dump.calls[1].enqueued_ns == 100'000'000'002LL);  // on the monotonic clock
   CHECK(f0.dump.groups.at(0).label == "torch pg 0 (default_pg)");
+  CHECK(f1.dump.calls.size() == 2);
   CHECK(f1.dump.calls[1].name == "send");
+  CHECK(torchFlight(nlohmann::json::object(), 2, 102, 0, 0).dump.calls.empty());  // no collective yet
   // Through the text that carries it, and judged.
   const RankFlight back = decodeFlight(encodeFlight(f1));
   CHECK(back.dump.calls[1].name == "send");
@@ -268,4 +272,22 @@ TEST_CASE("flight from torch: its JSON dump reads as a record the verdict judges
                     Catch::StartsWith("torch's flight record did not read: "));
   CHECK(missingReason(encodeMissing("it did not answer within 3 s")) == "it did not answer within 3 s");
   CHECK_FALSE(missingReason(encodeFlight(f0)));
+}
+
+TEST_CASE("flight verdict: a group some ranks are not in parts nobody", "[flight][unit]") {
+  // Ranks 0-1 made group 1 and completed its one call; ranks 2-3 were left out of it
+  // (flightSkipGroup: rank -1). Group 0 is where rank 3 never entered #6.
+  std::vector<RankRecord> ranks = {rank(0, 5, 6), rank(1, 5, 6), rank(2, 5, 6), rank(3, 5, 0)};
+  for (auto& r : ranks) {
+    const bool member = r.rank < 2;
+    r.flight->dump.groups.push_back({member ? "sub" : "(not a member)", member ? 2 : 0, member ? r.rank : -1});
+    if (!member) continue;
+    Call c = call(1);
+    c.group = 1;
+    c.state = State::Completed;
+    r.flight->dump.calls.push_back(c);
+  }
+  const FlightVerdict v = judgeFlights(ranks);
+  CHECK_THAT(v.line, Catch::Contains("#6 of group 0: ranks 0-2 entered it"));
+  CHECK(v.stuck == std::vector<int>{3});
 }

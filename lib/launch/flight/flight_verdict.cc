@@ -47,7 +47,9 @@ std::map<unsigned, std::vector<Member>> groupsOf(const std::vector<RankRecord>& 
   for (const RankRecord& r : ranks) {
     if (!r.flight) continue;
     const auto& dump = r.flight->dump;
-    for (unsigned g = 0; g < dump.groups.size(); ++g) groups[g].push_back({&r, {}});
+    for (unsigned g = 0; g < dump.groups.size(); ++g) {
+      if (dump.groups[g].rank >= 0) groups[g].push_back({&r, {}});  // not a group it is outside of
+    }
   }
   for (auto& [g, members] : groups) {
     for (Member& m : members) {

@@ -44,6 +44,10 @@ def _accel_start():
     global _accel_server
     from torch._C._distributed_c10d import _WorkerServer, _register_handler
 
+    try:  # a socket an earlier round's worker left: torch's server will not bind over it
+        os.unlink(_ACCEL_SOCKET)
+    except OSError:
+        pass
     saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 2)
     try:

@@ -2,6 +2,7 @@
 #include "lib/launch/flight/torch_records.h"
 
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -103,7 +104,8 @@ std::optional<std::string> askTorchServer(const std::string& socket, const std::
   const std::string request = fmt::format(
       "POST /handler/{} HTTP/1.1\r\nHost: accel\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", handler);
   std::string answer;
-  bool sent = ::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size());
+  // MSG_NOSIGNAL: a rank that died after the connect must not end the collecting process.
+  bool sent = ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size());
   while (sent && answer.size() < kMaxAnswer) {
     pollfd p{fd, POLLIN, 0};
     const int ready = ::poll(&p, 1, net::remainingMs(deadline));
@@ -122,7 +124,9 @@ std::optional<std::string> askTorchServer(const std::string& socket, const std::
     answer.append(buffer, static_cast<size_t>(n));
   }
   ::close(fd);
-  why = sent ? "it did not answer in time" : "the question could not be sent";
+  why = !sent                         ? "the question could not be sent"
+        : answer.size() >= kMaxAnswer ? "its answer was too long"
+                                      : "it did not answer in time";
   return std::nullopt;
 }
 
@@ -133,14 +137,18 @@ RankFlight torchFlight(const json& dump, int rank, long long pid, int64_t read_n
     f.realtime_offset_ns = realtime_offset_ns;
     f.dump.rank = rank;
     f.dump.pid = pid;
-    // Groups numbered as torch's pg_id, which every rank gives its groups in creation order.
-    for (const json& e : dump.at("entries")) {
-      const int pg = e.at("pg_id").get<int>();
-      if (pg < 0 || pg >= static_cast<int>(accel::flight::kMaxGroups)) continue;
-      if (static_cast<size_t>(pg) >= f.dump.groups.size()) f.dump.groups.resize(static_cast<size_t>(pg) + 1);
+    // Groups numbered by torch's group name ("0", "1", …), which every rank, member or not, gives
+    // a group alike (its pg_id counts only the groups a rank is in). Groups a rank is not in stay
+    // rank -1. Point-to-point entries carry the last collective's number: left out.
+    const json none = json::array();
+    for (const json& e : dump.contains("entries") ? dump.at("entries") : none) {
+      if (e.value("is_p2p", false)) continue;
       const json& names = e.at("process_group");
-      f.dump.groups[static_cast<size_t>(pg)] = {
-          fmt::format("torch pg {} ({})", names.at(0).get<std::string>(), names.at(1).get<std::string>()), 0, rank};
+      const auto number = parseInt(names.at(0).get<std::string>());
+      if (!number || *number < 0 || *number >= static_cast<long long>(accel::flight::kMaxGroups)) continue;
+      const auto pg = static_cast<size_t>(*number);
+      if (pg >= f.dump.groups.size()) f.dump.groups.resize(pg + 1, {"", 0, -1});
+      f.dump.groups[pg] = {fmt::format("torch pg {} ({})", *number, names.at(1).get<std::string>()), 0, rank};
       f.dump.calls.push_back(torchCall(e, static_cast<unsigned>(pg), realtime_offset_ns));
     }
     f.dump.written = f.dump.calls.size();

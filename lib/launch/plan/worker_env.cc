@@ -102,7 +102,11 @@ Env workerEnvironment(const LaunchPlan& p, const WorkerSpec& w, const SpawnConte
   if (c.progress_fd >= 0) env.emplace_back(E::kProgressFd, std::to_string(c.progress_fd));
   if (c.flight_fd >= 0) env.emplace_back(E::kFlightFd, std::to_string(c.flight_fd));
   if (p.torch_flight && !c.flight_hook.empty()) {
-    put(env, E::kPythonPath, c.flight_hook + (p.python_path.empty() ? "" : ":" + p.python_path));
+    std::string path = p.python_path;  // a user's --env PYTHONPATH is in `env` by now, and wins
+    for (const auto& [k, v] : env) {
+      if (k == E::kPythonPath) path = v;
+    }
+    put(env, E::kPythonPath, c.flight_hook + (path.empty() ? "" : ":" + path));
     env.emplace_back(E::kFrSocket, flightSocket(c.flight_hook, w.local_rank));
   }
   return env;

@@ -38,7 +38,8 @@ void RankStacks::collect(long long id, double seconds, int round) {
     if (!w.running) ended_.push_back({w.spec->rank, w.pid});
     // The rings first, as they are now (the tools stop each rank for a moment); an ended rank's
     // too: it may be the one whose collective timed out.
-    if (auto dump = flights_.read(w.spec->local_rank))
+    // A ring of this worker's process only: a slot keeps an earlier round's until its new one starts.
+    if (auto dump = flights_.read(w.spec->local_rank); dump && dump->pid == w.pid)
       flight_texts_[w.spec->rank] = flight::encodeFlight({*dump, now, offset});
   }
   collector_.start(ranks, processEnvironment(), defaults::fromSeconds(seconds), torchFlights(seconds, round));
