@@ -107,7 +107,8 @@ bool RankStacks::follow(const job::JobEvent& event, int round) {
     return true;
   }
   if (event.kind != job::JobEvent::Kind::Stacks || event.id != 0) return false;
-  summary_ = flightSummary(*event.stacks, keepFlights(*event.stacks, round), plan_.world_size);
+  const auto records = flightRecords(*event.stacks, plan_.host);  // decoded once, kept and judged
+  summary_ = flightSummary(records, keepFlights(*event.stacks, records, round), plan_.world_size);
   for (std::string& line : stacksSummary(*event.stacks, keep(*event.stacks, round))) summary_.push_back(line);
   return true;
 }
@@ -133,13 +134,14 @@ std::string RankStacks::roundDir(int round) const {
 
 // Every rank's flight record as JSON (flight/flight_json.h), a file per rank in the round's
 // flight/ folder; returns "records: DIR", or why there are none.
-std::string RankStacks::keepFlights(const stacks::GatheredStacks& stacks, int round) const {
+std::string RankStacks::keepFlights(const stacks::GatheredStacks& stacks,
+                                    const std::vector<flight::RankRecord>& records, int round) const {
   if (std::none_of(stacks.ranks.begin(), stacks.ranks.end(), [](const auto& s) { return !s.flight.empty(); })) {
     return "";
   }
   const std::string dir = roundDir(round) + "/flight";
   try {
-    for (const flight::RankRecord& r : flightRecords(stacks, plan_.host)) {
+    for (const flight::RankRecord& r : records) {
       writeFileAtomic(fmt::format("{}/rank_{}.json", dir, r.rank),
                       flight::flightJson(r, plan_.run_id, round).dump() + "\n", true);
     }
@@ -178,16 +180,15 @@ std::vector<flight::RankRecord> flightRecords(const stacks::GatheredStacks& stac
   return out;
 }
 
-std::vector<std::string> flightSummary(const stacks::GatheredStacks& stacks, const std::string& kept_in,
+std::vector<std::string> flightSummary(const std::vector<flight::RankRecord>& records, const std::string& kept_in,
                                        int world_size) {
   if (kept_in.empty()) return {};
   std::vector<int> absent;
   for (int rank = 0; rank < world_size; ++rank) {
-    const bool seen =
-        std::any_of(stacks.ranks.begin(), stacks.ranks.end(), [rank](const auto& s) { return s.rank == rank; });
+    const bool seen = std::any_of(records.begin(), records.end(), [rank](const auto& r) { return r.rank == rank; });
     if (!seen) absent.push_back(rank);
   }
-  const flight::FlightVerdict v = flight::judgeFlights(flightRecords(stacks, ""));
+  const flight::FlightVerdict v = flight::judgeFlights(records);
   std::vector<std::string> lines = {fmt::format("where the ranks part (their flight records; {}):", kept_in)};
   lines.push_back("  " + (v.line.empty() ? std::string("every rank completed the same calls") : v.line));
   if (!v.mismatch.empty()) lines.push_back("  " + v.mismatch);

@@ -49,7 +49,8 @@ class RankStacks {
   void collect(long long id, double seconds, int round);
   stacks::CollectBefore torchFlights(double seconds, int round) const;
   std::string keep(const stacks::GatheredStacks& stacks, int round) const;
-  std::string keepFlights(const stacks::GatheredStacks& stacks, int round) const;
+  std::string keepFlights(const stacks::GatheredStacks& stacks, const std::vector<flight::RankRecord>& records,
+                          int round) const;
   std::string roundDir(int round) const;  // the round's folder in --log_dir's, else in $TMPDIR/<run id>
 
   const std::vector<WorkerProcess>& workers_;
@@ -74,7 +75,7 @@ std::vector<flight::RankRecord> flightRecords(const stacks::GatheredStacks& stac
 // Where the ranks part (flight/flight_verdict.h), for the failure summary, and which of the
 // `world_size` ranks came with no stack at all (their machine sent none); nothing when `kept_in`
 // is "" (no rank sent a record).
-std::vector<std::string> flightSummary(const stacks::GatheredStacks& stacks, const std::string& kept_in,
+std::vector<std::string> flightSummary(const std::vector<flight::RankRecord>& records, const std::string& kept_in,
                                        int world_size);
 
 }  // namespace accel::launch::supervise
