@@ -5,6 +5,7 @@
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,13 +44,28 @@ int low(uint64_t w) { return static_cast<int>(static_cast<uint32_t>(w)); }
 // An entry's update under its stamp: skipped when the entry is no longer record `index`. A
 // sequence lock without fences (ThreadSanitizer cannot follow those): the data's stores are
 // releases, so none is seen before the odd stamp; a reader's loads of it are acquires, so its
-// second look at the stamp comes after them. On x86-64 both are plain moves.
+// second look at the stamp comes after them. On x86-64 both are plain moves. The odd stamp is
+// taken by a compare-and-swap, here and in claim(): an update and a begin() of the record
+// `capacity` later, on another thread, never write the entry at once.
 template <typename Body> void update(Word* e, uint64_t index, Body body) {
   const uint64_t whole = 2 * index + 2;
-  if (e[kStamp].load(std::memory_order_relaxed) != whole) return;
-  e[kStamp].store(whole - 1, std::memory_order_relaxed);
+  uint64_t expected = whole;
+  if (!e[kStamp].compare_exchange_strong(expected, whole - 1, std::memory_order_relaxed)) return;
   body(e);
   e[kStamp].store(whole, std::memory_order_release);
+}
+
+// begin()'s hold on an entry: its stamp made `odd` once no update or earlier begin holds it
+// (an odd stamp: a few stores away from even).
+void claim(Word* e, uint64_t odd) {
+  uint64_t seen = e[kStamp].load(std::memory_order_relaxed);
+  for (unsigned spins = 0;; ++spins) {
+    if (seen % 2 == 0 && e[kStamp].compare_exchange_weak(seen, odd, std::memory_order_relaxed)) return;
+    if (seen % 2 == 1) {
+      if (spins > 64) ::sched_yield();
+      seen = e[kStamp].load(std::memory_order_relaxed);
+    }
+  }
 }
 
 std::string label(const Word* g) {
@@ -176,7 +192,7 @@ unsigned Writer::addGroup(const std::string& text, int size, int rank) {
 uint64_t Writer::begin(const Call& call, bool running, int64_t now) {
   const uint64_t index = words(memory_)[kWritten].fetch_add(1, std::memory_order_relaxed);
   Word* e = entry(memory_, capacity_, index);
-  e[kStamp].store(2 * index + 1, std::memory_order_relaxed);
+  claim(e, 2 * index + 1);
   e[kSeq].store(call.seq, std::memory_order_release);
   e[kCount].store(call.count, std::memory_order_release);
   e[kKind].store(pack(call.root, static_cast<int>(call.group | call.kind << 8 | call.dtype << 16 | call.op << 24)),

@@ -60,6 +60,21 @@ std::vector<std::string> JsonFields::lines(const char* key, size_t max_lines, si
   return out;
 }
 
+std::vector<long long> JsonFields::integers(const char* key, size_t max_count, long long lo, long long hi) {
+  const json& v = need(key);
+  if (!v.is_array() || v.size() > max_count) bad(key, fmt::format("not a list of at most {} integers", max_count));
+  std::vector<long long> out;
+  out.reserve(v.size());
+  for (const auto& n : v) {
+    if (!n.is_number_integer() || n.get<long long>() < lo || n.get<long long>() > hi ||
+        (n.is_number_unsigned() && n.get<unsigned long long>() > static_cast<unsigned long long>(hi))) {
+      bad(key, fmt::format("an entry is not an integer in {}..{}", lo, hi));
+    }
+    out.push_back(n.get<long long>());
+  }
+  return out;
+}
+
 const json& JsonFields::object(const char* key, bool nullable) {
   const json& v = need(key);
   if (!v.is_object() && !(nullable && v.is_null())) bad(key, fmt::format("{} is not an object", v.type_name()));

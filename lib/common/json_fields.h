@@ -32,6 +32,8 @@ class JsonFields {
   std::string text(const char* key);
   // A list of at most `max_lines` strings of at most `max_line` bytes each.
   std::vector<std::string> lines(const char* key, size_t max_lines, size_t max_line);
+  // A list of at most `max_count` integers, each in [lo, hi].
+  std::vector<long long> integers(const char* key, size_t max_count, long long lo, long long hi);
   const nlohmann::json& object(const char* key, bool nullable);
   // One of `names` (the enumerators' spellings, in order): its index.
   size_t choice(const char* key, const std::vector<const char*>& names);

@@ -32,6 +32,12 @@ double secondsOrOff(const char* name, const std::string& t) {
   throw UsageError(fmt::format("{}='{}' is not a number of seconds (0 for off)", name, t), "e.g. 300 or 0");
 }
 
+double signedSeconds(const char* name, const std::string& t) {
+  const auto v = parseDouble(t);
+  if (v && std::isfinite(*v) && std::abs(*v) <= 1e6) return *v;
+  throw UsageError(fmt::format("{}='{}' is not a number of seconds (negative ones too)", name, t), "e.g. 2.5 or -1");
+}
+
 int port(const char* name, const std::string& t) {
   const auto v = parseInt(t);
   if (v && *v >= 1 && *v <= 65535) return static_cast<int>(*v);

@@ -71,6 +71,7 @@ std::string text(const char* name, const std::string& text);
 double positiveSeconds(const char* name, const std::string& text);  // "NAME='x' is not a number of seconds above 0"
 double secondsOrOff(const char* name, const std::string& text);     // 0 turns the setting off
 int port(const char* name, const std::string& text);                // 1 to 65535
+double signedSeconds(const char* name, const std::string& text);    // at most 1e6 either way
 inline constexpr int kMaxEntries = 1'000'000;
 int entries(const char* name, const std::string& text);  // a buffer's entries, 0 to kMaxEntries
 
@@ -97,6 +98,10 @@ inline const Variable<double> kHeartbeatTimeout{"ACCEL_HEARTBEAT_TIMEOUT", defau
                                                 positiveSeconds, "silence before a machine is lost"};
 inline const Variable<double> kHangTimeout{"ACCEL_HANG_TIMEOUT", 0, secondsOrOff,
                                            "seconds without progress before the job stops (--hang_timeout)"};
+// Tests only: this launcher's clock, as the job channel and the straggler watch see it, runs this
+// far ahead of the machine's (network namespaces share one clock: job/clock_offset.h is tested so).
+inline const Variable<double> kTestClockSkew{"ACCEL_TEST_CLOCK_SKEW", 0, signedSeconds,
+                                             "tests: seconds added to this launcher's clock for other machines"};
 inline const Variable<double> kStacksTimeout{"ACCEL_STACKS_TIMEOUT", defaults::kStacksTimeoutSeconds, secondsOrOff,
                                              "how long the stack tools may take before a stop (0: none)"};
 inline const Variable<std::string> kEtcdUser{"ACCEL_ETCD_USER", "", text, "the etcd rendezvous' user"};

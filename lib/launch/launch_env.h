@@ -95,6 +95,10 @@ inline const env::Variable<int> kFlightEntries{"ACCEL_FR_BUFFER_SIZE", 2000, env
 // "accel-flight") holding one ring of flight::ringBytes(kFlightEntries) bytes per LOCAL_RANK, in
 // order, which the launcher reads at a stop or when asked, whatever became of the worker.
 inline constexpr const char* kFlightFd = "ACCEL_FLIGHT_FD";
+// A worker's place in the launcher's shared memory (the progress board's slots, the flight
+// rings), where LOCAL_RANK is not it: torchrun's --virtual_local_rank gives every worker
+// LOCAL_RANK 0. Unset: LOCAL_RANK is the place.
+inline constexpr const char* kLocalSlot = "ACCEL_LOCAL_SLOT";
 // Python workers (plan/torch_flight.h): the Unix socket where accel's hook starts torch's worker
 // server, which the launcher asks for the rank's flight record; and torch's own variables.
 inline constexpr const char* kFrSocket = "ACCEL_FR_SOCKET";

@@ -26,7 +26,7 @@ std::mutex& noteLock() {
 
 // This rank's slot on the launcher's progress board (launch_env.h kProgressFd); nullptr without one.
 std::atomic<uint64_t>* mapProgressSlot() {
-  const long long local = launcherLocalRank();
+  const long long local = launcherSlot();
   if (local < 0) return nullptr;
   const size_t offset = static_cast<size_t>(local) * launch_env::kProgressSlotBytes;
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));

@@ -38,7 +38,7 @@ Recorder makeRecorder() {
   const auto capacity = static_cast<uint32_t>(entries);
   const size_t bytes = flight::ringBytes(capacity);
   void* memory = nullptr;
-  if (const long long local = launcherLocalRank(); local >= 0) {
+  if (const long long local = launcherSlot(); local >= 0) {
     memory = mapLauncherMemory(launch_env::kFlightFd, "accel-flight", static_cast<size_t>(local) * bytes, bytes);
   }
   if (!memory) {

@@ -24,8 +24,9 @@ bool isMemfd(int fd, const char* name) {
 }
 }  // namespace
 
-long long launcherLocalRank() {
-  const char* text = std::getenv(launch_env::kLocalRank);
+long long launcherSlot() {
+  const char* slot = std::getenv(launch_env::kLocalSlot);
+  const char* text = slot ? slot : std::getenv(launch_env::kLocalRank);
   if (!text) return 0;
   const long long local = parseInt(text).value_or(-1);
   return local >= 0 && local <= kMaxNumber ? local : -1;

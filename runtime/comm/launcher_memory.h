@@ -14,7 +14,8 @@ namespace accel {
 // `fd_variable` holds, mapped shared; nullptr where there is none that long.
 void* mapLauncherMemory(const char* fd_variable, const char* name, size_t offset, size_t bytes);
 
-// This worker's LOCAL_RANK: 0 where unset (a launch of one process), -1 where it is no number.
-long long launcherLocalRank();
+// This worker's place in that memory: ACCEL_LOCAL_SLOT, else its LOCAL_RANK (launch_env.h
+// kLocalSlot); 0 where neither is set (a launch of one process), -1 where it is no number.
+long long launcherSlot();
 
 }  // namespace accel

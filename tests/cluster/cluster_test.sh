@@ -274,7 +274,7 @@ source "$here/ssh_hosts.sh"
 # shellcheck source=SCRIPTDIR/ssh_cases.sh
 source "$here/ssh_cases.sh"       # ssh_hostfile, ssh_filters, ssh_interrupt, ssh_link_down, ssh_unreachable, ssh_deepspeed
 # shellcheck source=SCRIPTDIR/diagnosis_cases.sh
-source "$here/diagnosis_cases.sh" # accel_test, stacks_2x2
+source "$here/diagnosis_cases.sh" # accel_test, stacks_2x2, stragglers_2x2
 
 # ---- runner ------------------------------------------------------------------------------------
 
@@ -347,6 +347,7 @@ main() {
   run_case ssh_deepspeed ssh_case case_ssh_deepspeed
   run_case accel_test case_accel_test
   run_case stacks_2x2 case_stacks_2x2
+  run_case stragglers_2x2 case_stragglers_2x2
   echo "summary: $passed passed, $failed failed, $skipped skipped in" \
        "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
   printf '%s\n' "${summary[@]}"

@@ -11,6 +11,11 @@
 #                all 4 ranks (gathered over the job channel); then the same job under
 #                --hang_timeout 3: host 0's failure summary names every rank of both hosts, and
 #                both launchers exit 1
+#   stragglers_2x2  2 hosts x 2 runtime_worker ranks, one rank 60 ms late to every all_reduce,
+#                host 1's launcher's clock skewed (ACCEL_TEST_CLOCK_SKEW: namespaces share one
+#                clock): rank 1 (host 0) late under a +5 s skew, then rank 3 (host 1) late under a
+#                -5 s skew, each named on host 0 while the job runs and no other rank; a healthy job
+#                under a +5 s skew names nobody
 # The cases are called through run_case, which shellcheck cannot follow; $work is cluster_test.sh's.
 # shellcheck disable=SC2317,SC2154
 
@@ -87,4 +92,45 @@ case_stacks_2x2() {
     "all_reduce (f32 x 1000) sum #6 of group 0: ranks 0-2 entered it" "never did: its last was all_reduce"
   grep -E 'accel: .*(where each|where the ranks|  rank |  all_reduce)' "$work/hang.h0.log" || true
   ((bad == 0)) || { show_logs stacks; show_logs hang; cat "$work"/stacks.from*.txt "$work/fr.txt"; return 1; }
+}
+
+# start_skewed TAG SKEW ARGS...: the 2 x 2 job on a fresh port, host 1's launcher's clock SKEW
+# seconds off the machine's.
+start_skewed() {
+  local tag=$1 skew=$2 k port
+  shift 2
+  take_port
+  for k in 0 1; do
+    on_host_bg "$k" env ACCEL_TEST_CLOCK_SKEW="$((k == 1 ? skew : 0))" timeout -k 5 60 "$build/bin/accel" launch \
+      --cpu --quiet --grace_period 3 --num_machines 2 --machine_rank "$k" --num_processes 4 \
+      --main_process_ip "$(host_addr 0)" --main_process_port "$port" "$@" >"$work/$tag.h$k.log" 2>&1
+    HOST_OF[$CLUSTER_LAST_PID]=$k
+  done
+}
+
+# expect_straggler TAG RANK: host 0 named RANK, and no other, while the job ran, and in its summary.
+expect_straggler() {
+  local log="$work/$1.h0.log"
+  expect_in "$log" "straggler: rank $2 (host " "came last to " "lateness after the first rank to arrive"
+  if grep -E "straggler: rank [0-9]+ " "$log" | grep -vq "straggler: rank $2 "; then
+    echo "another rank than $2 was named:"; grep straggler "$log"; return 1
+  fi
+  # Named while the job ran: before host 0's ranks said "done".
+  awk '/straggler: rank/ && !n { n = NR } /done$/ && !d { d = NR } END { exit !(n && d && n < d) }' "$log" ||
+    { echo "rank $2 was not named while the job ran"; return 1; }
+}
+
+case_stragglers_2x2() {
+  local bad=0
+  start_skewed late_here 5 "$build/bin/runtime_worker" slow-rank 1 60 120
+  wait_hosts || bad=1
+  expect_straggler late_here 1 || bad=1
+  grep -E 'accel: .*straggler' "$work/late_here.h0.log" || true
+  start_skewed late_there -5 "$build/bin/runtime_worker" slow-rank 3 60 120
+  wait_hosts || bad=1
+  expect_straggler late_there 3 || bad=1
+  start_skewed healthy 5 "$build/bin/runtime_worker" slow-rank -1 0 400
+  wait_hosts || bad=1
+  if grep -q straggler "$work/healthy.h0.log"; then echo "a healthy job named a straggler"; bad=1; fi
+  ((bad == 0)) || { show_logs late_here; show_logs late_there; show_logs healthy; return 1; }
 }

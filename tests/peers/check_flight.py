@@ -8,7 +8,9 @@
 # folder as it is, finds the same (the missing rank, the mismatched collective). A healthy
 # program with its own sitecustomize prints the same and exits with the same code with the
 # recorder on and off (--flight_recorder off), and no line of torch's worker server reaches its
-# output. Run by scripts/peers in the peers' virtual environment (ACCEL: the binary). Exit 1 on a miss.
+# output. Stragglers: of 4 ranks, the one 60 ms late to each all_reduce is named while the job runs
+# (torch's records, read once a second) and no other; a healthy run of 300 all_reduces names nobody.
+# Run by scripts/peers in the peers' virtual environment (ACCEL: the binary). Exit 1 on a miss.
 import glob
 import os
 import re
@@ -22,11 +24,11 @@ ACCEL = os.path.abspath(os.environ.get("ACCEL", os.path.join(ROOT, "build", "bin
 WORKER = os.path.join(ROOT, "tests", "peers", "flight_worker.py")
 
 
-def launch(tmp, mode, extra=(), env=None):
+def launch(tmp, mode, extra=(), env=None, procs=2, args=()):
     env = {**os.environ, "HF_HOME": tmp, "ACCEL_PYTHON": sys.executable, "PYTHONWARNINGS": "ignore", **(env or {})}
     start = time.monotonic()
-    r = subprocess.run([ACCEL, "launch", "--cpu", "--num_processes", "2", "--main_process_port", "0",
-                        "--grace_period", "2", *extra, WORKER, mode], capture_output=True, text=True, env=env,
+    r = subprocess.run([ACCEL, "launch", "--cpu", "--num_processes", str(procs), "--main_process_port", "0",
+                        "--grace_period", "2", *extra, WORKER, mode, *args], capture_output=True, text=True, env=env,
                        timeout=180)
     return r, time.monotonic() - start
 
@@ -84,6 +86,16 @@ def main():
         ("healthy: no line of torch's worker server in the output",
          all("WorkerServer" not in r.stdout + r.stderr for r, _ in runs.values())),
     ]
+    slow, _ = launch(tmp, "slow", procs=4, args=("2", "60", "150"))
+    named = re.findall(r"accel: straggler: rank (\d+) \(host", slow.stderr)
+    calm, _ = launch(tmp, "slow", procs=4, args=("-1", "0", "300"))
+    checks += [
+        ("stragglers: rank 2, 60 ms late to each all_reduce, is named while the job runs, and no other",
+         slow.returncode == 0 and named == ["2"] and slow.stderr.find("straggler: rank 2") < slow.stderr.find(
+             "the job's straggler")),
+        ("stragglers: a healthy run of 300 all_reduces names nobody", calm.returncode == 0 and "straggler" not in
+         calm.stderr),
+    ]
     for what, ok in checks:
         print(f"{'ok  ' if ok else 'FAIL'} {what}")
     failed = not all(ok for _, ok in checks)
@@ -92,6 +104,7 @@ def main():
               mismatch.stderr[-3000:] + "\n--- fr_trace ---\n" + mtrace[-3000:])
         for w, (r, _) in runs.items():
             print(f"--- healthy, recorder {w} ---\n" + r.stdout[-2000:] + r.stderr[-2000:])
+        print("--- slow ---\n" + slow.stderr[-3000:] + "\n--- calm ---\n" + calm.stderr[-3000:])
     print("\n".join(l for l in hang.stderr.splitlines() if "#6 of group" in l))
     print(f"flight records of torch workers: {sum(ok for _, ok in checks)} of {len(checks)} checks passed; hang "
           f"stopped in {hang_s:.2f} s; a healthy run {runs['on'][1]:.2f} s with the recorder, {runs['off'][1]:.2f} s "

@@ -6,6 +6,8 @@
 # all_reduce; prints what its own sitecustomize left in USER_SITE_RAN and the sum, meets the others
 # at a barrier, and rank 0 exits 3: an exit code and output the launcher must not change). bench,
 # for scripts/bench_flight: no faults, the median time of a 4 KiB all_reduce on each rank.
+# slow RANK MS STEPS: STEPS all_reduces, each after 10 ms of "work", rank RANK (-1: none) MS ms
+# later to each (a straggler for the launcher to name); prints "done".
 import os
 import sys
 import time
@@ -26,6 +28,15 @@ if mode == "bench":  # scripts/bench_flight: a 4 KiB all_reduce's median time, t
             times.append(time.perf_counter() - start)
     times.sort()
     print(f"rank {rank} all_reduce_4k_us={times[len(times) // 2] * 1e6:.2f}", flush=True)
+    dist.destroy_process_group()
+    sys.exit(0)
+if mode == "slow":
+    slow, late, steps = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    t = torch.ones(1024)
+    for _ in range(steps):
+        time.sleep(0.01 + (late / 1000 if rank == slow else 0))
+        dist.all_reduce(t)
+    print("done", flush=True)
     dist.destroy_process_group()
     sys.exit(0)
 t = torch.ones(10)

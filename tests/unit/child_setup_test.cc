@@ -16,6 +16,7 @@
 #include <map>
 #include <string>
 
+#include "lib/common/process/answering_child.h"
 #include "lib/common/process/child.h"
 #include "lib/common/process/child_process.h"
 #include "lib/launch/fleet/member_process.h"
@@ -137,7 +138,7 @@ TEST_CASE("child set-up: the stack collector", "[launch][process]") {
   int ends[2];
   REQUIRE(::pipe2(ends, O_CLOEXEC) == 0);
   const int out = ends[1];
-  const pid_t pid = process::spawnChild(launch::stacks::collectorChild([out] {
+  const pid_t pid = process::spawnChild(process::answeringChild([out] {
     ::dup2(out, 1);
     ::execl(childReport().c_str(), "child_report", nullptr);
     return 127;

@@ -81,6 +81,26 @@ TEST_CASE("stack messages: sw, sp, sd and pg round-trip, and a bad limit is refu
   CHECK(error == "unknown field 'x'");
 }
 
+TEST_CASE("straggler messages: ar, ck and ce round-trip, and a bad batch is refused", "[job][unit]") {
+  accel::launch::flight::Arrivals a{"h1", {{2, 4242}, {3, 4243}}, {{2, 7, 5'000'000'123}, {3, 7, 5'000'060'000}}};
+  const auto back = std::get<job::ArrivalsSent>(roundTrip(job::ArrivalsSent{a})).arrivals;
+  CHECK(back.host == "h1");
+  REQUIRE(back.ranks.size() == 2);
+  CHECK(back.ranks[1].pid == 4243);
+  REQUIRE(back.calls.size() == 2);
+  CHECK(back.calls[0].ns == 5'000'000'123);
+  CHECK(back.calls[1].ns == 5'000'060'000);
+  CHECK(back.calls[1].seq == 7);
+  CHECK(std::get<job::ClockProbe>(roundTrip(job::ClockProbe{9})).id == 9);
+  CHECK(std::get<job::ClockEcho>(roundTrip(job::ClockEcho{9, 123456789})).ns == 123456789);
+  CHECK(refusal(R"({"t":"ar","host":"h","ranks":[1],"base":0,"calls":[]})") == "field 'ranks': not rank and pid pairs");
+  CHECK(refusal(R"({"t":"ar","host":"h","ranks":[],"base":0,"calls":[1,2]})") ==
+        "field 'calls': not rank, sequence number and time triples");
+  CHECK(refusal(R"({"t":"ar","host":"h","ranks":[],"base":0,"calls":[1,-2,3]})") ==
+        "field 'calls': an entry is not an integer in 0..9007199254740992");
+  CHECK(refusal(R"({"t":"ce","id":1,"ns":-5})").rfind("field 'ns': -5 is not in 0..", 0) == 0);
+}
+
 TEST_CASE("job messages: what a worker printed, any bytes and any length, still decodes", "[job][unit]") {
   WorkerFailure f;
   f.who = "rank 0";

@@ -249,6 +249,20 @@ int straggle(Accelerator& acc, int seconds) {
   return 0;
 }
 
+// `steps` all_reduces of a small vector, each after 10 ms of "work"; rank `slow` (-1: none)
+// sleeps `ms` more before each, the way a rank on a slower machine, or with a slower data loader,
+// comes late to every collective. Prints "done" and exits 0.
+int slowRank(Accelerator& acc, int slow, int ms, int steps) {
+  std::vector<float> data(1024, 1.0f);
+  for (int i = 0; i < steps; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (acc.processIndex() == slow) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    acc.reduce(data);
+  }
+  std::cout << "done" << std::endl;
+  return 0;
+}
+
 double wallClock() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -315,6 +329,8 @@ int main(int argc, char** argv) {
     if (mode == "quiet" && argc > 2) return quiet(acc, std::atof(argv[2]));
     if (mode == "mismatch" && argc > 2) return mismatch(acc, argv[2]);
     if (mode == "straggle" && argc > 2) return straggle(acc, std::atoi(argv[2]));
+    if (mode == "slow-rank" && argc > 4)
+      return slowRank(acc, std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]));
     if (mode == "save-loop" && argc > 2) return saveLoop(acc, argv[2]);
     if (mode == "barrier" && argc > 2) return barrierMark(acc, std::atoi(argv[2]));
     if (mode == "check" && argc > 2) return check(acc, argv[2]);

@@ -106,6 +106,7 @@ class EtcdLink final : public JobLink {
     inner_->stacksCollected(id, stacks);
   }
   void wantStacks(long long id, double seconds) override { inner_->wantStacks(id, seconds); }
+  bool sendArrivals(const flight::Arrivals& a) override { return !inner_ || inner_->sendArrivals(a); }
 
  private:
   // Until this launcher is in a round under a machine 0 etcd named (itself, or the one it

@@ -199,6 +199,8 @@ void JobHub::onMessage(int machine, Member& m, const job::Message& message) {
   } else if (std::holds_alternative<job::StacksWanted>(message) || std::holds_alternative<job::StackPart>(message) ||
              std::holds_alternative<job::StacksDone>(message)) {
     onStacksMessage(machine, message);
+  } else if (std::holds_alternative<job::ArrivalsSent>(message) || std::holds_alternative<job::ClockEcho>(message)) {
+    onArrivals(m, message);
   } else if (!std::holds_alternative<job::Heartbeat>(message) && !std::holds_alternative<job::Ended>(message)) {
     m.conn->close();
     onLost(machine, m, fmt::format("its launcher sent a '{}', which only machine 0 sends", job::kindName(message)));
@@ -214,6 +216,7 @@ void JobHub::heartbeat(int machine, Member& m) {
   if (Clock::now() - m.conn->lastSent() >= heartbeatInterval(plan_.heartbeat_timeout)) {
     m.conn->send(job::encode(job::Heartbeat{}));
   }
+  probeClock(m);
   if (held_ || absence_.silence(*m.conn) < timeout) return;
   readMember(machine, m, POLLIN);  // what arrived while this launcher was away counts first
   if (m.lost || !m.conn->open() || absence_.silence(*m.conn) < timeout) return;

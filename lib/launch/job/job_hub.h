@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/launch/job/clock_offset.h"
 #include "lib/launch/job/hang_watch.h"
 #include "lib/launch/job/hub_door.h"
 #include "lib/launch/job/job_link.h"
@@ -71,6 +72,8 @@ class JobHub final : public JobLink {
     Joined who;
     bool ended = false, ok = false, lost = false;
     bool started = false;  // it has had its Start: later rounds come to it as Restart
+    ClockOffset clock{};   // its clock's offset from this one (job_hub_clocks.cc)
+    std::chrono::steady_clock::time_point probed{};
   };
 
   void broadcast(const job::Message& message);
@@ -103,6 +106,9 @@ class JobHub final : public JobLink {
   void onStacksMessage(int machine, const job::Message& message);
   void finishGatherings();
   void watchForHang();
+  // The straggler watch's part (job_hub_clocks.cc): members' clocks probed, their arrivals passed on.
+  void probeClock(Member& m);
+  void onArrivals(Member& m, const job::Message& message);
   // Dynamic membership (job_hub_rounds.cc).
   bool readyForRound();
   void formRound(const std::string& why, const std::optional<WorkerFailure>& failure);
@@ -149,6 +155,7 @@ class JobHub final : public JobLink {
   HangWatch hang_;
   RestartPolicy policy_{rulesOf(plan_)};
   std::string hung_;      // why the job stopped for --hang_timeout, "" when it did not
+  long long probes_ = 0;  // clock probes sent
   long long saved_ = -1;  // the highest checkpoint step any machine's workers saved (restart_policy.h)
 };
 

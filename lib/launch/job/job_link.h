@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "lib/common/error.h"
+#include "lib/launch/flight/arrivals.h"
 #include "lib/launch/plan/launch_plan.h"
 #include "lib/launch/stacks/collect_stacks.h"
 
@@ -44,16 +45,18 @@ struct WorkerFailure {
 
 struct JobEvent {
   enum class Kind {
-    Stop,     // stop this machine's workers now (another machine failed, or the job ends)
-    Restart,  // start round `round` (MASTER_PORT `port`; 0: unchanged), `restarts` failures restarted so
-              // far; `failure` is why, or `message` where the machines changed (layout() has the new ones)
-    End,      // the launch is over: exit with `exit_code`
-    Ask,      // describe this machine's rank `rank` for question `id` (answer with tell())
-    Answer,   // question `id` (this machine's ask()) is answered: `message`
-    Hold,     // another machine stopped the job with Ctrl-Z (`stopped`), or continued it
-    Collect,  // read this machine's ranks' stacks for gathering `id` (answer with stacksCollected())
-    Stacks,   // every rank's stack (`stacks`): for question `id` (wantStacks()), or with id 0
-              // before the job stops for `stacks->why` (a hang, a lost machine, a collective timeout)
+    Stop,      // stop this machine's workers now (another machine failed, or the job ends)
+    Restart,   // start round `round` (MASTER_PORT `port`; 0: unchanged), `restarts` failures restarted so
+               // far; `failure` is why, or `message` where the machines changed (layout() has the new ones)
+    End,       // the launch is over: exit with `exit_code`
+    Ask,       // describe this machine's rank `rank` for question `id` (answer with tell())
+    Answer,    // question `id` (this machine's ask()) is answered: `message`
+    Hold,      // another machine stopped the job with Ctrl-Z (`stopped`), or continued it
+    Collect,   // read this machine's ranks' stacks for gathering `id` (answer with stacksCollected())
+    Stacks,    // every rank's stack (`stacks`): for question `id` (wantStacks()), or with id 0
+               // before the job stops for `stacks->why` (a hang, a lost machine, a collective timeout)
+    Arrivals,  // machine 0: another machine's ranks' arrivals (`arrivals`), on its clock, which
+               // runs `offset_ns` ahead of this one's (clock_offset.h)
   };
   Kind kind = Kind::Stop;
   int round = 0;
@@ -70,6 +73,8 @@ struct JobEvent {
   bool hub_lost = false;                                 // End: machine 0's launcher was lost (etcd elects another)
   std::shared_ptr<const stacks::GatheredStacks> stacks;  // Stacks
   double seconds = 0;                                    // Collect: how long the tools may take
+  std::shared_ptr<const flight::Arrivals> arrivals;      // Arrivals
+  long long offset_ns = 0;                               // Arrivals
 
   static JobEvent stop(int round, std::string why) {
     JobEvent e;
@@ -116,6 +121,13 @@ struct JobEvent {
     e.kind = Kind::Stacks;
     e.id = id;
     e.stacks = std::make_shared<const stacks::GatheredStacks>(std::move(stacks));
+    return e;
+  }
+  static JobEvent arrived(flight::Arrivals arrivals, long long offset_ns) {
+    JobEvent e;
+    e.kind = Kind::Arrivals;
+    e.arrivals = std::make_shared<const flight::Arrivals>(std::move(arrivals));
+    e.offset_ns = offset_ns;
     return e;
   }
   static JobEvent end(int exit_code, std::string message = {}, std::string hint = {}) {
@@ -183,6 +195,11 @@ class JobLink {
   virtual void progressed() = 0;
   virtual void stacksCollected(long long id, const std::vector<stacks::RankStack>& stacks) = 0;
   virtual void wantStacks(long long id, double seconds) = 0;  // the tools' limit
+
+  // This machine's ranks' arrivals at collectives (flight/straggler_watch.h), on its clock: a
+  // member sends them to machine 0 (which judges the job) and returns true; machine 0 and a lone
+  // machine return false, and judge them where they are.
+  virtual bool sendArrivals(const flight::Arrivals&) { return false; }
 };
 
 // Chooses the link for `plan`: SoloLink on one machine, JobHub on machine 0 of several,

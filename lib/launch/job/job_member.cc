@@ -11,6 +11,7 @@
 
 #include "lib/common/defaults.h"
 #include "lib/common/error.h"
+#include "lib/common/flight_ring.h"
 #include "lib/common/process/signal_channel.h"
 #include "lib/common/socket.h"
 #include "lib/launch/job/hang_watch.h"
@@ -136,7 +137,23 @@ class JobMember final : public JobLink {
     send(job::StacksWanted{id, seconds});
   }
 
+  // Sent on the member's clock (with the test's skew); dropped while the channel is behind.
+  bool sendArrivals(const flight::Arrivals& a) override {
+    if (ended_ || !first_port_ || !hub_ || !hub_->open() || hub_->queued() > kMaxQueuedArrivals) return true;
+    for (size_t from = 0; from < a.calls.size(); from += job::kMaxArrivals) {
+      job::ArrivalsSent part{{a.host, a.ranks, {}}};
+      const size_t to = std::min(a.calls.size(), from + job::kMaxArrivals);
+      for (size_t i = from; i < to; ++i) {
+        part.arrivals.calls.push_back({a.calls[i].rank, a.calls[i].seq, a.calls[i].ns + plan_.clock_skew_ns});
+      }
+      send(part);
+    }
+    return true;
+  }
+
  private:
+  static constexpr size_t kMaxQueuedArrivals = 1 << 20;  // bytes queued to machine 0
+
   const plan::LaunchPlan& plan_;
   const bool elected_;  // etcd elected machine 0: when it is lost, another is
   const HubAddress hub_address_;
@@ -299,6 +316,8 @@ class JobMember final : public JobLink {
     } else if (std::holds_alternative<job::StacksWanted>(m) || std::holds_alternative<job::StackPart>(m) ||
                std::holds_alternative<job::StacksDone>(m)) {
       if (auto event = stacks_.fromHub(m)) queued_.push_back(std::move(*event));
+    } else if (auto* probe = std::get_if<job::ClockProbe>(&m)) {
+      send(job::ClockEcho{probe->id, accel::flight::nowNs() + plan_.clock_skew_ns});
     } else if (!std::holds_alternative<job::Heartbeat>(m)) {
       lost(fmt::format("it sent a '{}', which only other machines send", job::kindName(m)));
     }

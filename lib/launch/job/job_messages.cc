@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/job/job_messages.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -23,8 +24,9 @@ constexpr long long kMaxRound = 1000000;
 constexpr long long kMaxStep = 1LL << 62;    // a checkpoint's step
 constexpr long long kMaxMachines = 1 << 20;  // the store's largest world (plan/launch_checks.cc)
 constexpr long long kMaxPid = std::numeric_limits<int>::max();
-constexpr long long kMaxId = 1LL << 53;  // exact in every JSON reader
-constexpr long long kMaxWorkers = 4096;  // one launcher's workers (launch_checks.h)
+constexpr long long kMaxId = 1LL << 53;                                   // exact in every JSON reader
+constexpr long long kMaxWorkers = 4096;                                   // one launcher's workers (launch_checks.h)
+constexpr long long kMaxClock = std::numeric_limits<int64_t>::max() / 2;  // a monotonic clock's nanoseconds
 
 // ---- writing: every string within its bound ----
 
@@ -135,6 +137,26 @@ json toJson(const StackPart& m) {
 json toJson(const StacksDone& m) {
   return {{"t", "sd"}, {"id", m.id}, {"machine", m.machine}, {"note", clamp(m.note, kMaxText)}};
 }
+// Ranks as "rank pid" pairs, calls as "rank seq time" triples, each time after the batch's earliest.
+json toJson(const ArrivalsSent& m) {
+  const auto& a = m.arrivals;
+  json ranks = json::array(), calls = json::array();
+  for (size_t i = 0; i < a.ranks.size() && i < static_cast<size_t>(kMaxWorkers); ++i) {
+    ranks.push_back(a.ranks[i].rank);
+    ranks.push_back(a.ranks[i].pid);
+  }
+  const size_t n = std::min(a.calls.size(), kMaxArrivals);
+  int64_t base = n ? a.calls[0].ns : 0;
+  for (size_t i = 0; i < n; ++i) base = std::min(base, a.calls[i].ns);
+  for (size_t i = 0; i < n; ++i) {
+    calls.push_back(a.calls[i].rank);
+    calls.push_back(std::min<uint64_t>(a.calls[i].seq, kMaxId));
+    calls.push_back(std::min<int64_t>(a.calls[i].ns - base, kMaxId));
+  }
+  return {{"t", "ar"}, {"host", clamp(a.host, kMaxText)}, {"ranks", ranks}, {"base", base}, {"calls", calls}};
+}
+json toJson(const ClockProbe& m) { return {{"t", "ck"}, {"id", m.id}}; }
+json toJson(const ClockEcho& m) { return {{"t", "ce"}, {"id", m.id}, {"ns", m.ns}}; }
 
 // ---- reading: each field once, typed and in range; whatever is left over is unknown ----
 
@@ -200,6 +222,26 @@ std::vector<plan::MachineShare> readRuns(Fields& f) {
   return layout;
 }
 
+ArrivalsSent readArrivals(Fields& f) {
+  ArrivalsSent m;
+  flight::Arrivals& a = m.arrivals;
+  a.host = f.text("host");
+  const auto ranks = f.integers("ranks", 2 * kMaxWorkers, 0, std::max(kMaxRank, kMaxPid));
+  const long long base = f.integer("base", 0, kMaxClock);
+  const auto calls = f.integers("calls", 3 * kMaxArrivals, 0, kMaxId);
+  if (ranks.size() % 2) throw Bad("field 'ranks': not rank and pid pairs");
+  if (calls.size() % 3) throw Bad("field 'calls': not rank, sequence number and time triples");
+  for (size_t i = 0; i < ranks.size(); i += 2) {
+    if (ranks[i] > kMaxRank || ranks[i + 1] > kMaxPid) throw Bad("field 'ranks': a rank or pid out of range");
+    a.ranks.push_back({static_cast<int>(ranks[i]), ranks[i + 1]});
+  }
+  for (size_t i = 0; i < calls.size(); i += 3) {
+    if (calls[i] > kMaxRank || calls[i + 2] > kMaxClock - base) throw Bad("field 'calls': a rank or time out of range");
+    a.calls.push_back({static_cast<int>(calls[i]), static_cast<uint64_t>(calls[i + 1]), base + calls[i + 2]});
+  }
+  return m;
+}
+
 Message read(Fields& f, const std::string& t) {
   if (t == "join") {
     Join m{version(f),
@@ -258,6 +300,9 @@ Message read(Fields& f, const std::string& t) {
                      f.text("flight")};
   }
   if (t == "sd") return StacksDone{f.integer("id", 0, kMaxId), f.small("machine", -1, kMaxMachines), f.text("note")};
+  if (t == "ar") return readArrivals(f);
+  if (t == "ck") return ClockProbe{f.integer("id", 0, kMaxId)};
+  if (t == "ce") return ClockEcho{f.integer("id", 0, kMaxId), f.integer("ns", 0, kMaxClock)};
   throw Bad(fmt::format("unknown message kind '{}'", shown(t)));
 }
 
@@ -363,9 +408,9 @@ bool sameToken(std::string_view a, std::string_view b) {
 }
 
 const char* kindName(const Message& message) {
-  static constexpr const char* kNames[] = {"join",   "start",       "refuse", "stop", "restart", "end",
-                                           "failed", "interrupted", "ended",  "hb",   "ask",     "tell",
-                                           "hold",   "pg",          "sw",     "sp",   "sd"};
+  static constexpr const char* kNames[] = {"join",        "start", "refuse", "stop", "restart", "end",  "failed",
+                                           "interrupted", "ended", "hb",     "ask",  "tell",    "hold", "pg",
+                                           "sw",          "sp",    "sd",     "ar",   "ck",      "ce"};
   static_assert(std::size(kNames) == std::variant_size_v<Message>);
   return kNames[message.index()];
 }

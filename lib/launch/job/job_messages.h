@@ -11,6 +11,9 @@
 //                  sw, sp and sd (every rank's stack: machine 0 wants a machine's, or a machine
 //                  wants the job's for `accel stacks`; a rank's stack in parts of at most
 //                  kMaxText; a machine's stacks are all sent: lib/launch/stacks/)
+//   member -> hub: ar (this machine's ranks' arrivals at collectives: flight/straggler_watch.h),
+//                  ce (the echo of a clock probe, with this machine's clock: clock_offset.h)
+//   hub -> member: ck (a clock probe)
 //
 // decode() trusts nothing: the line's length and nesting are bounded before it is parsed, then
 // every field is checked for its type and range, missing and unknown fields are refused, and
@@ -30,11 +33,12 @@
 #include <variant>
 #include <vector>
 
+#include "lib/launch/flight/arrivals.h"
 #include "lib/launch/job/job_link.h"
 
 namespace accel::launch::job {
 
-inline constexpr int kProtocolVersion = 9;  // 1: the unversioned channel of accel before it
+inline constexpr int kProtocolVersion = 10;  // 1: the unversioned channel of accel before it
 
 // Bounds on what one line may hold: a reader refuses more, a writer clamps to them.
 inline constexpr size_t kMaxLine = 256 * 1024;
@@ -46,6 +50,7 @@ inline constexpr int kMaxDepth = 4;           // objects and arrays nested in a 
 inline constexpr size_t kMaxRuns = 4096;                   // a layout's runs of alike machines (Start)
 inline constexpr long long kMaxRank = (1LL << 20) * 4096;  // machines x one launcher's workers
 inline constexpr size_t kMaxRoleText = 64;
+inline constexpr size_t kMaxArrivals = 4096;  // arrivals in one ar message (a sender splits more)
 inline constexpr double kMaxStackSeconds =
     600;  // the stack tools' limit (sw)  // a role's name (--role refuses longer ones)
 
@@ -151,8 +156,21 @@ struct StacksDone {
   std::string note;
 };
 
+// This machine's ranks' arrivals since its last (flight/arrivals.h), on its clock.
+struct ArrivalsSent {
+  flight::Arrivals arrivals;
+};
+// hub -> member: answer with your clock at once; member -> hub: the answer.
+struct ClockProbe {
+  long long id = 0;
+};
+struct ClockEcho {
+  long long id = 0;
+  long long ns = 0;  // the member's clock (flight_ring.h nowNs) when it read the probe
+};
+
 using Message = std::variant<Join, Start, Refuse, Stop, Restart, End, Failed, Interrupted, Ended, Heartbeat, Ask, Tell,
-                             Hold, Progress, StacksWanted, StackPart, StacksDone>;
+                             Hold, Progress, StacksWanted, StackPart, StacksDone, ArrivalsSent, ClockProbe, ClockEcho>;
 
 // One line, without its newline.
 std::string encode(const Message& message);

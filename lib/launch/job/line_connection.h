@@ -29,6 +29,7 @@ class LineConnection {
   int fd() const { return fd_; }
   bool open() const { return fd_ >= 0; }
   bool wantsToWrite() const { return !out_.empty() && write_error_.empty(); }
+  size_t queued() const { return out_.size(); }  // bytes not yet written
   // Its entry for poll(): readable, and writable while something is queued.
   pollfd pollFd() const { return {fd_, static_cast<short>(POLLIN | (wantsToWrite() ? POLLOUT : 0)), 0}; }
   // Queues one line (without its newline) and writes what the socket takes now.

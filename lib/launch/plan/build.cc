@@ -184,6 +184,9 @@ void planJob(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Mach
   p.hang_timeout = s.channel.hang_timeout.value;
   p.stacks_timeout = s.channel.stacks_timeout.value;
   p.flight_entries = s.channel.flight_entries.value;
+  p.stragglers = {p.flight_entries > 0 ? s.channel.straggler_window.value : 0, s.channel.straggler_share.value,
+                  s.channel.straggler_lateness.value};
+  p.clock_skew_ns = static_cast<int64_t>(s.channel.clock_skew.value * 1e9);
   p.host = f.hostname;
   p.one_console = s.from_head;
   identify(p, s, f);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -46,6 +47,14 @@ struct MachineShare {
 struct HostPlan {
   settings::HeadPlace place;
   bool local = false;  // this machine: run without ssh
+};
+
+// Who the others wait for (flight/straggler_watch.h): a rank that came last to `share` of the
+// last `window` collectives, by `lateness` seconds at least.
+struct StragglerRule {
+  int window = 50;  // 0: no watch
+  double share = 0.8;
+  double lateness = 0.02;
 };
 
 struct LaunchPlan {
@@ -95,6 +104,8 @@ struct LaunchPlan {
   double hang_timeout = 0;        // 0: off
   double stacks_timeout = defaults::kStacksTimeoutSeconds;
   int flight_entries = 0;     // each rank's flight recorder ring (supervise/flight_board.h); 0: none
+  StragglerRule stragglers;   // flight/straggler_watch.h; window 0 (or no flight recorder): no watch
+  int64_t clock_skew_ns = 0;  // tests only (lib/common/variables.h kTestClockSkew)
   bool torch_flight = false;  // Python workers: torch's flight recorder and accel's hook (torch_flight.h)
   std::string python_path;    // torch_flight: the PYTHONPATH the workers would get without the hook
 

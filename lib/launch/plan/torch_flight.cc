@@ -16,10 +16,9 @@ bool runsPython(const std::vector<std::string>& program) {
 
 void planTorchFlight(LaunchPlan& p, const facts::Machine& f, const std::vector<std::string>& program) {
   namespace E = launch_env;
-  if (p.flight_entries <= 0) {  // off: libaccel_runtime's workers record nothing either
-    p.exports.emplace_back(E::kFlightEntries.name(), "0");
-    return;
-  }
+  // The rings are sized by the launcher's value: a worker's own (--env) would map past its ring.
+  p.exports.emplace_back(E::kFlightEntries.name(), std::to_string(std::max(p.flight_entries, 0)));
+  if (p.flight_entries <= 0) return;  // off: libaccel_runtime's workers record nothing either
   if (!runsPython(program)) return;
   p.torch_flight = true;
   const auto exported =

@@ -101,6 +101,9 @@ Env workerEnvironment(const LaunchPlan& p, const WorkerSpec& w, const SpawnConte
   if (!c.launcher_socket.empty()) env.emplace_back(E::kLauncherSocket, c.launcher_socket);
   if (c.progress_fd >= 0) env.emplace_back(E::kProgressFd, std::to_string(c.progress_fd));
   if (c.flight_fd >= 0) env.emplace_back(E::kFlightFd, std::to_string(c.flight_fd));
+  if (p.virtual_local_rank && (c.progress_fd >= 0 || c.flight_fd >= 0)) {
+    env.emplace_back(E::kLocalSlot, std::to_string(w.local_rank));
+  }
   if (p.torch_flight && !c.flight_hook.empty()) {
     std::string path = p.python_path;  // a user's --env PYTHONPATH is in `env` by now, and wins
     for (const auto& [k, v] : env) {

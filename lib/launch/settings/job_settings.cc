@@ -73,6 +73,26 @@ void readRdzvConf(JobChannel& c, const RdzvConf& conf, const Origin& origin, boo
   }
 }
 
+// The straggler watch's rule (flight/straggler_watch.h); the flags' rows bound the window.
+void readStragglerRule(JobChannel& c, const LaunchOptions& o, const facts::Machine& f) {
+  c.straggler_window = o.straggler_window ? Setting<int>{static_cast<int>(*o.straggler_window), fromCommandLine()}
+                                          : Setting<int>{50, fromDefault()};
+  c.straggler_share =
+      o.straggler_share ? Setting<double>{*o.straggler_share, fromCommandLine()} : Setting<double>{0.8, fromDefault()};
+  if (!(c.straggler_share.value > 0 && c.straggler_share.value <= 1)) {
+    throw UsageError(fmt::format("--straggler_share {:g} is not a share above 0 and at most 1", *o.straggler_share),
+                     "e.g. --straggler_share 0.8: last to 80% of the collectives judged");
+  }
+  c.straggler_lateness = o.straggler_lateness ? Setting<double>{*o.straggler_lateness, fromCommandLine()}
+                                              : Setting<double>{0.02, fromDefault()};
+  if (!(c.straggler_lateness.value >= 0) || c.straggler_lateness.value > 1e6) {
+    throw UsageError(fmt::format("--straggler_lateness {:g} is not a number of seconds", *o.straggler_lateness),
+                     "e.g. --straggler_lateness 0.02: last by 20 ms at least");
+  }
+  c.clock_skew = env::kTestClockSkew.setIn(f.env) ? Setting<double>{env::kTestClockSkew.in(f.env), fromEnvironment()}
+                                                  : Setting<double>{0, fromDefault()};
+}
+
 }  // namespace
 
 JobChannel resolveJobChannel(const Placement& placement, const LaunchOptions& o, const facts::Machine& f,
@@ -109,6 +129,7 @@ JobChannel resolveJobChannel(const Placement& placement, const LaunchOptions& o,
     throw UsageError(fmt::format("--flight_recorder '{}' is not on or off", *o.flight_recorder));
   }
   if (o.flight_recorder == "off") c.flight_entries = {0, fromCommandLine()};
+  readStragglerRule(c, o, f);
   return c;
 }
 

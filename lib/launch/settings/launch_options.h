@@ -84,6 +84,9 @@ struct LaunchOptions {
   std::optional<double> collective_timeout;    // seconds a worker's collective may wait for its peers
   std::optional<double> hang_timeout;          // seconds without progress anywhere before the job stops
   std::optional<std::string> flight_recorder;  // on | off: the ranks' flight recorders, accel's and torch's
+  std::optional<long long> straggler_window;
+  std::optional<double> straggler_share;
+  std::optional<double> straggler_lateness;
   // The restart policy (job/restart_policy.h).
   std::optional<std::string> on_hang;  // restart | end
   std::optional<double> startup_timeout;

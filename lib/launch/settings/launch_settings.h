@@ -111,6 +111,12 @@ struct JobChannel {
   Setting<double> hang_timeout;    // 0: off
   Setting<double> stacks_timeout;  // 0: no stacks before a stop
   Setting<int> flight_entries;     // each rank's flight recorder (launch_env.h kFlightEntries); 0: off
+  // Who the others wait for (flight/straggler_watch.h): the collectives judged (0: no watch), the
+  // share of them a straggler came last to, and by how many seconds at least.
+  Setting<int> straggler_window;
+  Setting<double> straggler_share;
+  Setting<double> straggler_lateness;
+  Setting<double> clock_skew;  // tests only (variables.h kTestClockSkew)
 };
 
 // Who the job is: the same on every machine.

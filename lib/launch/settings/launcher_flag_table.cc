@@ -117,6 +117,18 @@ std::vector<LauncherFlag> build() {
                "(default; $ACCEL_FR_BUFFER_SIZE entries, 2000; Python workers get torch's flight recorder and a "
                "hook to read it) or off",
        .choices = {"on", "off"}},
+      {.name = "straggler_window",
+       .field = &O::straggler_window,
+       .group = kLauncher,
+       .help = "name a rank that came last to most of the last N collectives while the job runs (libaccel_runtime's "
+               "and torch's flight records; default 50; 0: no watch)",
+       .min = 0,
+       .max = 100000},
+      {"straggler_share", "", &O::straggler_share, kLauncher,
+       "the share of the last --straggler_window collectives a straggler came last to (default 0.8)"},
+      {"straggler_lateness", "", &O::straggler_lateness, kLauncher,
+       "the SECONDS by which a straggler came last, after the rank before it (default 0.02; the others also "
+       "waited for it 5% of the time at least)"},
       {.name = "on_hang",
        .field = &O::on_hang,
        .group = kLauncher,

@@ -85,6 +85,9 @@ std::vector<SettingRow> settingRows(const LaunchSettings& s) {
   r.add("hang_timeout", s.channel.hang_timeout);
   r.add("stacks_timeout", s.channel.stacks_timeout);
   r.add("flight_entries", s.channel.flight_entries);
+  r.add("straggler_window", s.channel.straggler_window);
+  r.add("straggler_share", s.channel.straggler_share);
+  r.add("straggler_lateness", s.channel.straggler_lateness);
   r.add("rdzv_id", s.identity.run_id);
   r.rows.push_back(
       {"rdzv_token", s.identity.token.value ? launch_env::kNotShown : "-", s.identity.token.origin.text()});

@@ -29,62 +29,29 @@ constexpr auto kMargin = std::chrono::seconds(1);
 
 }  // namespace
 
-process::ChildSpec collectorChild(std::function<int()> body) {
-  process::ChildSpec spec;
-  spec.own_group = true;
-  spec.death_signal = SIGKILL;
-  spec.body = std::move(body);
-  return spec;
-}
-
-StackCollector::~StackCollector() { stop(); }
-
-void StackCollector::stop() {
-  if (pid_ > 0) {
-    ::kill(-pid_, SIGKILL);
-    ::kill(pid_, SIGKILL);
-  }
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-  pid_ = 0;
-}
+StackCollector::~StackCollector() = default;
 
 void StackCollector::start(const std::vector<RunningRank>& ranks, const std::map<std::string, std::string>& env,
                            std::chrono::milliseconds limit, CollectBefore before) {
-  stop();
   ranks_ = ranks;
-  output_.clear();
   ready_.reset();
-  int ends[2];
-  if (::pipe2(ends, O_CLOEXEC) != 0) {
-    ready_ = finish(fmt::format("the launcher could not make a pipe: {}", std::strerror(errno)));
-    return;
-  }
-  // The tools run from the collecting process, which writes their answer on the pipe.
-  const int out = ends[1];
-  pid_t pid = -1;
+  auto body = [&ranks, &env, limit, &before](int out) {
+    const std::map<int, std::string> flights = before.run ? before.run() : std::map<int, std::string>{};
+    GatheredStacks g;
+    g.ranks = collectStacks(ranks, env, limit);
+    for (RankStack& s : g.ranks) {
+      if (auto it = flights.find(s.rank); it != flights.end()) s.flight = it->second;
+    }
+    writeFully(out, encodeStacks(g));
+    return 0;
+  };
   try {
-    pid = process::spawnChild(collectorChild([&ranks, &env, limit, out, &before] {
-      const std::map<int, std::string> flights = before.run ? before.run() : std::map<int, std::string>{};
-      GatheredStacks g;
-      g.ranks = collectStacks(ranks, env, limit);
-      for (RankStack& s : g.ranks) {
-        if (auto it = flights.find(s.rank); it != flights.end()) s.flight = it->second;
-      }
-      writeFully(out, encodeStacks(g));
-      return 0;
-    }));
+    child_.start(body, Clock::now() + before.limit + limit + kMargin, kMaxOutput);
   } catch (const Error& e) {
-    ::close(ends[0]);
-    ::close(ends[1]);
     ready_ = finish(fmt::format("the launcher could not start the collecting process: {}", e.what()));
     return;
   }
-  ::close(ends[1]);
-  pid_ = pid;
-  fd_ = ends[0];
   limit_ = before.limit + limit;
-  give_up_at_ = Clock::now() + before.limit + limit + kMargin;
 }
 
 void StackCollector::addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const {
@@ -92,38 +59,24 @@ void StackCollector::addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const
     timeout_ms = 0;
     return;
   }
-  if (fd_ < 0) return;
-  fds.push_back({fd_, POLLIN, 0});
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(give_up_at_ - Clock::now()).count();
-  const int due = static_cast<int>(std::max<long long>(0, left));
-  if (timeout_ms < 0 || due < timeout_ms) timeout_ms = due;
+  child_.addPollFds(fds, timeout_ms);
 }
 
 std::optional<std::vector<RankStack>> StackCollector::service(const std::vector<pollfd>& fds) {
   if (ready_) return std::exchange(ready_, std::nullopt);
-  if (fd_ < 0) return std::nullopt;
-  for (const pollfd& p : fds) {
-    if (p.fd != fd_ || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-    char buffer[65536];
-    const ssize_t n = ::read(fd_, buffer, sizeof buffer);
-    if (n > 0 && output_.size() < kMaxOutput) output_.append(buffer, static_cast<size_t>(n));
-    if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) return std::nullopt;
-    ::close(fd_);  // it wrote all and ended: nothing of its is left to kill
-    fd_ = -1;
-    pid_ = 0;
-    auto decoded = decodeStacks(output_);
-    if (!decoded) return finish("the process that ran the tools ended without an answer (killed?)");
-    return decoded->ranks;
-  }
-  if (Clock::now() >= give_up_at_) {
+  auto answer = child_.service(fds);
+  if (!answer) return std::nullopt;
+  if (answer->timed_out) {
     return finish(fmt::format("the tools had not answered after {:g} s",
                               std::chrono::duration<double>(limit_ + kMargin).count()));
   }
-  return std::nullopt;
+  auto decoded = decodeStacks(answer->text);
+  if (!decoded) return finish("the process that ran the tools ended without an answer (killed?)");
+  return decoded->ranks;
 }
 
 std::vector<RankStack> StackCollector::finish(const std::string& problem) {
-  stop();
+  child_.stop();
   std::vector<RankStack> out;
   for (const RunningRank& r : ranks_) {
     RankStack s;

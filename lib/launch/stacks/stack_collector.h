@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // This machine's ranks' stacks (collect_stacks.h) read beside the launcher's loop: start() forks
-// a process that runs the tools within `limit` and writes what they said to a pipe; the launcher
-// polls that pipe with its other descriptors and takes the stacks from service() once the
-// process ended. The process leads a process group of its own, so the tools it runs end with it:
-// at `limit` plus a second it is killed, group and all, and every rank is reported without a
-// stack. The launcher's signals do not reach it (it unblocks them, and dies with the launcher).
-// Single-threaded; the caller must be too (it forks).
+// a process (lib/common/process/answering_child.h) that runs the tools within `limit` and writes
+// what they said to a pipe; the launcher polls that pipe with its other descriptors and takes the
+// stacks from service() once the process ended. The process leads a process group of its own, so the tools it runs end
+// with it: at `limit` plus a second it is killed, group and all, and every rank is reported without a stack. The
+// launcher's signals do not reach it (it unblocks them, and dies with the launcher). Single-threaded; the caller must
+// be too (it forks).
 #pragma once
 
 #include <poll.h>
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/common/process/child.h"
+#include "lib/common/process/answering_child.h"
 #include "lib/launch/stacks/collect_stacks.h"
 
 namespace accel::launch::stacks {
@@ -43,8 +43,8 @@ class StackCollector {
   // the result is ready at once: every rank without a stack, saying why.
   void start(const std::vector<RunningRank>& ranks, const std::map<std::string, std::string>& env,
              std::chrono::milliseconds limit, CollectBefore before = {});
-  bool running() const { return fd_ >= 0 || ready_.has_value(); }
-  pid_t pid() const { return pid_; }  // the collecting process while it runs, else 0
+  bool running() const { return child_.running() || ready_.has_value(); }
+  pid_t pid() const { return child_.pid(); }  // the collecting process while it runs, else 0
 
   // Its pipe beside the caller's descriptors; lowers `timeout_ms` to when it is given up on.
   void addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const;
@@ -53,20 +53,12 @@ class StackCollector {
 
  private:
   std::vector<RankStack> finish(const std::string& problem);
-  void stop();
 
   std::vector<RunningRank> ranks_;
-  pid_t pid_ = 0;
-  int fd_ = -1;
-  std::string output_;
+  process::AnsweringChild child_;  // in a process group of its own: stopping it ends the tools with it
   std::chrono::milliseconds limit_{0};
-  Clock::time_point give_up_at_{};
   std::optional<std::vector<RankStack>> ready_;
 };
-
-// The collecting process as lib/common/process/child.h starts it: `body` in a process group of
-// its own (stop() ends the tools with it), dying with the launcher as its workers do.
-process::ChildSpec collectorChild(std::function<int()> body);
 
 // The wire between the collecting process and the launcher, and between the launcher and `accel
 // stacks`: one JSON object, and back; nullopt when `text` is not that.

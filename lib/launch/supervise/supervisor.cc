@@ -32,6 +32,7 @@
 #include "lib/launch/supervise/log_layout.h"
 #include "lib/launch/supervise/progress_board.h"
 #include "lib/launch/supervise/rank_answers.h"
+#include "lib/launch/supervise/rank_arrivals.h"
 #include "lib/launch/supervise/rank_stacks.h"
 #include "lib/launch/supervise/worker_output.h"
 #include "lib/launch/supervise/worker_process.h"
@@ -61,6 +62,7 @@ class Supervisor {
     if (std::string warning = board_.open(plan_); !warning.empty()) say(warning);
     if (std::string warning = flights_.open(plan_); !warning.empty()) say(warning);
     stacks_ = std::make_unique<RankStacks>(workers_, *link_, plan_, run_dir_, flights_);
+    arrivals_ = std::make_unique<RankArrivals>(plan_, flights_, workers_);
     process::adoptOrphanedDescendants();  // best effort: without it, leftovers are only what's in the groups
     if (int code = link_->rendezvous(signals.fd())) return code;
     joined_ = link_->layout();
@@ -72,8 +74,10 @@ class Supervisor {
     for (;;) {
       startAll(round_);
       job::JobEvent decision = loop(signals.fd());
-      if (decision.kind == job::JobEvent::Kind::End)
+      if (decision.kind == job::JobEvent::Kind::End) {
+        for (const auto& line : arrivals_->summary()) say(line);
         return report_.end(decision, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
+      }
       if (decision.failure) {
         report_.failure(decision.failure, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
         say(fmt::format("restarting all workers (restart {} of {})", decision.restarts, plan_.max_restarts));
@@ -106,6 +110,7 @@ class Supervisor {
   std::unique_ptr<job::JobLink> link_;
   std::unique_ptr<RankAnswers> answers_;
   std::unique_ptr<RankStacks> stacks_;
+  std::unique_ptr<RankArrivals> arrivals_;
   ProgressBoard board_;
   FlightBoard flights_;
   int round_ = 0;
@@ -143,6 +148,7 @@ class Supervisor {
     stopping_ = false;
     kill_at_.reset();
     stacks_->released();
+    arrivals_->newRound();
     const RoundStart round{attempt,
                            run_dir_,
                            answers_->socketName(),
@@ -193,6 +199,7 @@ class Supervisor {
       link_->addPollFds(fds);
       answers_->addPollFds(fds, timeout);
       stacks_->addPollFds(fds, timeout);
+      arrivals_->addPollFds(fds, timeout);
       int n = ::poll(fds.data(), fds.size(), timeout);
       if (n < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
       if (n < 0) continue;
@@ -200,6 +207,7 @@ class Supervisor {
       if (serviceOutput(workers_, fds, input_, console_) | board_.advanced()) link_->progressed();
       answers_->service(fds);
       stacks_->service(fds);
+      for (const auto& line : arrivals_->service(fds, *link_)) say(line);
       for (auto& event : link_->service(fds)) follow(event, decision);
       if (kill_at_ && anyRunning() && Clock::now() >= *kill_at_) {
         killSurvivors(fmt::format("still running after {:g} s", plan_.grace_period));
@@ -212,6 +220,10 @@ class Supervisor {
   // questions about ranks that travel with it.
   void follow(job::JobEvent& event, std::optional<job::JobEvent>& decision) {
     if (answers_->follow(event)) return;
+    if (event.kind == job::JobEvent::Kind::Arrivals) {
+      for (const auto& line : arrivals_->follow(event)) say(line);
+      return;
+    }
     if (stacks_->follow(event, round_)) return report_.setStacks(stacks_->takeSummary());
     if (event.kind == job::JobEvent::Kind::Hold) {  // Ctrl-Z, or fg, on another machine
       say(event.stopped ? "the job was stopped on another machine: stopping this machine's workers"
@@ -239,6 +251,7 @@ class Supervisor {
     std::vector<pid_t> pids;
     for (const auto& w : workers_) pids.push_back(w.pid);
     if (stacks_->collectorPid() > 0) pids.push_back(stacks_->collectorPid());  // not a leftover
+    if (arrivals_->lookPid() > 0) pids.push_back(arrivals_->lookPid());
     return pids;
   }
 

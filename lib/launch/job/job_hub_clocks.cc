@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// Machine 0's part in the straggler watch (flight/straggler_watch.h): each member's clock is
+// probed once a second while the job runs (clock_offset.h), and its ranks' arrivals go to the
+// supervisor with the member's offset; arrivals from a member whose clock is not known yet are
+// dropped (the first echo comes within a round trip of its start).
+#include <chrono>
+
+#include "lib/common/flight_ring.h"
+#include "lib/launch/job/job_hub.h"
+#include "lib/launch/job/job_messages.h"
+
+namespace accel::launch::job {
+
+namespace {
+constexpr auto kProbeEvery = std::chrono::seconds(1);
+}  // namespace
+
+void JobHub::probeClock(Member& m) {
+  if (plan_.stragglers.window <= 0 || !started_ || finished_ || !m.started || !m.conn->open()) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - m.probed < kProbeEvery) return;
+  m.probed = now;
+  m.clock.sent(++probes_, accel::flight::nowNs());
+  m.conn->send(job::encode(job::ClockProbe{probes_}));
+}
+
+void JobHub::onArrivals(Member& m, const job::Message& message) {
+  if (const auto* echo = std::get_if<job::ClockEcho>(&message)) {
+    return m.clock.echoed(echo->id, echo->ns, accel::flight::nowNs());
+  }
+  const auto estimate = m.clock.estimate();
+  if (!estimate || plan_.stragglers.window <= 0) return;
+  queued_.push_back(JobEvent::arrived(std::get<job::ArrivalsSent>(message).arrivals, estimate->offset_ns));
+}
+
+}  // namespace accel::launch::job
