@@ -114,6 +114,43 @@ check_launch() {
   return $rc
 }
 
+# torch's NCCL flight recorder as accel sets it up for a Python job on GPUs (docs/diagnose.md):
+# the dump pipe and file accel names work, a --hang_timeout stop reads each rank's record through
+# torch's NCCL handler and keeps torch's pickle; with two GPUs or more, a rank that skips an
+# all_reduce makes the others' watchdog time out and dump, and the stop keeps that dump.
+check_flight() {
+  local reason rc=0 logs=$GPU_OUT/flight-logs out
+  reason=$(python3 -c 'import torch; assert torch.cuda.is_available(), f"torch {torch.__version__} sees no GPU"' 2>&1) || {
+    echo "skipped: python3 has no CUDA torch ($(tail -1 <<<"$reason"))"
+    return 77
+  }
+  out=$(ACCEL_PYTHON=python3 timeout 120 "$BUNDLE/bin/accel" launch --num_processes 1 --main_process_port 0 \
+    --hang_timeout 8 --grace_period 3 --log_dir "$logs/pipe" "$ACCEL_ROOT/tests/gpu/fr_nccl.py" pipe 2>&1) || true
+  echo "$out"
+  grep -q "pipe dump bytes=[1-9]" <<<"$out" && echo "ok the dump pipe accel named made torch write its dump file" ||
+    { echo "FAIL no dump through the pipe"; rc=1; }
+  grep -q "where the ranks part (their flight records" <<<"$out" && grep -q "all_reduce" <<<"$out" &&
+    echo "ok the stop read rank 0's NCCL record" || { echo "FAIL the stop read no NCCL record"; rc=1; }
+  ls "$logs"/pipe/*/attempt_0/flight/ 2>&1
+  compgen -G "$logs/pipe/*/attempt_0/flight/torch_rank_0" >/dev/null && echo "ok torch's pickle kept" ||
+    { echo "FAIL no torch_rank_0 in the flight folder"; rc=1; }
+  local timeout_part="one GPU: no timeout dump (needs two)"
+  if [ "$GPU_COUNT" -ge 2 ]; then
+    out=$(ACCEL_PYTHON=python3 timeout 150 "$BUNDLE/bin/accel" launch --num_processes 2 --main_process_port 0 \
+      --grace_period 3 --log_dir "$logs/skip" "$ACCEL_ROOT/tests/gpu/fr_nccl.py" skip 2>&1) || true
+    echo "$out"
+    if grep -q "torch's own dump at its timeout is kept" <<<"$out"; then
+      timeout_part="two GPUs: rank 0's watchdog dump on its timeout kept"
+      echo "ok $timeout_part"
+    else
+      echo "FAIL no watchdog dump kept after the timeout"
+      rc=1
+    fi
+  fi
+  echo "figure: pipe dump and stop read on one GPU; $timeout_part"
+  return $rc
+}
+
 check_bench() {
   # A world of one all-reduces nothing (in place), so one GPU measures all_gather (a copy
   # through NCCL); bus bandwidth needs two GPUs or more.

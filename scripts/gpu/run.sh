@@ -2,7 +2,7 @@
 # scripts/gpu/checks.sh in turn under its own time limit, and writes OUTDIR/report.md (one table
 # row per check, written as it ends) and OUTDIR/<check>.log. Sourced by scripts/test-gpu.
 
-# id | what it shows | time limit (s). The limits add up to 10 minutes 30 s, the most a run may
+# id | what it shows | time limit (s). The limits add up to 11 minutes 30 s, the most a run may
 # take; `run OUTDIR ID...` runs only those checks, to split a run between shorter device calls.
 readonly GPU_CHECKS=(
   "bundle|the bundle's programs load (libraries, NCCL) on this machine|15"
@@ -15,6 +15,7 @@ readonly GPU_CHECKS=(
   "train|accel-train on the GPU: weights against the CPU path, resume, fp16/bf16|90"
   "launch|accel launch: one worker per GPU, too many processes refused; accel config default|20"
   "bench|accel-bench --backend nccl bandwidth|30"
+  "flight|torch's NCCL flight recorder under accel: dump pipe, a stop's records, a timeout's dump|60"
   "accelerate|Accelerate's own GPU test scripts under accel launch beside accelerate launch|110"
   "torch|the libtorch component built against this machine's torch; its DDP against PyTorch's on CUDA, fp16, bit for bit|150"
 )

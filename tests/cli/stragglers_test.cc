@@ -35,7 +35,7 @@ size_t count(const std::string& text, const std::string& what) {
 TEST_CASE("stragglers: a rank late to every collective is named while the job runs, and in its summary",
           "[flight][scenario]") {
   TempDir dir;
-  auto job = slowJob(dir, "0", "120");
+  auto job = slowJob(dir, "0", "80");
   INFO(job.out << job.err);
   REQUIRE(job.exit_code == 0);
   CHECK(count(job.out, "] done") == 4);
@@ -61,11 +61,11 @@ TEST_CASE("stragglers: with --virtual_local_rank (every LOCAL_RANK 0) each rank 
 TEST_CASE("stragglers: a healthy job names nobody, the watch can be off, and a bad share is refused",
           "[flight][scenario]") {
   TempDir dir;
-  auto healthy = slowJob(dir, "-1", "300");
+  auto healthy = slowJob(dir, "-1", "150");
   INFO(healthy.out << healthy.err);
   CHECK(healthy.exit_code == 0);
   CHECK_FALSE(contains(healthy.err, "straggler"));
-  auto off = slowJob(dir, "2", "80", {"--straggler_window", "0"});
+  auto off = slowJob(dir, "2", "70", {"--straggler_window", "0"});
   INFO(off.out << off.err);
   CHECK(off.exit_code == 0);
   CHECK_FALSE(contains(off.err, "straggler"));

@@ -5,7 +5,7 @@
 #     fake nvidia-smi describing the same two GPUs, and pass;
 #  3. a fact that differs (GPU 0's memory) makes the env check fail and name it, and a GPU test
 #     that skips (CUDA sees no GPU here) fails its check with the test's reason as the figure;
-#  4. the torch check skips, saying why, where python3's torch sees no GPU.
+#  4. the torch and flight checks skip, saying why, where python3's torch sees no GPU.
 # Usage: checks_test.sh BUILD_DIR   (its bin/accel and lib/libfake_nvml.so)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,8 +26,8 @@ else
   echo "$out"
   expect "run without a GPU exits 0" test "$code" -eq 0
   expect "it says why it skipped" grep -q "skipped: no NVIDIA driver here (nvidia-smi is not on PATH)" <<<"$out"
-  expect "the report marks all 12 checks skipped" test "$(grep -c '| skipped |' "$work/report/report.md")" -eq 12
-  expect "the summary is printed last" grep -q "0 passed, 0 failed, 12 skipped" <<<"$(tail -1 <<<"$out")"
+  expect "the report marks all 13 checks skipped" test "$(grep -c '| skipped |' "$work/report/report.md")" -eq 13
+  expect "the summary is printed last" grep -q "0 passed, 0 failed, 13 skipped" <<<"$(tail -1 <<<"$out")"
 fi
 
 # 2. and 3. The checks themselves against two fake GPUs.
@@ -74,5 +74,8 @@ check torch
 expect "torch skips where python3's torch sees no GPU" test $? -eq 77
 cat "$work/torch.log"
 expect "and says why" grep -qE "^skipped: python3 has no CUDA torch \(.*(sees no GPU|No module named)" "$work/torch.log"
+check flight
+expect "flight skips where python3's torch sees no GPU" test $? -eq 77
+cat "$work/flight.log"
 echo "checks_test: $failures failure(s)"
 [ "$failures" -eq 0 ]

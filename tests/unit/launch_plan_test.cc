@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 
 #include "lib/common/cpu_list.h"
 #include "lib/common/error.h"
@@ -17,6 +18,7 @@
 #include "lib/launch/facts/program.h"
 #include "lib/launch/plan/cpu_affinity.h"
 #include "lib/launch/plan/launch_plan.h"
+#include "lib/launch/plan/worker_env.h"
 #include "lib/launch/settings/slurm.h"
 #include "tests/support/fake_facts.h"
 
@@ -268,4 +270,43 @@ TEST_CASE("plan: the input rank is this machine's, none here, or an error where 
   CHECK_THROWS_WITH(planFor(with("1"), terminal),
                     Catch::Contains("--stdin_rank 1: rank 1 runs on machine 0, not on this one (machine 1)"));
   CHECK(planFor(with("none"), terminal).stdin_rank == -1);
+}
+
+TEST_CASE("plan: a Python job on GPUs gets torch's NCCL dump on a timeout, in the launcher's folder", "[plan]") {
+  SpawnContext c;
+  c.flight_hook = "/run/accel-fr-x";
+  auto env = [&c](const LaunchPlan& p) {
+    std::map<std::string, std::string> out;
+    for (const auto& [k, v] : workerEnvironment(p, p.workers.at(1), c)) out[k] = v;
+    return out;
+  };
+  const std::vector<std::string> python = {"/usr/bin/python3", "train.py"};  // what the facts make of train.py
+  FakeMachine m(2);
+  m.facts.program = python;
+  const LaunchPlan gpu = planFor({"--multi_gpu", "--num_processes", "2", "train.py"}, m);
+  CHECK(gpu.torch_nccl);
+  auto e = env(gpu);
+  CHECK(e["TORCH_NCCL_DUMP_ON_TIMEOUT"] == "1");
+  CHECK(e["TORCH_FR_DUMP_TEMP_FILE"] == "/run/accel-fr-x/torch_dump_rank_");
+  CHECK(e["TORCH_NCCL_DEBUG_INFO_PIPE_FILE"] == "/run/accel-fr-x/torch_pipe_rank_");
+  // The user's own settings of any of their names win, each alone.
+  m.facts.machine.env["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"] = "/mine/dump_";
+  m.facts.machine.env["TORCH_NCCL_DUMP_ON_TIMEOUT"] = "0";
+  e = env(planFor({"--multi_gpu", "--num_processes", "2", "train.py"}, m));
+  CHECK(e.count("TORCH_NCCL_DUMP_ON_TIMEOUT") == 0);  // inherited from the launcher as the user set it
+  CHECK(e.count("TORCH_FR_DUMP_TEMP_FILE") == 0);
+  CHECK(e["TORCH_NCCL_DEBUG_INFO_PIPE_FILE"] == "/run/accel-fr-x/torch_pipe_rank_");
+  // CPU workers (Gloo) and --flight_recorder off: none of them.
+  FakeMachine cpu;
+  cpu.facts.program = python;
+  const LaunchPlan gloo = planFor({"--cpu", "--num_processes", "2", "train.py"}, cpu);
+  CHECK(gloo.torch_flight);
+  CHECK_FALSE(gloo.torch_nccl);
+  CHECK(env(gloo).count("TORCH_FR_DUMP_TEMP_FILE") == 0);
+  FakeMachine off(2);
+  off.facts.program = python;
+  const LaunchPlan quiet =
+      planFor({"--multi_gpu", "--num_processes", "2", "--flight_recorder", "off", "train.py"}, off);
+  CHECK_FALSE(quiet.torch_nccl);
+  CHECK(env(quiet).count("TORCH_NCCL_DUMP_ON_TIMEOUT") == 0);
 }

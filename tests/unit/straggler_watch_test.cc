@@ -9,28 +9,27 @@
 #include "lib/launch/flight/straggler_watch.h"
 #include "lib/launch/job/clock_offset.h"
 
-using namespace accel::launch;
-using flight::Arrivals;
-using flight::StragglerWatch;
+using StragglerArrivals = accel::launch::flight::Arrivals;
+using accel::launch::flight::StragglerWatch;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kStepMs = 1'000'000;
 
 // `n` collectives from `first`, 10 ms apart; `late(seq, rank)` is how many ms each rank comes after the step.
-template <class Late> Arrivals steps(uint64_t first, int n, int world, Late late, int64_t offset = 0) {
-  Arrivals a;
+template <class Late> StragglerArrivals arrivalSteps(uint64_t first, int n, int world, Late late, int64_t offset = 0) {
+  StragglerArrivals a;
   a.host = "h";
   for (int r = 0; r < world; ++r) a.ranks.push_back({r, 100 + r});
   for (uint64_t s = first; s < first + static_cast<uint64_t>(n); ++s) {
     for (int r = 0; r < world; ++r) {
-      a.calls.push_back({r, s, offset + static_cast<int64_t>(s) * 80 * kMs + late(s, r) * kMs + r * 1000});
+      a.calls.push_back({r, s, offset + static_cast<int64_t>(s) * 80 * kStepMs + late(s, r) * kStepMs + r * 1000});
     }
   }
   return a;
 }
 
-bool mentions(const std::vector<std::string>& lines, const std::string& text) {
+bool linesMention(const std::vector<std::string>& lines, const std::string& text) {
   for (const auto& l : lines) {
     if (l.find(text) != std::string::npos) return true;
   }
@@ -42,36 +41,39 @@ bool mentions(const std::vector<std::string>& lines, const std::string& text) {
 TEST_CASE("stragglers: a rank last by 60 ms to every collective is named once, with its figures", "[flight][unit]") {
   StragglerWatch w({50, 0.8, 0.02}, 4);
   auto late = [](uint64_t, int r) { return r == 2 ? 60 : 0; };
-  CHECK(w.add(steps(1, 49, 4, late), 0, 0).empty());  // fewer than the window: no verdict yet
-  const auto lines = w.add(steps(50, 1, 4, late), 0, 0);
+  CHECK(w.add(arrivalSteps(1, 49, 4, late), 0, 0).empty());  // fewer than the window: no verdict yet
+  const auto lines = w.add(arrivalSteps(50, 1, 4, late), 0, 0);
   REQUIRE(lines.size() == 1);
   CHECK(lines[0].rfind("straggler: rank 2 (host h, pid 102) came last to 50 of the last 50 collectives, 60.0 ms", 0) ==
         0);
-  CHECK(w.add(steps(51, 10, 4, late), 0, kMs).empty());  // said once, not at every batch
-  CHECK(mentions(w.add(steps(61, 1, 4, late), 0, 61'000 * kMs), "still a straggler: rank 2"));  // a minute later
+  CHECK(w.add(arrivalSteps(51, 10, 4, late), 0, kStepMs).empty());  // said once, not at every batch
+  CHECK(linesMention(w.add(arrivalSteps(61, 1, 4, late), 0, 61'000 * kStepMs),
+                     "still a straggler: rank 2"));  // a minute later
   const auto summary = w.summary();
   REQUIRE(summary.size() >= 6);
   CHECK(summary[2].rfind("  rank 2 (host h, pid 102): 60.0 60.0 60.0 60.0", 0) == 0);  // the latest first
   // It catches up: no longer named once it is last at fewer than half as many as needed.
-  const auto back = w.add(steps(62, 50, 4, [](uint64_t, int) { return 0; }), 0, 62'000 * kMs);
-  CHECK(mentions(back, "rank 2 (host h, pid 102) is no longer a straggler"));
+  const auto back = w.add(arrivalSteps(62, 50, 4, [](uint64_t, int) { return 0; }), 0, 62'000 * kStepMs);
+  CHECK(linesMention(back, "rank 2 (host h, pid 102) is no longer a straggler"));
 }
 
 TEST_CASE("stragglers: a healthy job, a rank rarely or barely last, and one rank per machine are not named",
           "[flight][unit]") {
   StragglerWatch healthy({50, 0.8, 0.02}, 4);
-  CHECK(healthy.add(steps(1, 500, 4, [](uint64_t s, int r) { return static_cast<int>((s * 7 + r * 3) % 5); }), 0, 0)
+  CHECK(healthy
+            .add(arrivalSteps(1, 500, 4, [](uint64_t s, int r) { return static_cast<int>((s * 7 + r * 3) % 5); }), 0, 0)
             .empty());
   CHECK(healthy.summary().empty());
   StragglerWatch rarely({50, 0.8, 0.02}, 4);  // rank 0 writes a checkpoint every tenth step
-  CHECK(rarely.add(steps(1, 200, 4, [](uint64_t s, int r) { return r == 0 && s % 10 == 0 ? 2000 : 0; }), 0, 0).empty());
+  CHECK(rarely.add(arrivalSteps(1, 200, 4, [](uint64_t s, int r) { return r == 0 && s % 10 == 0 ? 2000 : 0; }), 0, 0)
+            .empty());
   StragglerWatch barely({50, 0.8, 0.02}, 4);  // always last, by 5 ms
-  CHECK(barely.add(steps(1, 200, 4, [](uint64_t, int r) { return r == 1 ? 5 : 0; }), 0, 0).empty());
+  CHECK(barely.add(arrivalSteps(1, 200, 4, [](uint64_t, int r) { return r == 1 ? 5 : 0; }), 0, 0).empty());
   StragglerWatch far({50, 0.8, 0.02}, 2);  // last by 30 ms to collectives 2 s apart: under 5% of the time
-  Arrivals a;
+  StragglerArrivals a;
   for (uint64_t s = 1; s <= 60; ++s) {
-    a.calls.push_back({0, s, static_cast<int64_t>(s) * 2000 * kMs});
-    a.calls.push_back({1, s, static_cast<int64_t>(s) * 2000 * kMs + 30 * kMs});
+    a.calls.push_back({0, s, static_cast<int64_t>(s) * 2000 * kStepMs});
+    a.calls.push_back({1, s, static_cast<int64_t>(s) * 2000 * kStepMs + 30 * kStepMs});
   }
   CHECK(far.add(a, 0, 0).empty());
 }
@@ -80,18 +82,18 @@ TEST_CASE("stragglers: another machine's times are moved by its offset, and a sk
           "[flight][unit]") {
   StragglerWatch w({50, 0.8, 0.02}, 4);
   // Ranks 2 and 3 are on a machine whose clock runs 5 s ahead; rank 0 is the late one.
-  auto here = steps(1, 60, 4, [](uint64_t, int r) { return r == 0 ? 60 : 0; });
-  Arrivals mine, theirs;
+  auto here = arrivalSteps(1, 60, 4, [](uint64_t, int r) { return r == 0 ? 60 : 0; });
+  StragglerArrivals mine, theirs;
   for (const auto& c : here.calls) (c.rank < 2 ? mine : theirs).calls.push_back(c);
-  for (auto& c : theirs.calls) c.ns += 5000 * kMs;
+  for (auto& c : theirs.calls) c.ns += 5000 * kStepMs;
   // Rank 1 skips collective 30: it is given up once 31 is complete, and the watch goes on.
-  std::erase_if(mine.calls, [](const flight::Arrival& c) { return c.rank == 1 && c.seq == 30; });
-  CHECK(w.add(theirs, 5000 * kMs, 0).empty());
-  CHECK(mentions(w.add(mine, 0, 0), "straggler: rank 0 came last to 50 of the last 50"));
+  std::erase_if(mine.calls, [](const accel::launch::flight::Arrival& c) { return c.rank == 1 && c.seq == 30; });
+  CHECK(w.add(theirs, 5000 * kStepMs, 0).empty());
+  CHECK(linesMention(w.add(mine, 0, 0), "straggler: rank 0 came last to 50 of the last 50"));
 }
 
 TEST_CASE("clock offset: the echo with the shortest round trip wins, its error is half of it", "[job][unit]") {
-  job::ClockOffset c;
+  accel::launch::job::ClockOffset c;
   CHECK_FALSE(c.estimate());
   c.sent(1, 1000);
   c.echoed(1, 5000 + 1500, 2000);  // round trip 1000: offset 5000 +- 500 (read late: 5500)

@@ -3,7 +3,8 @@
 # of a folder the launcher puts first on the workers' PYTHONPATH. It does nothing until the program
 # imports torch.distributed: then it starts torch's own worker server on the Unix socket
 # ACCEL_FR_SOCKET names (C++, its own thread; its "Server listening" line is kept off the
-# program's stderr), which answers torch's fr_trace_json without the GIL, and adds a handler,
+# program's stderr, anything else written there meanwhile is kept), which answers torch's
+# fr_trace_json (and on GPUs dump_nccl_trace_json) without the GIL, and adds a handler,
 # accel_fr_pickle, for torch's pickle dump (fr_trace reads those; torch 2.15's Gloo one needs its
 # process groups keyed as its entries name them, done here). Then it runs the
 # sitecustomize that was next on the path, as Python would have. Nothing else of the program's
@@ -48,15 +49,28 @@ def _accel_start():
         os.unlink(_ACCEL_SOCKET)
     except OSError:
         pass
-    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 2)
+    # Its "Server listening" line goes to fd 2 while the server starts: fd 2 is a pipe for that
+    # moment, and whatever else came (another thread of the program's) is written back after.
+    saved = os.dup(2)
+    read_end, write_end = os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
     try:
         _accel_server = _WorkerServer(_ACCEL_SOCKET)
         _register_handler("accel_fr_pickle", _accel_pickle)
     finally:
         os.dup2(saved, 2)
         os.close(saved)
-        os.close(null)
+        said = b""
+        while True:
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                break
+            said += chunk
+        os.close(read_end)
+        others = b"".join(l for l in said.splitlines(True) if b"Server listening" not in l)
+        if others:
+            os.write(2, others)
 
 
 class _AccelWatch(importlib.abc.MetaPathFinder):

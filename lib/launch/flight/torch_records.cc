@@ -93,6 +93,11 @@ Call torchCall(const json& e, unsigned group, int64_t offset) {
 
 }  // namespace
 
+// torch 2.15's names (its Gloo recorder's JSON, accel's hook's pickle with its groups repaired;
+// its NCCL recorder's own two).
+const char* jsonHandler(const TorchRank& r) { return r.nccl ? "dump_nccl_trace_json" : "fr_trace_json"; }
+const char* pickleHandler(const TorchRank& r) { return r.nccl ? "dump_nccl_trace_pickle" : "accel_fr_pickle"; }
+
 std::optional<std::string> askTorchServer(const std::string& socket, const std::string& handler,
                                           Clock::time_point deadline, std::string& why) {
   std::string error;
@@ -166,7 +171,7 @@ TorchAnswer readTorchRank(const TorchRank& r, Clock::time_point deadline, double
   TorchAnswer a;
   std::string why;
   const int64_t now = accel::flight::nowNs(), offset = accel::flight::realtimeOffsetNs();
-  const auto body = askTorchServer(r.socket, "fr_trace_json", deadline, why);
+  const auto body = askTorchServer(r.socket, jsonHandler(r), deadline, why);
   if (!body) {
     a.missing = why == "it did not answer in time" ? fmt::format("it did not answer within {:g} s", seconds) : why;
     return a;
@@ -178,7 +183,7 @@ TorchAnswer readTorchRank(const TorchRank& r, Clock::time_point deadline, double
     return a;
   }
   if (pickle_dir.empty()) return a;
-  if (const auto pickle = askTorchServer(r.socket, "accel_fr_pickle", deadline, why)) {
+  if (const auto pickle = askTorchServer(r.socket, pickleHandler(r), deadline, why)) {
     try {
       writeFileAtomic(fmt::format("{}/torch_rank_{}", pickle_dir, r.rank), *pickle, true);
     } catch (const Error&) {

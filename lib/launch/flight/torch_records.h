@@ -35,7 +35,12 @@ struct TorchRank {
   int rank = 0;
   long long pid = 0;
   std::string socket;  // its worker server (launch_env.h kFrSocket)
+  bool nccl = false;   // on GPUs: torch's NCCL recorder, through its own handlers
 };
+
+// The worker server's handler of a rank's JSON record, and of torch's pickle of it.
+const char* jsonHandler(const TorchRank& r);
+const char* pickleHandler(const TorchRank& r);
 struct TorchAnswer {
   std::string flight;   // its record (flight_text.h), or ""
   std::string missing;  // why there is none: "it did not answer within 3 s", …

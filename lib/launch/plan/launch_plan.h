@@ -108,6 +108,10 @@ struct LaunchPlan {
   int64_t clock_skew_ns = 0;  // tests only (lib/common/variables.h kTestClockSkew)
   bool torch_flight = false;  // Python workers: torch's flight recorder and accel's hook (torch_flight.h)
   std::string python_path;    // torch_flight: the PYTHONPATH the workers would get without the hook
+  // torch_flight on GPUs: torch's NCCL recorder (its handlers, dumps on a timeout); the dump file's
+  // and the pipe's prefixes are accel's where the user set neither (worker_env.h torchDumpPrefix).
+  bool torch_nccl = false;
+  bool torch_dump_file = false, torch_dump_pipe = false;
 
   // ---- this machine ----
   std::string host;                           // this machine's host name

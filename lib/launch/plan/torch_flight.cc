@@ -27,6 +27,11 @@ void planTorchFlight(LaunchPlan& p, const facts::Machine& f, const std::vector<s
   if (f.variable(E::kTorchFrBufferSize).empty() && f.variable(E::kTorchNcclTraceBufferSize).empty()) {
     p.exports.emplace_back(E::kTorchFrBufferSize, std::to_string(p.flight_entries));
   }
+  if (!p.gpus) return;
+  p.torch_nccl = true;
+  if (f.variable(E::kTorchNcclDumpOnTimeout).empty()) p.exports.emplace_back(E::kTorchNcclDumpOnTimeout, "1");
+  p.torch_dump_file = f.variable(E::kTorchFrDumpTempFile).empty() && f.variable(E::kTorchNcclDebugInfoTempFile).empty();
+  p.torch_dump_pipe = f.variable(E::kTorchNcclDebugInfoPipeFile).empty();
 }
 
 }  // namespace accel::launch::plan

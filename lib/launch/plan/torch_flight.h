@@ -18,7 +18,8 @@ namespace accel::launch::plan {
 bool runsPython(const std::vector<std::string>& program);
 
 // With the recorder on and a Python program: the plan's torch_flight, the PYTHONPATH its workers
-// would get without the hook, and torch's variables in its exports. With it off: the workers'
+// would get without the hook, and torch's variables in its exports; on GPUs also torch_nccl, its
+// dump on a timeout, and whether accel names the dump's file and pipe. With it off: the workers'
 // ACCEL_FR_BUFFER_SIZE is 0.
 void planTorchFlight(LaunchPlan& p, const facts::Machine& f, const std::vector<std::string>& program);
 

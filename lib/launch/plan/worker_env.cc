@@ -84,6 +84,8 @@ Env ours(const LaunchPlan& p, const WorkerSpec& w) {
 
 }  // namespace
 
+std::string torchDumpPrefix(const std::string& hook_folder) { return hook_folder + "/torch_dump_rank_"; }
+
 std::string flightSocket(const std::string& hook_folder, int local_rank) {
   return fmt::format("{}/rank{}.sock", hook_folder, local_rank);
 }
@@ -111,6 +113,15 @@ Env workerEnvironment(const LaunchPlan& p, const WorkerSpec& w, const SpawnConte
     }
     put(env, E::kPythonPath, c.flight_hook + (path.empty() ? "" : ":" + path));
     env.emplace_back(E::kFrSocket, flightSocket(c.flight_hook, w.local_rank));
+    auto unset = [&env](const char* name) {
+      return std::none_of(env.begin(), env.end(), [name](const auto& kv) { return kv.first == name; });
+    };
+    if (p.torch_dump_file && unset(E::kTorchFrDumpTempFile) && unset(E::kTorchNcclDebugInfoTempFile)) {
+      env.emplace_back(E::kTorchFrDumpTempFile, torchDumpPrefix(c.flight_hook));
+    }
+    if (p.torch_dump_pipe && unset(E::kTorchNcclDebugInfoPipeFile)) {
+      env.emplace_back(E::kTorchNcclDebugInfoPipeFile, c.flight_hook + "/torch_pipe_rank_");
+    }
   }
   return env;
 }

@@ -31,6 +31,9 @@ struct SpawnContext {
 
 // Where local rank `local_rank`'s torch worker server listens, in the hook's folder.
 std::string flightSocket(const std::string& hook_folder, int local_rank);
+// Where torch's NCCL watchdog dumps a rank's record on a timeout: this prefix and the rank
+// (launch_env.h kTorchFrDumpTempFile), in the hook's folder.
+std::string torchDumpPrefix(const std::string& hook_folder);
 
 // The plan's variables sorted by name, then the context's.
 Env workerEnvironment(const LaunchPlan& plan, const WorkerSpec& worker, const SpawnContext& context = {});

@@ -63,7 +63,8 @@ void RankArrivals::startTorchLook() {
   std::vector<flight::TorchRank> ranks;
   for (const auto& w : workers_) {
     if (w.running && w.spec && w.spec->label.empty()) {
-      ranks.push_back({w.spec->rank, w.pid, plan::flightSocket(flights_.hookFolder(), w.spec->local_rank)});
+      ranks.push_back(
+          {w.spec->rank, w.pid, plan::flightSocket(flights_.hookFolder(), w.spec->local_rank), plan_.torch_nccl});
     }
   }
   torch_.start(ranks);

@@ -2,6 +2,7 @@
 #include "lib/launch/supervise/rank_stacks.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -41,8 +42,28 @@ void RankStacks::collect(long long id, double seconds, int round) {
     // A ring of this worker's process only: a slot keeps an earlier round's until its new one starts.
     if (auto dump = flights_.read(w.spec->local_rank); dump && dump->pid == w.pid)
       flight_texts_[w.spec->rank] = flight::encodeFlight({*dump, now, offset});
+    if (!w.running && !flight_texts_.count(w.spec->rank)) keepTimeoutDump(w.spec->rank, round);
   }
   collector_.start(ranks, processEnvironment(), defaults::fromSeconds(seconds), torchFlights(seconds, round));
+}
+
+// A Python rank on GPUs that ended (its collective timed out: torch's watchdog dumped its record
+// and ended it) has no server to ask: its dump is kept for torch's fr_trace, and named.
+void RankStacks::keepTimeoutDump(int rank, int round) {
+  if (!plan_.torch_nccl || !plan_.torch_dump_file || flights_.hookFolder().empty()) return;
+  const std::string from = plan::torchDumpPrefix(flights_.hookFolder()) + std::to_string(rank);
+  const std::string to = fmt::format("{}/flight/torch_rank_{}", roundDir(round), rank);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(from, ec)) return;
+  try {
+    writeFileAtomic(to, readFile(from), true);
+    flight_texts_[rank] = flight::encodeMissing("it had ended; torch's own dump at its timeout is kept: " + to);
+  } catch (const Error& e) {
+    flight_texts_[rank] =
+        flight::encodeMissing(fmt::format("it had ended; torch's own dump at its timeout ({}) "
+                                          "was not kept: {}",
+                                          from, e.what()));
+  }
 }
 
 // Python ranks' records, from torch's worker server through accel's hook (plan/torch_flight.h),
@@ -52,7 +73,8 @@ stacks::CollectBefore RankStacks::torchFlights(double seconds, int round) const 
   std::vector<flight::TorchRank> ranks;
   for (const auto& w : workers_) {
     if (w.running && w.spec && w.spec->label.empty()) {
-      ranks.push_back({w.spec->rank, w.pid, plan::flightSocket(flights_.hookFolder(), w.spec->local_rank)});
+      ranks.push_back(
+          {w.spec->rank, w.pid, plan::flightSocket(flights_.hookFolder(), w.spec->local_rank), plan_.torch_nccl});
     }
   }
   const auto limit = std::min(kTorchRecordLimit, defaults::fromSeconds(seconds));

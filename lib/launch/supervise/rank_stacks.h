@@ -48,6 +48,7 @@ class RankStacks {
  private:
   void collect(long long id, double seconds, int round);
   stacks::CollectBefore torchFlights(double seconds, int round) const;
+  void keepTimeoutDump(int rank, int round);
   std::string keep(const stacks::GatheredStacks& stacks, int round) const;
   std::string keepFlights(const stacks::GatheredStacks& stacks, const std::vector<flight::RankRecord>& records,
                           int round) const;

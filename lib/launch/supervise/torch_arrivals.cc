@@ -23,7 +23,7 @@ constexpr auto kMargin = std::chrono::seconds(1);
 TorchCalls askRank(const flight::TorchRank& r, Clock::time_point deadline) {
   TorchCalls out{r.rank, r.pid, {}};
   std::string why;
-  const auto body = flight::askTorchServer(r.socket, "fr_trace_json", deadline, why);
+  const auto body = flight::askTorchServer(r.socket, flight::jsonHandler(r), deadline, why);
   if (!body) return out;
   try {
     const auto f = flight::torchFlight(nlohmann::json::parse(*body), r.rank, r.pid, accel::flight::nowNs(),
