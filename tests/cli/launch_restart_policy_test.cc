@@ -20,12 +20,6 @@ std::vector<std::string> solo(std::vector<std::string> extra, const std::string&
   return argv;
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("restart policy: a hang restarts the round with its stacks read, or ends the job with --on_hang end",
@@ -57,16 +51,16 @@ TEST_CASE("restart policy: start-up failures in a row end the job before --max_r
   auto early = run(solo({"--max_restarts", "10"}, script), {}, hermeticEnv(dir), 60000);
   INFO(early.err);
   CHECK(early.exit_code == 3);
-  CHECK(count(early.out, "round ") == 3);
-  CHECK(count(early.err, "restarting all workers") == 2);
+  CHECK(occurrences(early.out, "round ") == 3);
+  CHECK(occurrences(early.err, "restarting all workers") == 2);
   CHECK(contains(early.err, "error: 3 rounds in a row failed within 30 s of their start (--startup_timeout)"));
   CHECK(contains(early.err, "not restarting again (--max_startup_failures 3)"));
   auto off = run(solo({"--max_restarts", "4", "--startup_timeout", "0"}, script), {}, hermeticEnv(dir), 60000);
   INFO(off.err);
   CHECK(off.exit_code == 3);
-  CHECK(count(off.out, "round ") == 5);  // every restart spent: none counts as a start-up failure
+  CHECK(occurrences(off.out, "round ") == 5);  // every restart spent: none counts as a start-up failure
   auto limit = run(solo({"--max_restarts", "4", "--max_startup_failures", "2"}, script), {}, hermeticEnv(dir), 60000);
-  CHECK(count(limit.out, "round ") == 2);
+  CHECK(occurrences(limit.out, "round ") == 2);
   auto bad = run(solo({"--on_hang", "retry"}, script), {}, hermeticEnv(dir), 60000);
   CHECK(bad.exit_code == 2);
   CHECK(contains(bad.err, "--on_hang"));

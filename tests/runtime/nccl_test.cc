@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The NCCL backend on CUDA memory: ranks are threads, one GPU each, so a machine with G GPUs
 // tests worlds of 1..G (NCCL refuses two ranks on one device, so one GPU means a world of one).
-// Without NCCL in the build, or without a GPU, each case says why it skipped. scripts/test-gpu
+// Every call goes in the flight recorder. Without NCCL in the build, or without a GPU, each case
+// says why it skipped. scripts/test-gpu
 // runs these on a GPU machine.
 #include <catch2/catch.hpp>
 
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "lib/common/error.h"
+#include "runtime/comm/flight_recorder.h"
 #include "runtime/comm/half.h"
 #include "runtime/ddp/reducer.h"
 #include "runtime/state/cuda_devices.h"
@@ -161,6 +163,17 @@ TEST_CASE("nccl: every collective, op, dtype and count on CUDA memory matches th
     for (const auto& m : bad.list) WARN(m);
   }
   WARN("NCCL " << NcclBackend::version() << ": worlds of 1 to " << gpus << " GPUs checked");
+  // Every call is in this process's flight recorder, in its NCCL group, completed once its
+  // stream finished it (flight_recorder.h).
+  const auto dump = flightDump();
+  REQUIRE(dump);
+  size_t completed = 0, unfinished = 0;
+  for (const auto& call : dump->calls) {
+    if (call.group >= dump->groups.size() || dump->groups[call.group].label.rfind("nccl rank", 0) != 0) continue;
+    (call.state == flight::State::Completed ? completed : unfinished) += 1;
+  }
+  CHECK(completed > 0);
+  CHECK(unfinished == 0);
 #endif
 }
 

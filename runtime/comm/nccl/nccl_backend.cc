@@ -47,9 +47,8 @@ ncclRedOp_t ncclOp(ReduceOp op) {
 
 NcclBackend::NcclBackend(Store& store, int rank, int size, int device, NcclOptions options)
     : impl_(std::make_unique<NcclCommunicator>(store, rank, size, device, std::move(options))) {
-  // Its calls run on CUDA streams and are not recorded; its number keeps the groups' numbers
-  // alike on every rank (flight_recorder.h).
-  flightGroup(fmt::format("nccl rank {} of {}", rank, size), size, rank);
+  // Its calls are recorded as launched and as their stream finished them (nccl_communicator.h).
+  impl_->recordFlights(flightGroup(fmt::format("nccl rank {} of {}", rank, size), size, rank));
 }
 
 NcclBackend::~NcclBackend() = default;
@@ -73,21 +72,21 @@ void NcclBackend::abandon() { impl_->abandon(); }
 
 WorkPtr NcclBackend::startAllReduce(const CollectiveCall& call, Tensor t) {
   auto* c = impl_->comm();
-  return impl_->launch(call.describe(), [&](cudaStream_t s) {
+  return impl_->launch(call, [&](cudaStream_t s) {
     check(ncclAllReduce(t.data, t.data, t.count, ncclType(t.dtype), ncclOp(call.op), c, s), "ncclAllReduce", c);
   });
 }
 
 WorkPtr NcclBackend::startBroadcast(const CollectiveCall& call, Tensor t) {
   auto* c = impl_->comm();
-  return impl_->launch(call.describe(), [&](cudaStream_t s) {
+  return impl_->launch(call, [&](cudaStream_t s) {
     check(ncclBroadcast(t.data, t.data, t.count, ncclType(t.dtype), call.root, c, s), "ncclBroadcast", c);
   });
 }
 
 WorkPtr NcclBackend::startAllGather(const CollectiveCall& call, Tensor in, Tensor out) {
   auto* c = impl_->comm();
-  return impl_->launch(call.describe(), [&](cudaStream_t s) {
+  return impl_->launch(call, [&](cudaStream_t s) {
     check(ncclAllGather(in.data, out.data, in.count, ncclType(in.dtype), c, s), "ncclAllGather", c);
   });
 }
@@ -96,7 +95,7 @@ WorkPtr NcclBackend::startAllGather(const CollectiveCall& call, Tensor in, Tenso
 WorkPtr NcclBackend::startAllGatherV(const CollectiveCall& call, Tensor in, Tensor out,
                                      const std::vector<size_t>& counts) {
   auto* c = impl_->comm();
-  return impl_->launch(call.describe(), [&](cudaStream_t s) {
+  return impl_->launch(call, [&](cudaStream_t s) {
     check(ncclGroupStart(), "ncclGroupStart");
     size_t offset = 0;
     for (int r = 0; r < impl_->size(); ++r) {
@@ -111,7 +110,7 @@ WorkPtr NcclBackend::startAllGatherV(const CollectiveCall& call, Tensor in, Tens
 
 WorkPtr NcclBackend::startReduceScatter(const CollectiveCall& call, Tensor in, Tensor out) {
   auto* c = impl_->comm();
-  return impl_->launch(call.describe(), [&](cudaStream_t s) {
+  return impl_->launch(call, [&](cudaStream_t s) {
     check(ncclReduceScatter(in.data, out.data, out.count, ncclType(in.dtype), ncclOp(call.op), c, s),
           "ncclReduceScatter", c);
   });
@@ -124,7 +123,7 @@ WorkPtr NcclBackend::startRooted(const CollectiveCall& call, Tensor whole, Tenso
   auto* c = impl_->comm();
   const int root = call.root;
   const auto type = ncclType(mine.dtype);
-  return impl_->launch(call.describe(), [&](cudaStream_t s) {
+  return impl_->launch(call, [&](cudaStream_t s) {
     check(ncclGroupStart(), "ncclGroupStart");
     if (impl_->rank() != root) {
       check(to_root ? ncclSend(mine.data, mine.count, type, root, c, s)
@@ -160,7 +159,7 @@ WorkPtr NcclBackend::startAllToAllV(const CollectiveCall& call, Tensor in, Tenso
                                     const std::vector<size_t>& send_counts, const std::vector<size_t>& recv_counts) {
   auto* c = impl_->comm();
   const std::vector<size_t> sent_at = offsetsOf(send_counts), received_at = offsetsOf(recv_counts);
-  return impl_->launch(call.describe(), [&](cudaStream_t s) {
+  return impl_->launch(call, [&](cudaStream_t s) {
     const auto type = ncclType(in.dtype);
     const size_t me = static_cast<size_t>(impl_->rank());
     Tensor own = out.slice(received_at[me], recv_counts[me]);
@@ -188,7 +187,7 @@ WorkPtr NcclBackend::startAllToAllV(const CollectiveCall& call, Tensor in, Tenso
 WorkPtr NcclBackend::startBarrier(const CollectiveCall& call) {
   auto* c = impl_->comm();
   float* scratch = impl_->scratch();
-  return impl_->launch(call.describe(), [&](cudaStream_t s) {
+  return impl_->launch(call, [&](cudaStream_t s) {
     check(ncclAllReduce(scratch, scratch, 1, ncclFloat32, ncclSum, c, s), "ncclAllReduce (barrier)", c);
   });
 }

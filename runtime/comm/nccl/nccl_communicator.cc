@@ -49,8 +49,9 @@ NcclCommunicator::~NcclCommunicator() {
   cudaStreamDestroy(stream_);
 }
 
-WorkPtr NcclCommunicator::launch(const std::string& description, const std::function<void(cudaStream_t)>& op) {
+WorkPtr NcclCommunicator::launch(CollectiveCall call, const std::function<void(cudaStream_t)>& op) {
   std::lock_guard<std::mutex> lock(launch_mutex_);
+  const std::string description = call.describe();
   if (aborted_) throw CommError(description + " not run: the NCCL communicator was aborted: " + abort_reason_);
   check(cudaSetDevice(device_), "cudaSetDevice");
   Pending p{std::make_shared<Work>(description), nullptr, nullptr, std::chrono::steady_clock::now()};
@@ -64,9 +65,12 @@ WorkPtr NcclCommunicator::launch(const std::string& description, const std::func
     check(cudaEventCreate(&p.start), "cudaEventCreate");
     check(cudaEventCreate(&p.done), "cudaEventCreate");
     check(cudaEventRecord(p.start, stream_), "cudaEventRecord");
+    call.seq = ++launched_;
+    p.flight = flightBegin(flight_group_, call, true, flight::ticks());
     op(stream_);
     check(cudaEventRecord(p.done, stream_), "cudaEventRecord");
   } catch (...) {
+    flightEnd(p.flight, false, flight::ticks());
     destroyEvents(p);
     throw;
   }
@@ -94,6 +98,7 @@ void NcclCommunicator::failAll(const std::string& reason) {
   for (auto& p : pending_) {
     p.work->complete(fmt::format("{} failed on rank {} of {}: {}{}", p.work->description(), rank_, size_, reason,
                                  cause.empty() ? "" : "; " + cause));
+    flightEnd(p.flight, false, flight::ticks());
     destroyEvents(p);
   }
   pending_.clear();
@@ -114,6 +119,7 @@ void NcclCommunicator::watch() {
               std::chrono::duration<double, std::milli>(ms)));
         }
         destroyEvents(p);
+        flightEnd(p.flight, true, flight::ticks());
         p.work->complete();
         pending_.pop_front();
       }

@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "runtime/comm/flight_recorder.h"
 #include "runtime/comm/nccl/nccl_backend.h"
 #include "runtime/comm/work.h"
 
@@ -40,7 +41,10 @@ class NcclCommunicator {
   float* scratch() const { return scratch_; }  // one float of device memory (the barrier's)
 
   // Runs `op` on the group's stream after the default stream's queued work; returns its Work.
-  WorkPtr launch(const std::string& description, const std::function<void(cudaStream_t)>& op);
+  // `call` is numbered here, in launch order, and recorded in the flight recorder's group set by
+  // recordFlights() as running at once (the launch) and ended when its stream finished it.
+  WorkPtr launch(CollectiveCall call, const std::function<void(cudaStream_t)>& op);
+  void recordFlights(int group) { flight_group_ = group; }
   // This rank gave up its operation: the communicator is aborted, so peers' operations fail too.
   void abandon();
 
@@ -49,6 +53,7 @@ class NcclCommunicator {
     WorkPtr work;
     cudaEvent_t start, done;  // around the operation on the group's stream: its GPU run time
     std::chrono::steady_clock::time_point started;
+    uint64_t flight = kNoFlightEntry;  // its flight recorder entry
   };
   static void destroyEvents(Pending& p);
   void failAll(const std::string& reason);  // with pending_mutex_ held
@@ -62,6 +67,8 @@ class NcclCommunicator {
   float* scratch_ = nullptr;
   std::mutex launch_mutex_, pending_mutex_;
   std::deque<Pending> pending_;
+  int flight_group_ = kNoFlightGroup;
+  uint64_t launched_ = 0;  // under launch_mutex_
   std::atomic<bool> stop_{false};
   std::atomic<bool> aborted_{false};
   std::string abort_reason_;
