@@ -50,17 +50,19 @@ int low(uint64_t w) { return static_cast<int>(static_cast<uint32_t>(w)); }
 template <typename Body> void update(Word* e, uint64_t index, Body body) {
   const uint64_t whole = 2 * index + 2;
   uint64_t expected = whole;
-  if (!e[kStamp].compare_exchange_strong(expected, whole - 1, std::memory_order_relaxed)) return;
+  if (!e[kStamp].compare_exchange_strong(expected, whole - 1, std::memory_order_acquire)) return;
   body(e);
   e[kStamp].store(whole, std::memory_order_release);
 }
 
-// begin()'s hold on an entry: its stamp made `odd` once no update or earlier begin holds it
-// (an odd stamp: a few stores away from even).
-void claim(Word* e, uint64_t odd) {
+// begin()'s hold on an entry: its stamp made `odd` once no update or other begin holds it (an
+// odd stamp: a few stores away from even). False when a newer record has the entry already
+// (a begin delayed past one `capacity` later): this older one is not written.
+bool claim(Word* e, uint64_t odd) {
   uint64_t seen = e[kStamp].load(std::memory_order_relaxed);
   for (unsigned spins = 0;; ++spins) {
-    if (seen % 2 == 0 && e[kStamp].compare_exchange_weak(seen, odd, std::memory_order_relaxed)) return;
+    if (seen > odd) return false;
+    if (seen % 2 == 0 && e[kStamp].compare_exchange_weak(seen, odd, std::memory_order_acquire)) return true;
     if (seen % 2 == 1) {
       if (spins > 64) ::sched_yield();
       seen = e[kStamp].load(std::memory_order_relaxed);
@@ -77,6 +79,8 @@ std::string label(const Word* g) {
   text[kMaxLabel] = '\0';
   return text;
 }
+
+constexpr int kLooks = 3;  // at an entry being written, before it counts as torn
 
 // Record `index` as it is now, or nullopt when it is being written or was overwritten.
 std::optional<Call> readEntry(const Word* e, uint64_t index) {
@@ -192,7 +196,7 @@ unsigned Writer::addGroup(const std::string& text, int size, int rank) {
 uint64_t Writer::begin(const Call& call, bool running, int64_t now) {
   const uint64_t index = words(memory_)[kWritten].fetch_add(1, std::memory_order_relaxed);
   Word* e = entry(memory_, capacity_, index);
-  claim(e, 2 * index + 1);
+  if (!claim(e, 2 * index + 1)) return index;
   e[kSeq].store(call.seq, std::memory_order_release);
   e[kCount].store(call.count, std::memory_order_release);
   e[kKind].store(pack(call.root, static_cast<int>(call.group | call.kind << 8 | call.dtype << 16 | call.op << 24)),
@@ -255,7 +259,10 @@ std::optional<Dump> readFlight(const void* memory, size_t bytes) {
   const auto ns = nanoseconds(w);
   void* base = const_cast<void*>(memory);
   for (uint64_t k = d.written > d.capacity ? d.written - d.capacity : 0; k < d.written; ++k) {
-    if (auto c = readEntry(entry(base, d.capacity, k), k)) {
+    // An entry being updated is odd for a few stores: looked at again before it counts as torn.
+    std::optional<Call> c;
+    for (int look = 0; look < kLooks && !c; ++look) c = readEntry(entry(base, d.capacity, k), k);
+    if (c) {
       c->enqueued_ns = ns(c->enqueued_ns);
       c->started_ns = ns(c->started_ns);
       c->ended_ns = ns(c->ended_ns);

@@ -5,10 +5,13 @@
 // any of its threads); any process that maps the memory reads it (readFlight) at any time, also
 // while the writer is stopped, stuck or dead, and without its help. Every word is an atomic; each
 // entry has a stamp that is odd while it is written (a sequence lock), so a reader takes whole
-// entries only and counts the others as torn. The magic and kVersion are checked: a launcher and
-// a worker of another layout ignore each other's rings.
-// Writer::begin claims an entry with one atomic add; start and end update it in place and skip
-// it once the ring has come round to it again (capacity newer records begun meanwhile).
+// entries only (looking again a few times at one being written) and counts the others as torn.
+// The magic and kVersion are checked: a launcher and a worker of another layout ignore each
+// other's rings.
+// Writer::begin numbers a record with one atomic add and takes its entry by compare-and-swap;
+// start and end update it in place, taking it the same way, and skip it once the ring has come
+// round to it again (capacity newer records begun meanwhile): a begin and an update on two
+// threads never write one entry at once.
 #pragma once
 
 #include <cstddef>

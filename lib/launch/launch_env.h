@@ -106,7 +106,8 @@ inline constexpr const char* kTorchFrBufferSize = "TORCH_FR_BUFFER_SIZE";
 inline constexpr const char* kTorchNcclTraceBufferSize = "TORCH_NCCL_TRACE_BUFFER_SIZE";
 // Python workers on GPUs (NCCL): torch's watchdog dumps its record on a collective's timeout to
 // the file <prefix><rank> (the launcher keeps it at a stop), and writing to the pipe
-// <prefix><rank> asks for such a dump; each set where the user set none of its names.
+// <prefix><rank> asks for such a dump; each set where the user set none of its names (in the
+// launcher's environment, or by --env).
 inline constexpr const char* kTorchNcclDumpOnTimeout = "TORCH_NCCL_DUMP_ON_TIMEOUT";
 inline constexpr const char* kTorchFrDumpTempFile = "TORCH_FR_DUMP_TEMP_FILE";
 inline constexpr const char* kTorchNcclDebugInfoTempFile = "TORCH_NCCL_DEBUG_INFO_TEMP_FILE";

@@ -82,8 +82,9 @@ TEST_CASE("stack messages: sw, sp, sd and pg round-trip, and a bad limit is refu
 }
 
 TEST_CASE("straggler messages: ar, ck and ce round-trip, and a bad batch is refused", "[job][unit]") {
-  accel::launch::flight::Arrivals a{"h1", {{2, 4242}, {3, 4243}}, {{2, 7, 5'000'000'123}, {3, 7, 5'000'060'000}}};
+  accel::launch::flight::Arrivals a{3, "h1", {{2, 4242}, {3, 4243}}, {{2, 7, 5'000'000'123}, {3, 7, 5'000'060'000}}};
   const auto back = std::get<job::ArrivalsSent>(roundTrip(job::ArrivalsSent{a})).arrivals;
+  CHECK(back.round == 3);
   CHECK(back.host == "h1");
   REQUIRE(back.ranks.size() == 2);
   CHECK(back.ranks[1].pid == 4243);
@@ -93,12 +94,19 @@ TEST_CASE("straggler messages: ar, ck and ce round-trip, and a bad batch is refu
   CHECK(back.calls[1].seq == 7);
   CHECK(std::get<job::ClockProbe>(roundTrip(job::ClockProbe{9})).id == 9);
   CHECK(std::get<job::ClockEcho>(roundTrip(job::ClockEcho{9, 123456789})).ns == 123456789);
-  CHECK(refusal(R"({"t":"ar","host":"h","ranks":[1],"base":0,"calls":[]})") == "field 'ranks': not rank and pid pairs");
-  CHECK(refusal(R"({"t":"ar","host":"h","ranks":[],"base":0,"calls":[1,2]})") ==
+  CHECK(std::get<job::ClockEcho>(roundTrip(job::ClockEcho{9, -5})).ns == -5);
+  // A clock behind the batch's times (a negative base) still reads; a bad batch is refused, naming why.
+  a.calls = {{2, 8, -40}, {3, 8, 10}};
+  CHECK(std::get<job::ArrivalsSent>(roundTrip(job::ArrivalsSent{a})).arrivals.calls[0].ns == -40);
+  CHECK(refusal(R"({"t":"ar","round":0,"host":"h","ranks":[1],"base":0,"calls":[]})") ==
+        "field 'ranks': not rank and pid pairs");
+  CHECK(refusal(R"({"t":"ar","round":0,"host":"h","ranks":[],"base":0,"calls":[1,2]})") ==
         "field 'calls': not rank, sequence number and time triples");
-  CHECK(refusal(R"({"t":"ar","host":"h","ranks":[],"base":0,"calls":[1,-2,3]})") ==
+  CHECK(refusal(R"({"t":"ar","round":0,"host":"h","ranks":[],"base":0,"calls":[1,-2,3]})") ==
         "field 'calls': an entry is not an integer in 0..9007199254740992");
-  CHECK(refusal(R"({"t":"ce","id":1,"ns":-5})").rfind("field 'ns': -5 is not in 0..", 0) == 0);
+  CHECK(refusal(R"({"t":"ar","round":0,"host":"h","ranks":[],"base":0,"calls":[4294967296,2,3]})") ==
+        "field 'calls': a rank or time out of range");
+  CHECK(refusal(R"({"t":"ar","host":"h","ranks":[],"base":0,"calls":[]})") == "field 'round' is missing");
 }
 
 TEST_CASE("job messages: what a worker printed, any bytes and any length, still decodes", "[job][unit]") {

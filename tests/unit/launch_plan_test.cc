@@ -296,6 +296,11 @@ TEST_CASE("plan: a Python job on GPUs gets torch's NCCL dump on a timeout, in th
   CHECK(e.count("TORCH_NCCL_DUMP_ON_TIMEOUT") == 0);  // inherited from the launcher as the user set it
   CHECK(e.count("TORCH_FR_DUMP_TEMP_FILE") == 0);
   CHECK(e["TORCH_NCCL_DEBUG_INFO_PIPE_FILE"] == "/run/accel-fr-x/torch_pipe_rank_");
+  // One the user gives the workers with --env wins too.
+  FakeMachine mine(2);
+  mine.facts.program = python;
+  e = env(planFor({"--multi_gpu", "--num_processes", "2", "--env", "TORCH_NCCL_DUMP_ON_TIMEOUT=0", "train.py"}, mine));
+  CHECK(e["TORCH_NCCL_DUMP_ON_TIMEOUT"] == "0");
   // CPU workers (Gloo) and --flight_recorder off: none of them.
   FakeMachine cpu;
   cpu.facts.program = python;

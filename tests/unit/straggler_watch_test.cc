@@ -107,3 +107,15 @@ TEST_CASE("clock offset: the echo with the shortest round trip wins, its error i
   CHECK(e->offset_ns == 5000);
   CHECK(e->error_ns == 100);
 }
+
+TEST_CASE("stragglers: two ranks late in turn are both named under a share that allows it, and not said again",
+          "[flight][unit]") {
+  StragglerWatch w({50, 0.4, 0.02}, 4);
+  auto turns = [](uint64_t s, int r) { return r == static_cast<int>(1 + s % 2) ? 60 : 0; };
+  const auto lines = w.add(arrivalSteps(1, 60, 4, turns), 0, 0);
+  CHECK(linesMention(lines, "straggler: rank 1 (host h, pid 101) came last to 25 of the last 50"));
+  CHECK(linesMention(lines, "straggler: rank 2 (host h, pid 102) came last to 25 of the last 50"));
+  for (uint64_t from = 61; from < 200; from += 7) CHECK(w.add(arrivalSteps(from, 7, 4, turns), 0, kStepMs).empty());
+  CHECK(w.named(1));
+  CHECK(w.named(2));
+}

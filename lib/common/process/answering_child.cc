@@ -44,7 +44,13 @@ void AnsweringChild::start(const std::function<int(int out_fd)>& body, Clock::ti
   if (::pipe2(ends, O_CLOEXEC) != 0) throw Error(fmt::format("no pipe: {}", std::strerror(errno)));
   const int out = ends[1];
   try {
-    pid_ = spawnChild(answeringChild([&body, out] { return body(out); }));
+    // The child holds none of the caller's descriptors but its pipe's (the caller's sockets close
+    // when the caller closes them, whatever the child is doing).
+    pid_ = spawnChild(answeringChild([&body, out] {
+      ::close_range(3, static_cast<unsigned>(out) - 1, 0);
+      ::close_range(static_cast<unsigned>(out) + 1, ~0U, 0);
+      return body(out);
+    }));
   } catch (const Error&) {
     pid_ = 0;
     ::close(ends[0]);
@@ -71,14 +77,14 @@ std::optional<AnsweringChild::Answer> AnsweringChild::service(const std::vector<
     char buffer[65536];
     const ssize_t n = ::read(fd_, buffer, sizeof buffer);
     if (n > 0 && output_.size() < max_) output_.append(buffer, static_cast<size_t>(n));
-    if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) return std::nullopt;
-    ::close(fd_);  // it wrote all and ended: nothing of its is left to kill
+    if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) break;
+    ::close(fd_);  // it closed its end: its answer is whole (what it started is its own to end)
     fd_ = -1;
     pid_ = 0;
     return Answer{std::exchange(output_, {}), false};
   }
   if (Clock::now() < give_up_at_) return std::nullopt;
-  stop();
+  stop();  // a child that is still writing at its deadline is given up on too
   return Answer{std::exchange(output_, {}), true};
 }
 

@@ -28,8 +28,10 @@ struct ArrivalRank {
   long long pid = 0;
 };
 
-// One machine's new arrivals since its last batch, with who its ranks are.
+// One machine's new arrivals since its last batch, with who its ranks are, in round `round` (a
+// batch that reaches the judge after its round ended is dropped).
 struct Arrivals {
+  int round = 0;
   std::string host;
   std::vector<ArrivalRank> ranks;
   std::vector<Arrival> calls;

@@ -35,6 +35,27 @@ int64_t covered(std::vector<std::pair<int64_t, int64_t>> spans) {
 
 }  // namespace
 
+void StragglerWatch::Lateness::add(int64_t ns) {
+  const double at = ns <= 0 ? 0 : std::log10(static_cast<double>(ns) / 1e4) * kBucketsPerDecade;
+  const auto bucket = static_cast<size_t>(std::clamp(std::ceil(at), 0.0, static_cast<double>(kLatenessBuckets - 1)));
+  ++counts[bucket];
+  ++n;
+  max = std::max(max, ns);
+}
+
+int64_t StragglerWatch::Lateness::percentile(double p) const {
+  const auto rank = static_cast<uint64_t>(std::ceil(p * static_cast<double>(n)));
+  uint64_t seen = 0;
+  for (size_t b = 0; b < kLatenessBuckets; ++b) {
+    seen += counts[b];
+    if (seen >= std::max<uint64_t>(rank, 1)) {
+      const double edge = 1e4 * std::pow(10.0, static_cast<double>(b) / kBucketsPerDecade);
+      return std::min(max, static_cast<int64_t>(edge));
+    }
+  }
+  return max;
+}
+
 StragglerWatch::StragglerWatch(StragglerRule rule, int world) : rule_(rule), world_(std::max(world, 1)) {}
 
 void StragglerWatch::newRound(int world) {
@@ -45,10 +66,16 @@ void StragglerWatch::newRound(int world) {
   named_.clear();
 }
 
+size_t StragglerWatch::maxPending() const {
+  return std::clamp<size_t>(kMaxPendingBytes / (static_cast<size_t>(world_) * sizeof(int64_t)), 16, 4096);
+}
+
 std::vector<std::string> StragglerWatch::add(const Arrivals& batch, int64_t offset_ns, int64_t now_ns) {
   std::vector<std::string> lines;
   if (rule_.window <= 0) return lines;
-  for (const auto& r : batch.ranks) who_[r.rank] = {batch.host, r.pid};
+  for (const auto& r : batch.ranks) {
+    if (r.rank >= 0 && r.rank < world_) who_[r.rank] = {batch.host, r.pid};
+  }
   for (const auto& a : batch.calls) {
     if (a.rank < 0 || a.rank >= world_ || (done_below_ && a.seq < *done_below_)) continue;
     Pending& p = pending_[a.seq];
@@ -58,17 +85,17 @@ std::vector<std::string> StragglerWatch::add(const Arrivals& batch, int64_t offs
     slot = a.ns - offset_ns;
     if (slot == 0) slot = 1;
     if (++p.count < world_) continue;
-    complete(a.seq, p);
+    complete(p);
     // Every collective before it that some rank never reached is given up.
     pending_.erase(pending_.begin(), pending_.upper_bound(a.seq));
     done_below_ = a.seq + 1;
   }
-  while (pending_.size() > kMaxPending) pending_.erase(pending_.begin());
+  while (pending_.size() > maxPending()) pending_.erase(pending_.begin());
   report(now_ns, lines);
   return lines;
 }
 
-void StragglerWatch::complete(uint64_t, const Pending& p) {
+void StragglerWatch::complete(const Pending& p) {
   Judged j;
   const auto last = std::max_element(p.ns.begin(), p.ns.end());
   j.last = static_cast<int>(last - p.ns.begin());
@@ -78,9 +105,7 @@ void StragglerWatch::complete(uint64_t, const Pending& p) {
   for (int r = 0; r < world_; ++r) {
     const int64_t t = p.ns[static_cast<size_t>(r)];
     if (r != j.last) j.before_last = std::max(j.before_last, t);
-    auto& kept = lateness_[r];
-    kept.push_back(t - j.first);
-    if (kept.size() > kLatenessKept) kept.pop_front();
+    lateness_[r].add(t - j.first);
   }
   if (world_ == 1) j.before_last = j.at_last;
   j.margin = j.at_last - j.before_last;
@@ -88,53 +113,51 @@ void StragglerWatch::complete(uint64_t, const Pending& p) {
   if (window_.size() > static_cast<size_t>(rule_.window)) window_.pop_front();
 }
 
-std::optional<StragglerWatch::Verdict> StragglerWatch::judge() const {
-  if (world_ < 2 || window_.size() < static_cast<size_t>(rule_.window)) return std::nullopt;
+std::map<int, StragglerWatch::Verdict> StragglerWatch::judge() const {
+  std::map<int, Verdict> out;
+  if (world_ < 2 || window_.size() < static_cast<size_t>(rule_.window)) return out;
   const auto threshold = static_cast<int64_t>(rule_.lateness * 1e9);
-  std::map<int, int> times;
+  std::map<int, std::vector<std::pair<int64_t, int64_t>>> waits;
+  std::map<int, std::vector<int64_t>> margins;
   for (const auto& j : window_) {
-    if (j.margin >= threshold) ++times[j.last];
-  }
-  const auto top =
-      std::max_element(times.begin(), times.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-  if (top == times.end()) return std::nullopt;
-  Verdict v{top->first, top->second, 0, 0};
-  std::vector<std::pair<int64_t, int64_t>> waits;
-  std::vector<int64_t> margins;
-  for (const auto& j : window_) {
-    if (j.last != v.rank || j.margin < threshold) continue;
-    waits.emplace_back(j.before_last, j.at_last);
-    margins.push_back(j.margin);
+    if (j.margin < threshold) continue;
+    waits[j.last].emplace_back(j.before_last, j.at_last);
+    margins[j.last].push_back(j.margin);
   }
   const int64_t span = window_.back().at_last - window_.front().first;
-  v.waited_share = span > 0 ? static_cast<double>(covered(waits)) / static_cast<double>(span) : 0;
-  v.median_margin = percentile(margins, 0.5);
-  return v;
+  for (const auto& [rank, gaps] : waits) {
+    Verdict v{rank, static_cast<int>(gaps.size()), 0, percentile(margins[rank], 0.5)};
+    v.waited_share = span > 0 ? static_cast<double>(covered(gaps)) / static_cast<double>(span) : 0;
+    out[rank] = v;
+  }
+  return out;
 }
 
 void StragglerWatch::report(int64_t now_ns, std::vector<std::string>& lines) {
-  const auto v = judge();
+  if (window_.size() < static_cast<size_t>(rule_.window)) return;
+  const auto verdicts = judge();
   const int needed = static_cast<int>(std::ceil(rule_.share * rule_.window - 1e-9));
-  const bool is = v && v->times >= needed && v->waited_share >= kTimeShare;
   for (auto it = named_.begin(); it != named_.end();) {
     // Named until it is last at fewer than half as many: a rank near the line is not said twice a second.
-    const bool still = v && v->rank == it->first && v->times * 2 >= needed;
-    if (still || window_.size() < static_cast<size_t>(rule_.window)) {
+    const auto v = verdicts.find(it->first);
+    if (v != verdicts.end() && v->second.times * 2 >= needed) {
       ++it;
       continue;
     }
     lines.push_back(fmt::format("{} is no longer a straggler", who(it->first)));
     it = named_.erase(it);
   }
-  if (!is) return;
-  ever_[v->rank] = *v;
-  auto said = named_.find(v->rank);
-  if (said == named_.end()) {
-    lines.push_back("straggler: " + describe(*v));
-    named_[v->rank] = now_ns;
-  } else if (static_cast<double>(now_ns - said->second) >= kRepeatSeconds * 1e9) {
-    lines.push_back("still a straggler: " + describe(*v));
-    said->second = now_ns;
+  for (const auto& [rank, v] : verdicts) {
+    if (v.times < needed || v.waited_share < kTimeShare) continue;
+    ever_[rank] = v;
+    auto said = named_.find(rank);
+    if (said == named_.end()) {
+      lines.push_back("straggler: " + describe(v));
+      named_[rank] = now_ns;
+    } else if (static_cast<double>(now_ns - said->second) >= kRepeatSeconds * 1e9) {
+      lines.push_back("still a straggler: " + describe(v));
+      said->second = now_ns;
+    }
   }
 }
 
@@ -158,19 +181,14 @@ std::vector<std::string> StragglerWatch::summary() const {
   struct Row {
     int rank;
     int64_t p50, p90, p99, max;
-    size_t n;
   };
   std::vector<Row> rows;
-  for (const auto& [rank, kept] : lateness_) {
-    std::vector<int64_t> values(kept.begin(), kept.end());
-    rows.push_back({rank, percentile(values, 0.5), percentile(values, 0.9), percentile(values, 0.99),
-                    values.empty() ? 0 : *std::max_element(values.begin(), values.end()), values.size()});
+  for (const auto& [rank, l] : lateness_) {
+    rows.push_back({rank, l.percentile(0.5), l.percentile(0.9), l.percentile(0.99), l.max});
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.p90 > b.p90; });
-  lines.push_back(fmt::format(
-      "lateness after the first rank to arrive, per rank, over its last {} collectives at most (ms: median, "
-      "p90, p99, max):",
-      kLatenessKept));
+  lines.push_back(
+      "lateness after the first rank to arrive, per rank, over the job (ms: median, p90, p99 to within 12%; max):");
   for (size_t i = 0; i < rows.size() && i < kSummaryRows; ++i) {
     const Row& r = rows[i];
     lines.push_back(

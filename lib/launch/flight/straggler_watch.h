@@ -6,13 +6,16 @@
 // A rank is a straggler when, over the last `window` collectives, it was last by at least
 // `lateness` seconds at `share` of them or more, and the others waited for it (the union of those
 // gaps) at least kTimeShare of the window's time: a rank that is rarely last, or last by little,
-// or in a job whose collectives are far apart next to its delay, is not named.
-// Lines say it when a rank becomes one, at most every kRepeat while it stays one, and when it no
-// longer is; summary() gives the job's stragglers and every rank's lateness percentiles.
-// Memory is bounded: collectives that some rank never reaches are given up past kMaxPending.
-// Single-threaded.
+// or in a job whose collectives are far apart next to its delay, is not named. Several ranks can
+// be named at once where the share allows it.
+// Lines say it when a rank becomes one, at most every kRepeatSeconds while it stays one, and when
+// it no longer is (last at fewer than half as many); summary() gives the job's stragglers and
+// every rank's lateness percentiles over the whole job.
+// Memory: a window of `window` entries, kLatenessBuckets counters per rank, and collectives some
+// rank has not reached yet, given up past kMaxPendingBytes. Single-threaded.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -29,15 +32,18 @@ using StragglerRule = plan::StragglerRule;
 
 inline constexpr double kTimeShare = 0.05;
 inline constexpr double kRepeatSeconds = 60;
-inline constexpr size_t kMaxPending = 4096;
-inline constexpr size_t kLatenessKept = 4096;  // each rank's latest latenesses, for the percentiles
+inline constexpr size_t kMaxPendingBytes = 64u << 20;
+// A rank's latenesses as counts in buckets 10^(1/kBucketsPerDecade) wide from 10 µs to 10^4 s
+// (percentiles to within 12%), the first below 10 µs, the last above.
+inline constexpr int kBucketsPerDecade = 20;
+inline constexpr size_t kLatenessBuckets = 9 * kBucketsPerDecade + 2;
 
 class StragglerWatch {
  public:
   StragglerWatch(StragglerRule rule, int world);
 
   // A machine's batch, its times moved onto this launcher's clock by subtracting `offset_ns`;
-  // `now_ns` on this clock. Returns the lines to say now ("" prefix: the caller adds "accel: ").
+  // `now_ns` on this clock. Returns the lines to say now (the caller adds "accel: ").
   std::vector<std::string> add(const Arrivals& batch, int64_t offset_ns, int64_t now_ns);
   // A new round (its process groups number their collectives from the start): `world` ranks.
   void newRound(int world);
@@ -66,12 +72,20 @@ class StragglerWatch {
     double waited_share = 0;    // of the window's time
     int64_t median_margin = 0;  // of those times
   };
+  struct Lateness {
+    std::array<uint32_t, kLatenessBuckets> counts{};
+    uint64_t n = 0;
+    int64_t max = 0;
+    void add(int64_t ns);
+    int64_t percentile(double p) const;  // the bucket's upper edge, at most the largest seen
+  };
 
-  void complete(uint64_t seq, const Pending& p);
-  std::optional<Verdict> judge() const;
+  void complete(const Pending& p);
+  std::map<int, Verdict> judge() const;  // every rank last by the threshold in the window
   void report(int64_t now_ns, std::vector<std::string>& lines);
   std::string describe(const Verdict& v) const;
   std::string who(int rank) const;
+  size_t maxPending() const;
 
   StragglerRule rule_;
   int world_;
@@ -79,9 +93,9 @@ class StragglerWatch {
   std::optional<uint64_t> done_below_;  // collectives below it were judged or given up
   std::deque<Judged> window_;
   std::map<int, Who> who_;
-  std::map<int, std::deque<int64_t>> lateness_;  // by rank, after the first to arrive
-  std::map<int, int64_t> named_;                 // rank -> when last said
-  std::map<int, Verdict> ever_;                  // every rank named, as it was last named
+  std::map<int, Lateness> lateness_;  // by rank, after the first to arrive
+  std::map<int, int64_t> named_;      // rank -> when last said
+  std::map<int, Verdict> ever_;       // every rank named, as it was last named
 };
 
 }  // namespace accel::launch::flight

@@ -50,7 +50,8 @@ def _accel_start():
     except OSError:
         pass
     # Its "Server listening" line goes to fd 2 while the server starts: fd 2 is a pipe for that
-    # moment, and whatever else came (another thread of the program's) is written back after.
+    # moment, and whatever else came (another thread of the program's) is written back after. The
+    # pipe is drained without waiting for its end: a process started meanwhile may hold it.
     saved = os.dup(2)
     read_end, write_end = os.pipe()
     os.dup2(write_end, 2)
@@ -61,16 +62,23 @@ def _accel_start():
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+        os.set_blocking(read_end, False)
         said = b""
-        while True:
-            chunk = os.read(read_end, 65536)
-            if not chunk:
-                break
-            said += chunk
+        try:
+            while True:
+                chunk = os.read(read_end, 65536)
+                if not chunk:
+                    break
+                said += chunk
+        except BlockingIOError:
+            pass
         os.close(read_end)
         others = b"".join(l for l in said.splitlines(True) if b"Server listening" not in l)
-        if others:
-            os.write(2, others)
+        try:
+            if others:
+                os.write(2, others)
+        except OSError:
+            pass
 
 
 class _AccelWatch(importlib.abc.MetaPathFinder):

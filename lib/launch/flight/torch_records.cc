@@ -93,11 +93,6 @@ Call torchCall(const json& e, unsigned group, int64_t offset) {
 
 }  // namespace
 
-// torch 2.15's names (its Gloo recorder's JSON, accel's hook's pickle with its groups repaired;
-// its NCCL recorder's own two).
-const char* jsonHandler(const TorchRank& r) { return r.nccl ? "dump_nccl_trace_json" : "fr_trace_json"; }
-const char* pickleHandler(const TorchRank& r) { return r.nccl ? "dump_nccl_trace_pickle" : "accel_fr_pickle"; }
-
 std::optional<std::string> askTorchServer(const std::string& socket, const std::string& handler,
                                           Clock::time_point deadline, std::string& why) {
   std::string error;
@@ -164,26 +159,44 @@ RankFlight torchFlight(const json& dump, int rank, long long pid, int64_t read_n
   }
 }
 
+// torch 2.15's handlers: its NCCL recorder's two; its Gloo recorder's JSON and accel's hook's
+// pickle of it (its groups repaired: torch_hook.py).
+std::optional<RankFlight> askTorchRecord(const TorchRank& r, Clock::time_point deadline, std::string& why,
+                                         std::string& pickle_handler) {
+  const int64_t now = accel::flight::nowNs(), offset = accel::flight::realtimeOffsetNs();
+  std::optional<RankFlight> nccl;
+  try {
+    if (r.nccl) {
+      if (const auto body = askTorchServer(r.socket, "dump_nccl_trace_json", deadline, why)) {
+        nccl = torchFlight(json::parse(*body), r.rank, r.pid, now, offset);
+        pickle_handler = "dump_nccl_trace_pickle";
+        if (!nccl->dump.calls.empty()) return nccl;
+      }
+    }
+    const auto body = askTorchServer(r.socket, "fr_trace_json", deadline, why);
+    if (!body) return nccl;
+    pickle_handler = "accel_fr_pickle";
+    return torchFlight(json::parse(*body), r.rank, r.pid, now, offset);
+  } catch (const std::exception& e) {
+    why = e.what();
+    return std::nullopt;
+  }
+}
+
 namespace {
 
 TorchAnswer readTorchRank(const TorchRank& r, Clock::time_point deadline, double seconds,
                           const std::string& pickle_dir) {
   TorchAnswer a;
-  std::string why;
-  const int64_t now = accel::flight::nowNs(), offset = accel::flight::realtimeOffsetNs();
-  const auto body = askTorchServer(r.socket, jsonHandler(r), deadline, why);
-  if (!body) {
+  std::string why, pickle_handler;
+  const auto record = askTorchRecord(r, deadline, why, pickle_handler);
+  if (!record) {
     a.missing = why == "it did not answer in time" ? fmt::format("it did not answer within {:g} s", seconds) : why;
     return a;
   }
-  try {
-    a.flight = encodeFlight(torchFlight(json::parse(*body), r.rank, r.pid, now, offset));
-  } catch (const std::exception& e) {
-    a.missing = e.what();
-    return a;
-  }
+  a.flight = encodeFlight(*record);
   if (pickle_dir.empty()) return a;
-  if (const auto pickle = askTorchServer(r.socket, pickleHandler(r), deadline, why)) {
+  if (const auto pickle = askTorchServer(r.socket, pickle_handler, deadline, why)) {
     try {
       writeFileAtomic(fmt::format("{}/torch_rank_{}", pickle_dir, r.rank), *pickle, true);
     } catch (const Error&) {

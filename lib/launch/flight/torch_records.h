@@ -38,9 +38,12 @@ struct TorchRank {
   bool nccl = false;   // on GPUs: torch's NCCL recorder, through its own handlers
 };
 
-// The worker server's handler of a rank's JSON record, and of torch's pickle of it.
-const char* jsonHandler(const TorchRank& r);
-const char* pickleHandler(const TorchRank& r);
+// A rank's record from its worker server: on GPUs torch's NCCL recorder's (dump_nccl_trace_json),
+// else, or where that one has no entries (a Gloo program on a GPU machine), its Gloo one
+// (fr_trace_json); `pickle_handler` is then the handler of torch's pickle of the same recorder.
+// nullopt with `why` when the rank gives none by `deadline`, or its record does not read.
+std::optional<RankFlight> askTorchRecord(const TorchRank& r, std::chrono::steady_clock::time_point deadline,
+                                         std::string& why, std::string& pickle_handler);
 struct TorchAnswer {
   std::string flight;   // its record (flight_text.h), or ""
   std::string missing;  // why there is none: "it did not answer within 3 s", …

@@ -2,7 +2,8 @@
 // Machine 0's part in the straggler watch (flight/straggler_watch.h): each member's clock is
 // probed once a second while the job runs (clock_offset.h), and its ranks' arrivals go to the
 // supervisor with the member's offset; arrivals from a member whose clock is not known yet are
-// dropped (the first echo comes within a round trip of its start).
+// dropped (the first echo comes within a round trip of its start), and so are a round's that
+// come after it ended (a member reads its rings once more as its round ends).
 #include <chrono>
 
 #include "lib/common/flight_ring.h"
@@ -29,8 +30,9 @@ void JobHub::onArrivals(Member& m, const job::Message& message) {
     return m.clock.echoed(echo->id, echo->ns, accel::flight::nowNs());
   }
   const auto estimate = m.clock.estimate();
-  if (!estimate || plan_.stragglers.window <= 0) return;
-  queued_.push_back(JobEvent::arrived(std::get<job::ArrivalsSent>(message).arrivals, estimate->offset_ns));
+  const auto& arrivals = std::get<job::ArrivalsSent>(message).arrivals;
+  if (!estimate || plan_.stragglers.window <= 0 || arrivals.round != round_) return;
+  queued_.push_back(JobEvent::arrived(arrivals, estimate->offset_ns));
 }
 
 }  // namespace accel::launch::job

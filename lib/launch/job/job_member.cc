@@ -141,7 +141,7 @@ class JobMember final : public JobLink {
   bool sendArrivals(const flight::Arrivals& a) override {
     if (ended_ || !first_port_ || !hub_ || !hub_->open() || hub_->queued() > kMaxQueuedArrivals) return true;
     for (size_t from = 0; from < a.calls.size(); from += job::kMaxArrivals) {
-      job::ArrivalsSent part{{a.host, a.ranks, {}}};
+      job::ArrivalsSent part{{a.round, a.host, a.ranks, {}}};
       const size_t to = std::min(a.calls.size(), from + job::kMaxArrivals);
       for (size_t i = from; i < to; ++i) {
         part.arrivals.calls.push_back({a.calls[i].rank, a.calls[i].seq, a.calls[i].ns + plan_.clock_skew_ns});

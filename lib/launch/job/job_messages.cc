@@ -153,7 +153,8 @@ json toJson(const ArrivalsSent& m) {
     calls.push_back(std::min<uint64_t>(a.calls[i].seq, kMaxId));
     calls.push_back(std::min<int64_t>(a.calls[i].ns - base, kMaxId));
   }
-  return {{"t", "ar"}, {"host", clamp(a.host, kMaxText)}, {"ranks", ranks}, {"base", base}, {"calls", calls}};
+  return {{"t", "ar"},      {"round", a.round}, {"host", clamp(a.host, kMaxText)},
+          {"ranks", ranks}, {"base", base},     {"calls", calls}};
 }
 json toJson(const ClockProbe& m) { return {{"t", "ck"}, {"id", m.id}}; }
 json toJson(const ClockEcho& m) { return {{"t", "ce"}, {"id", m.id}, {"ns", m.ns}}; }
@@ -225,18 +226,19 @@ std::vector<plan::MachineShare> readRuns(Fields& f) {
 ArrivalsSent readArrivals(Fields& f) {
   ArrivalsSent m;
   flight::Arrivals& a = m.arrivals;
+  a.round = f.small("round", 0, kMaxRound);
   a.host = f.text("host");
-  const auto ranks = f.integers("ranks", 2 * kMaxWorkers, 0, std::max(kMaxRank, kMaxPid));
-  const long long base = f.integer("base", 0, kMaxClock);
+  const auto ranks = f.integers("ranks", 2 * kMaxWorkers, 0, kMaxPid);
+  const long long base = f.integer("base", -kMaxClock, kMaxClock);
   const auto calls = f.integers("calls", 3 * kMaxArrivals, 0, kMaxId);
   if (ranks.size() % 2) throw Bad("field 'ranks': not rank and pid pairs");
   if (calls.size() % 3) throw Bad("field 'calls': not rank, sequence number and time triples");
   for (size_t i = 0; i < ranks.size(); i += 2) {
-    if (ranks[i] > kMaxRank || ranks[i + 1] > kMaxPid) throw Bad("field 'ranks': a rank or pid out of range");
+    // Ranks within int (kMaxPid's range): the judge counts them as ints.
     a.ranks.push_back({static_cast<int>(ranks[i]), ranks[i + 1]});
   }
   for (size_t i = 0; i < calls.size(); i += 3) {
-    if (calls[i] > kMaxRank || calls[i + 2] > kMaxClock - base) throw Bad("field 'calls': a rank or time out of range");
+    if (calls[i] > kMaxPid || calls[i + 2] > kMaxClock - base) throw Bad("field 'calls': a rank or time out of range");
     a.calls.push_back({static_cast<int>(calls[i]), static_cast<uint64_t>(calls[i + 1]), base + calls[i + 2]});
   }
   return m;
@@ -302,7 +304,7 @@ Message read(Fields& f, const std::string& t) {
   if (t == "sd") return StacksDone{f.integer("id", 0, kMaxId), f.small("machine", -1, kMaxMachines), f.text("note")};
   if (t == "ar") return readArrivals(f);
   if (t == "ck") return ClockProbe{f.integer("id", 0, kMaxId)};
-  if (t == "ce") return ClockEcho{f.integer("id", 0, kMaxId), f.integer("ns", 0, kMaxClock)};
+  if (t == "ce") return ClockEcho{f.integer("id", 0, kMaxId), f.integer("ns", -kMaxClock, kMaxClock)};
   throw Bad(fmt::format("unknown message kind '{}'", shown(t)));
 }
 

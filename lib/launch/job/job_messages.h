@@ -50,7 +50,7 @@ inline constexpr int kMaxDepth = 4;           // objects and arrays nested in a 
 inline constexpr size_t kMaxRuns = 4096;                   // a layout's runs of alike machines (Start)
 inline constexpr long long kMaxRank = (1LL << 20) * 4096;  // machines x one launcher's workers
 inline constexpr size_t kMaxRoleText = 64;
-inline constexpr size_t kMaxArrivals = 4096;  // arrivals in one ar message (a sender splits more)
+inline constexpr size_t kMaxArrivals = 2048;  // arrivals in one ar message (a sender splits more): within kMaxLine
 inline constexpr double kMaxStackSeconds =
     600;  // the stack tools' limit (sw)  // a role's name (--role refuses longer ones)
 

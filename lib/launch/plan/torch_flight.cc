@@ -14,6 +14,17 @@ bool runsPython(const std::vector<std::string>& program) {
   return name.rfind("python", 0) == 0;
 }
 
+namespace {
+
+// Whether the user set `name`: in the launcher's environment, or for the workers (--env).
+bool userSet(const LaunchPlan& p, const facts::Machine& f, const char* name) {
+  const std::string prefix = std::string(name) + "=";
+  return !f.variable(name).empty() || std::any_of(p.user_env.begin(), p.user_env.end(),
+                                                  [&](const std::string& kv) { return kv.rfind(prefix, 0) == 0; });
+}
+
+}  // namespace
+
 void planTorchFlight(LaunchPlan& p, const facts::Machine& f, const std::vector<std::string>& program) {
   namespace E = launch_env;
   // The rings are sized by the launcher's value: a worker's own (--env) would map past its ring.
@@ -24,14 +35,14 @@ void planTorchFlight(LaunchPlan& p, const facts::Machine& f, const std::vector<s
   const auto exported =
       std::find_if(p.exports.begin(), p.exports.end(), [](const auto& kv) { return kv.first == E::kPythonPath; });
   p.python_path = exported != p.exports.end() ? exported->second : f.variable(E::kPythonPath);
-  if (f.variable(E::kTorchFrBufferSize).empty() && f.variable(E::kTorchNcclTraceBufferSize).empty()) {
+  if (!userSet(p, f, E::kTorchFrBufferSize) && !userSet(p, f, E::kTorchNcclTraceBufferSize)) {
     p.exports.emplace_back(E::kTorchFrBufferSize, std::to_string(p.flight_entries));
   }
   if (!p.gpus) return;
   p.torch_nccl = true;
-  if (f.variable(E::kTorchNcclDumpOnTimeout).empty()) p.exports.emplace_back(E::kTorchNcclDumpOnTimeout, "1");
-  p.torch_dump_file = f.variable(E::kTorchFrDumpTempFile).empty() && f.variable(E::kTorchNcclDebugInfoTempFile).empty();
-  p.torch_dump_pipe = f.variable(E::kTorchNcclDebugInfoPipeFile).empty();
+  if (!userSet(p, f, E::kTorchNcclDumpOnTimeout)) p.exports.emplace_back(E::kTorchNcclDumpOnTimeout, "1");
+  p.torch_dump_file = !userSet(p, f, E::kTorchFrDumpTempFile) && !userSet(p, f, E::kTorchNcclDebugInfoTempFile);
+  p.torch_dump_pipe = !userSet(p, f, E::kTorchNcclDebugInfoPipeFile);
 }
 
 }  // namespace accel::launch::plan

@@ -10,6 +10,7 @@
 #include "lib/common/error.h"
 #include "lib/common/temporary_folder.h"
 #include "lib/launch/flight/torch_hook.h"
+#include "lib/launch/plan/worker_env.h"
 
 namespace accel::launch::supervise {
 
@@ -38,6 +39,15 @@ std::string FlightBoard::open(const plan::LaunchPlan& plan) {
     return fmt::format("warning: no flight records from the Python workers: {}", e.what());
   }
   return "";
+}
+
+void FlightBoard::newRound() const {
+  if (hook_.empty()) return;
+  const std::string prefix = std::filesystem::path(plan::torchDumpPrefix(hook_)).filename();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(hook_, ec)) {
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) std::filesystem::remove(entry.path(), ec);
+  }
 }
 
 std::optional<accel::flight::Dump> FlightBoard::read(int local_rank) const {

@@ -31,6 +31,9 @@ class FlightBoard {
   // Python workers (plan.torch_flight): the folder of accel's hook, first on their PYTHONPATH, and
   // of their worker servers' sockets (plan/worker_env.h flightSocket); "" for none.
   const std::string& hookFolder() const { return hook_; }
+  // A round starts: the dumps torch wrote in the hook's folder in earlier rounds are removed, so
+  // that a stop keeps only this round's (plan/worker_env.h torchDumpPrefix).
+  void newRound() const;
   // LOCAL_RANK `local_rank`'s ring as it is now; nullopt when it holds none.
   std::optional<accel::flight::Dump> read(int local_rank) const;
 

@@ -23,7 +23,8 @@ void RankArrivals::addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const {
   if (timeout_ms < 0 || due < timeout_ms) timeout_ms = due;
 }
 
-void RankArrivals::newRound() {
+void RankArrivals::newRound(int round) {
+  round_ = round;
   torch_.stop();
   cursor_.clear();
   watch_.newRound(plan_.world_size);
@@ -73,6 +74,7 @@ void RankArrivals::startTorchLook() {
 std::vector<std::string> RankArrivals::judge(flight::Arrivals batch, job::JobLink& link) {
   if (batch.calls.empty()) return {};
   batch.host = plan_.host;
+  batch.round = round_;
   if (link.sendArrivals(batch)) return {};
   return watch_.add(batch, 0, accel::flight::nowNs());
 }

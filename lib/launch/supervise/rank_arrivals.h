@@ -31,8 +31,8 @@ class RankArrivals {
   bool on() const { return plan_.stragglers.window > 0; }
   // The torch look's pipe, and the milliseconds until the next look, for the supervisor's poll.
   void addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const;
-  // A round starts: its ranks number their collectives afresh.
-  void newRound();
+  // Round `round` starts: its ranks number their collectives afresh.
+  void newRound(int round);
   // After poll: looks when a look is due, takes a torch look's answer; returns the lines to say.
   std::vector<std::string> service(const std::vector<pollfd>& fds, job::JobLink& link);
   pid_t lookPid() const { return torch_.pid(); }  // the torch look's process while it runs, else 0
@@ -53,6 +53,7 @@ class RankArrivals {
   void startTorchLook();
 
   TorchArrivals torch_;
+  int round_ = 0;
   Clock::time_point next_ = Clock::now();
 };
 

@@ -148,7 +148,8 @@ class Supervisor {
     stopping_ = false;
     kill_at_.reset();
     stacks_->released();
-    arrivals_->newRound();
+    arrivals_->newRound(attempt);
+    flights_.newRound();
     const RoundStart round{attempt,
                            run_dir_,
                            answers_->socketName(),

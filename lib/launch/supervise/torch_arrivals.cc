@@ -5,7 +5,6 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "lib/common/error.h"
 #include "lib/common/flight_ring.h"
@@ -22,17 +21,11 @@ constexpr auto kMargin = std::chrono::seconds(1);
 // In the look's process: one rank's group-0 calls, or none when it gave no record.
 TorchCalls askRank(const flight::TorchRank& r, Clock::time_point deadline) {
   TorchCalls out{r.rank, r.pid, {}};
-  std::string why;
-  const auto body = flight::askTorchServer(r.socket, flight::jsonHandler(r), deadline, why);
-  if (!body) return out;
-  try {
-    const auto f = flight::torchFlight(nlohmann::json::parse(*body), r.rank, r.pid, accel::flight::nowNs(),
-                                       accel::flight::realtimeOffsetNs());
-    for (const auto& c : f.dump.calls) {
+  std::string why, pickle_handler;
+  if (const auto f = flight::askTorchRecord(r, deadline, why, pickle_handler)) {
+    for (const auto& c : f->dump.calls) {
       if (c.group == 0) out.calls.emplace_back(c.seq, c.enqueued_ns);
     }
-  } catch (const std::exception&) {
-    out.calls.clear();  // a record that does not read gives no arrivals
   }
   return out;
 }
@@ -63,6 +56,7 @@ void TorchArrivals::start(const std::vector<flight::TorchRank>& ranks) {
 std::optional<std::vector<TorchCalls>> TorchArrivals::service(const std::vector<pollfd>& fds) {
   auto answer = child_.service(fds);
   if (!answer) return std::nullopt;
+  if (answer->timed_out) return std::vector<TorchCalls>{};  // its text may end inside a number
   return decodeTorchCalls(answer->text).value_or(std::vector<TorchCalls>{});
 }
 
