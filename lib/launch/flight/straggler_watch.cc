@@ -36,7 +36,8 @@ int64_t covered(std::vector<std::pair<int64_t, int64_t>> spans) {
 }  // namespace
 
 void StragglerWatch::Lateness::add(int64_t ns) {
-  const double at = ns <= 0 ? 0 : std::log10(static_cast<double>(ns) / 1e4) * kBucketsPerDecade;
+  const double at =
+      ns <= 0 ? 0 : std::log10(static_cast<double>(ns) / static_cast<double>(kLatenessFloorNs)) * kBucketsPerDecade;
   const auto bucket = static_cast<size_t>(std::clamp(std::ceil(at), 0.0, static_cast<double>(kLatenessBuckets - 1)));
   ++counts[bucket];
   ++n;
@@ -49,7 +50,8 @@ int64_t StragglerWatch::Lateness::percentile(double p) const {
   for (size_t b = 0; b < kLatenessBuckets; ++b) {
     seen += counts[b];
     if (seen >= std::max<uint64_t>(rank, 1)) {
-      const double edge = 1e4 * std::pow(10.0, static_cast<double>(b) / kBucketsPerDecade);
+      const double edge =
+          static_cast<double>(kLatenessFloorNs) * std::pow(10.0, static_cast<double>(b) / kBucketsPerDecade);
       return std::min(max, static_cast<int64_t>(edge));
     }
   }

@@ -33,9 +33,11 @@ using StragglerRule = plan::StragglerRule;
 inline constexpr double kTimeShare = 0.05;
 inline constexpr double kRepeatSeconds = 60;
 inline constexpr size_t kMaxPendingBytes = 64u << 20;
-// A rank's latenesses as counts in buckets 10^(1/kBucketsPerDecade) wide from 10 µs to 10^4 s
-// (percentiles to within 12%), the first below 10 µs, the last above.
+// A rank's latenesses as counts in logarithmic buckets, kBucketsPerDecade to a factor of ten,
+// from kLatenessFloorNs up (the first holds what is below it, the last what is beyond the rest):
+// a percentile is right to within one bucket's width.
 inline constexpr int kBucketsPerDecade = 20;
+inline constexpr int64_t kLatenessFloorNs = 10'000;
 inline constexpr size_t kLatenessBuckets = 9 * kBucketsPerDecade + 2;
 
 class StragglerWatch {
