@@ -9,7 +9,8 @@
 # program with its own sitecustomize prints the same and exits with the same code with the
 # recorder on and off (--flight_recorder off), and no line of torch's worker server reaches its
 # output. Stragglers: of 4 ranks, the one 60 ms late to each all_reduce is named while the job runs
-# (torch's records, read once a second) and no other; a healthy run of 150 all_reduces names nobody.
+# (torch's records, read once a second) and no other (healthy runs: tests/cli/stragglers_test.cc,
+# scripts/bench_flight, scripts/soak --only no-straggler).
 # Run by scripts/peers in the peers' virtual environment (ACCEL: the binary). Exit 1 on a miss.
 import glob
 import os
@@ -88,13 +89,10 @@ def main():
     ]
     slow, _ = launch(tmp, "slow", procs=4, args=("2", "60", "80"))
     named = re.findall(r"accel: straggler: rank (\d+) \(host", slow.stderr)
-    calm, _ = launch(tmp, "slow", procs=4, args=("-1", "0", "150"))
     checks += [
         ("stragglers: rank 2, 60 ms late to each all_reduce, is named while the job runs, and no other",
          slow.returncode == 0 and named == ["2"] and slow.stderr.find("straggler: rank 2") < slow.stderr.find(
              "the job's straggler")),
-        ("stragglers: a healthy run of 150 all_reduces names nobody", calm.returncode == 0 and "straggler: " not in
-         calm.stderr),
     ]
     for what, ok in checks:
         print(f"{'ok  ' if ok else 'FAIL'} {what}")
@@ -104,7 +102,7 @@ def main():
               mismatch.stderr[-3000:] + "\n--- fr_trace ---\n" + mtrace[-3000:])
         for w, (r, _) in runs.items():
             print(f"--- healthy, recorder {w} ---\n" + r.stdout[-2000:] + r.stderr[-2000:])
-        print("--- slow ---\n" + slow.stderr[-3000:] + "\n--- calm ---\n" + calm.stderr[-3000:])
+        print("--- slow ---\n" + slow.stderr[-3000:])
     print("\n".join(l for l in hang.stderr.splitlines() if "#6 of group" in l))
     print(f"flight records of torch workers: {sum(ok for _, ok in checks)} of {len(checks)} checks passed; hang "
           f"stopped in {hang_s:.2f} s; a healthy run {runs['on'][1]:.2f} s with the recorder, {runs['off'][1]:.2f} s "
