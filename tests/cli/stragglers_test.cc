@@ -29,7 +29,7 @@ RunResult slowJob(const TempDir& dir, const std::string& slow, const std::string
 TEST_CASE("stragglers: a rank late to every collective is named while the job runs, and in its summary",
           "[flight][scenario]") {
   TempDir dir;
-  auto job = slowJob(dir, "0", "80");
+  auto job = slowJob(dir, "0", "90");
   INFO(job.out << job.err);
   REQUIRE(job.exit_code == 0);
   CHECK(occurrences(job.out, "] done") == 4);
@@ -45,7 +45,7 @@ TEST_CASE("stragglers: a rank late to every collective is named while the job ru
 TEST_CASE("stragglers: with --virtual_local_rank (every LOCAL_RANK 0) each rank still records in a ring of its own",
           "[flight][scenario]") {
   TempDir dir;
-  auto job = slowJob(dir, "3", "80", {"--virtual_local_rank"});
+  auto job = slowJob(dir, "3", "90", {"--virtual_local_rank"});
   INFO(job.out << job.err);
   CHECK(job.exit_code == 0);
   CHECK(contains(job.err, "accel: straggler: rank 3 (host "));

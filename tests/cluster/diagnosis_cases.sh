@@ -122,11 +122,11 @@ expect_straggler() {
 
 case_stragglers_2x2() {
   local bad=0
-  start_skewed late_here 5 "$build/bin/runtime_worker" slow-rank 1 60 80
+  start_skewed late_here 5 "$build/bin/runtime_worker" slow-rank 1 60 100
   wait_hosts || bad=1
   expect_straggler late_here 1 || bad=1
   grep -E 'accel: .*straggler' "$work/late_here.h0.log" || true
-  start_skewed late_there -5 "$build/bin/runtime_worker" slow-rank 3 60 80
+  start_skewed late_there -5 "$build/bin/runtime_worker" slow-rank 3 60 100
   wait_hosts || bad=1
   expect_straggler late_there 3 || bad=1
   start_skewed healthy 5 "$build/bin/runtime_worker" slow-rank -1 0 150
