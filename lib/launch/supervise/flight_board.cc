@@ -50,6 +50,25 @@ void FlightBoard::newRound() const {
   }
 }
 
+std::optional<accel::flight::Dump> FlightBoard::read(const WorkerProcess& w) const {
+  if (!w.spec || !w.spec->label.empty() || w.pid <= 0) return std::nullopt;
+  auto dump = read(w.spec->local_rank);
+  if (!dump || dump->pid != w.pid) return std::nullopt;
+  return dump;
+}
+
+std::vector<flight::TorchRank> FlightBoard::torchRanks(const std::vector<WorkerProcess>& workers,
+                                                       const plan::LaunchPlan& plan) const {
+  std::vector<flight::TorchRank> ranks;
+  if (!plan.torch_flight || hook_.empty()) return ranks;
+  for (const auto& w : workers) {
+    if (w.running && w.spec && w.spec->label.empty()) {
+      ranks.push_back({w.spec->rank, w.pid, plan::flightSocket(hook_, w.spec->local_rank), plan.torch_nccl});
+    }
+  }
+  return ranks;
+}
+
 std::optional<accel::flight::Dump> FlightBoard::read(int local_rank) const {
   if (!memory_.data() || local_rank < 0 || static_cast<size_t>(local_rank + 1) * ring_ > memory_.size()) {
     return std::nullopt;

@@ -10,10 +10,13 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lib/common/flight_ring.h"
 #include "lib/common/shared_memory.h"
+#include "lib/launch/flight/torch_records.h"
 #include "lib/launch/plan/launch_plan.h"
+#include "lib/launch/supervise/worker_process.h"
 
 namespace accel::launch::supervise {
 
@@ -36,6 +39,13 @@ class FlightBoard {
   void newRound() const;
   // LOCAL_RANK `local_rank`'s ring as it is now; nullopt when it holds none.
   std::optional<accel::flight::Dump> read(int local_rank) const;
+  // `w`'s ring, only when it is `w`'s process's (a slot keeps an earlier round's until the new
+  // worker starts its own); nullopt for a worker that is no rank of this launcher's (mpirun).
+  std::optional<accel::flight::Dump> read(const WorkerProcess& w) const;
+  // The running Python ranks of `workers`, to ask through their worker servers (plan.torch_flight;
+  // none otherwise).
+  std::vector<flight::TorchRank> torchRanks(const std::vector<WorkerProcess>& workers,
+                                            const plan::LaunchPlan& plan) const;
 
  private:
   SharedMemory memory_;

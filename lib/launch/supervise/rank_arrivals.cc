@@ -3,8 +3,6 @@
 
 #include <algorithm>
 
-#include "lib/launch/plan/worker_env.h"
-
 namespace accel::launch::supervise {
 
 namespace {
@@ -46,29 +44,19 @@ std::vector<std::string> RankArrivals::service(const std::vector<pollfd>& fds, j
   next_ = Clock::now() + kLookEvery;
   flight::Arrivals batch;
   for (const auto& w : workers_) {
-    if (!w.spec || !w.spec->label.empty() || w.pid <= 0) continue;
-    // A ring of this worker's process only: a slot keeps an earlier round's until its new one starts.
-    auto dump = flights_.read(w.spec->local_rank);
-    if (!dump || dump->pid != w.pid) continue;
-    batch.ranks.push_back({w.spec->rank, w.pid});
-    cursor_.take(*dump, batch.calls);
-  }
-  startTorchLook();
-  for (auto& line : judge(std::move(batch), link)) lines.push_back(std::move(line));
-  return lines;
-}
-
-// Python ranks that are running, through their worker servers; one look at a time.
-void RankArrivals::startTorchLook() {
-  if (!plan_.torch_flight || flights_.hookFolder().empty() || torch_.running()) return;
-  std::vector<flight::TorchRank> ranks;
-  for (const auto& w : workers_) {
-    if (w.running && w.spec && w.spec->label.empty()) {
-      ranks.push_back(
-          {w.spec->rank, w.pid, plan::flightSocket(flights_.hookFolder(), w.spec->local_rank), plan_.torch_nccl});
+    if (auto dump = flights_.read(w)) {
+      batch.ranks.push_back({w.spec->rank, w.pid});
+      cursor_.take(*dump, batch.calls);
     }
   }
-  torch_.start(ranks);
+  if (!torch_.running()) {  // one look at a time
+    if (const std::string why = torch_.start(flights_.torchRanks(workers_, plan_)); !why.empty() && !said_) {
+      said_ = true;
+      lines.push_back("warning: the straggler watch cannot read the Python ranks' records: " + why);
+    }
+  }
+  for (auto& line : judge(std::move(batch), link)) lines.push_back(std::move(line));
+  return lines;
 }
 
 std::vector<std::string> RankArrivals::judge(flight::Arrivals batch, job::JobLink& link) {

@@ -50,10 +50,10 @@ class RankArrivals {
   flight::ArrivalCursor cursor_;
   flight::StragglerWatch watch_;
   std::vector<std::string> judge(flight::Arrivals batch, job::JobLink& link);
-  void startTorchLook();
 
   TorchArrivals torch_;
   int round_ = 0;
+  bool said_ = false;  // that a torch look cannot start
   Clock::time_point next_ = Clock::now();
 };
 

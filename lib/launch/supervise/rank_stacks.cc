@@ -39,9 +39,7 @@ void RankStacks::collect(long long id, double seconds, int round) {
     if (!w.running) ended_.push_back({w.spec->rank, w.pid});
     // The rings first, as they are now (the tools stop each rank for a moment); an ended rank's
     // too: it may be the one whose collective timed out.
-    // A ring of this worker's process only: a slot keeps an earlier round's until its new one starts.
-    if (auto dump = flights_.read(w.spec->local_rank); dump && dump->pid == w.pid)
-      flight_texts_[w.spec->rank] = flight::encodeFlight({*dump, now, offset});
+    if (auto dump = flights_.read(w)) flight_texts_[w.spec->rank] = flight::encodeFlight({*dump, now, offset});
     if (!w.running && !flight_texts_.count(w.spec->rank)) keepTimeoutDump(w.spec->rank, round);
   }
   collector_.start(ranks, processEnvironment(), defaults::fromSeconds(seconds), torchFlights(seconds, round));
@@ -69,14 +67,8 @@ void RankStacks::keepTimeoutDump(int rank, int round) {
 // Python ranks' records, from torch's worker server through accel's hook (plan/torch_flight.h),
 // read by the collecting process; torch's pickles go to the round's flight folder.
 stacks::CollectBefore RankStacks::torchFlights(double seconds, int round) const {
-  if (!plan_.torch_flight || flights_.hookFolder().empty()) return {};
-  std::vector<flight::TorchRank> ranks;
-  for (const auto& w : workers_) {
-    if (w.running && w.spec && w.spec->label.empty()) {
-      ranks.push_back(
-          {w.spec->rank, w.pid, plan::flightSocket(flights_.hookFolder(), w.spec->local_rank), plan_.torch_nccl});
-    }
-  }
+  const std::vector<flight::TorchRank> ranks = flights_.torchRanks(workers_, plan_);
+  if (ranks.empty()) return {};
   const auto limit = std::min(kTorchRecordLimit, defaults::fromSeconds(seconds));
   std::string dir = roundDir(round) + "/flight";
   auto run = [ranks, limit, dir] {

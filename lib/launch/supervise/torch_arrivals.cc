@@ -44,13 +44,14 @@ int look(const std::vector<flight::TorchRank>& ranks, int out) {
 
 }  // namespace
 
-void TorchArrivals::start(const std::vector<flight::TorchRank>& ranks) {
-  if (ranks.empty()) return;
+std::string TorchArrivals::start(const std::vector<flight::TorchRank>& ranks) {
+  if (ranks.empty()) return "";
   try {
     child_.start([&ranks](int out) { return look(ranks, out); }, Clock::now() + kLimit + kMargin, kMaxOutput);
-  } catch (const Error&) {
-    // No look this time: the watch misses these arrivals, the job goes on.
+  } catch (const Error& e) {
+    return fmt::format("no process to ask them ({}); the job goes on", e.what());
   }
+  return "";
 }
 
 std::optional<std::vector<TorchCalls>> TorchArrivals::service(const std::vector<pollfd>& fds) {

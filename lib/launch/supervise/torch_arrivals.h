@@ -32,8 +32,9 @@ class TorchArrivals {
 
   bool running() const { return child_.running(); }
   pid_t pid() const { return child_.pid(); }  // a look's process while it runs, else 0
-  // Starts a look at `ranks` (a look that cannot start is skipped: the next one tries again).
-  void start(const std::vector<flight::TorchRank>& ranks);
+  // Starts a look at `ranks` (none: no look). Returns why it could not start ("" when it did or
+  // had nothing to do): the look is skipped, and the next one tries again.
+  std::string start(const std::vector<flight::TorchRank>& ranks);
   void addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const { child_.addPollFds(fds, timeout_ms); }
   // After poll: every rank's calls once the look ended (ranks that gave none have none).
   std::optional<std::vector<TorchCalls>> service(const std::vector<pollfd>& fds);
