@@ -40,10 +40,12 @@ bool JsonFields::flag(const char* key) {
   return v.get<bool>();
 }
 
-std::string JsonFields::text(const char* key) {
+std::string JsonFields::text(const char* key) { return text(key, max_text_); }
+
+std::string JsonFields::text(const char* key, size_t max) {
   const json& v = need(key);
   if (!v.is_string()) bad(key, fmt::format("{} is not a string", v.type_name()));
-  if (v.get_ref<const std::string&>().size() > max_text_) bad(key, fmt::format("longer than {} bytes", max_text_));
+  if (v.get_ref<const std::string&>().size() > max) bad(key, fmt::format("longer than {} bytes", max));
   return v.get<std::string>();
 }
 

@@ -30,6 +30,7 @@ class JsonFields {
   double seconds(const char* key);                         // finite, >= 0
   bool flag(const char* key);
   std::string text(const char* key);
+  std::string text(const char* key, size_t max);  // a longer bound than the object's strings have
   // A list of at most `max_lines` strings of at most `max_line` bytes each.
   std::vector<std::string> lines(const char* key, size_t max_lines, size_t max_line);
   // A list of at most `max_count` integers, each in [lo, hi].

@@ -106,6 +106,9 @@ inline const Variable<double> kStacksTimeout{"ACCEL_STACKS_TIMEOUT", defaults::k
                                              "how long the stack tools may take before a stop (0: none)"};
 inline const Variable<std::string> kEtcdUser{"ACCEL_ETCD_USER", "", text, "the etcd rendezvous' user"};
 inline const Variable<std::string> kEtcdPassword{"ACCEL_ETCD_PASSWORD", "", text, "that user's password"};
+inline const Variable<std::string> kEventLog{"ACCEL_EVENT_LOG", "", text,
+                                             "the job's event log: a file, or fd:N (--event_log)"};
+inline const Variable<int> kMetricsPort{"ACCEL_METRICS_PORT", 0, port, "serve Prometheus' /metrics (--metrics_port)"};
 inline const Variable<std::string> kPty{"ACCEL_PTY", "", text, "pseudo-terminals for the workers (--pty)"};
 inline const Variable<std::string> kStdinRank{"ACCEL_STDIN_RANK", "", text, "the rank that reads the user's input"};
 inline const Variable<double> kProgressInterval{"ACCEL_PROGRESS_INTERVAL", 10, positiveSeconds,

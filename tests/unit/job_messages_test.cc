@@ -95,6 +95,8 @@ TEST_CASE("straggler messages: ar, ck and ce round-trip, and a bad batch is refu
   CHECK(std::get<job::ClockProbe>(roundTrip(job::ClockProbe{9})).id == 9);
   CHECK(std::get<job::ClockEcho>(roundTrip(job::ClockEcho{9, 123456789})).ns == 123456789);
   CHECK(std::get<job::ClockEcho>(roundTrip(job::ClockEcho{9, -5})).ns == -5);
+  const std::string event = R"({"event":"worker_started","rank":3,"host":"h\u00e9"})";
+  CHECK(std::get<job::EventSent>(roundTrip(job::EventSent{event})).line == event);
   // A clock behind the batch's times (a negative base) still reads; a bad batch is refused, naming why.
   a.calls = {{2, 8, -40}, {3, 8, 10}};
   CHECK(std::get<job::ArrivalsSent>(roundTrip(job::ArrivalsSent{a})).arrivals.calls[0].ns == -40);
@@ -107,6 +109,18 @@ TEST_CASE("straggler messages: ar, ck and ce round-trip, and a bad batch is refu
   CHECK(refusal(R"({"t":"ar","round":0,"host":"h","ranks":[],"base":0,"calls":[4294967296,2,3]})") ==
         "field 'calls': a rank or time out of range");
   CHECK(refusal(R"({"t":"ar","host":"h","ranks":[],"base":0,"calls":[]})") == "field 'round' is missing");
+}
+
+TEST_CASE("event messages: ev carries one JSON object line, and nothing else", "[job][unit]") {
+  std::string error;
+  CHECK_FALSE(job::decode(R"({"t":"ev","line":"[1,2]"})", error));
+  CHECK(error == "field 'line': not one JSON object on one line");
+  CHECK_FALSE(job::decode(R"({"t":"ev","line":"{\n}"})", error));
+  CHECK_FALSE(job::decode(R"({"t":"ev"})", error));
+  CHECK(error.find("'line'") != std::string::npos);
+  // A line too long to send goes as an empty object, never cut into something else.
+  const std::string huge = "{\"x\":\"" + std::string(job::kMaxEventLine, 'a') + "\"}";
+  CHECK(std::get<job::EventSent>(roundTrip(job::EventSent{huge})).line == "{}");
 }
 
 TEST_CASE("job messages: what a worker printed, any bytes and any length, still decodes", "[job][unit]") {

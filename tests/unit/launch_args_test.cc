@@ -32,7 +32,8 @@ const std::set<std::string> kAccelOnly = {
     "local_ranks_filter", "log_line_prefix_template", "pty", "python", "rdzv_token",
     "signals_to_handle",  // torchrun's, not Accelerate's
     "stdin_rank", "on_hang", "flight_recorder", "straggler_window", "straggler_share", "straggler_lateness",
-    "startup_timeout", "max_startup_failures", "max_machine_failures", "gpu_free_timeout", "max_no_progress_restarts",
+    "event_log", "metrics_port", "metrics_addr", "metrics_linger", "startup_timeout", "max_startup_failures",
+    "max_machine_failures", "gpu_free_timeout", "max_no_progress_restarts",
     // DeepSpeed's launcher's, which accel deepspeed runs through them
     "bind_core_list", "bind_cores_to_rank", "deepspeed_env", "enable_each_rank_log", "launcher_args", "local_rank_arg",
     "venv_script"};

@@ -107,6 +107,7 @@ class EtcdLink final : public JobLink {
   }
   void wantStacks(long long id, double seconds) override { inner_->wantStacks(id, seconds); }
   bool sendArrivals(const flight::Arrivals& a) override { return !inner_ || inner_->sendArrivals(a); }
+  bool sendEvent(const std::string& line) override { return inner_ && inner_->sendEvent(line); }
 
  private:
   // Until this launcher is in a round under a machine 0 etcd named (itself, or the one it

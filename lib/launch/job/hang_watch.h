@@ -43,9 +43,10 @@ class HangWatch {
     return static_cast<int>(std::clamp<long long>(left.count(), 0, 60'000));
   }
   std::string why() const {
-    return fmt::format("no rank made progress for {:g} s (--hang_timeout: nothing printed, no collective finished)",
-                       timeout_);
+    return fmt::format("{} for {:g} s (--hang_timeout: nothing printed, no collective finished)", kHung, timeout_);
   }
+  // Whether a stop's reason is a why() of this watch.
+  static bool isHang(const std::string& why) { return why.rfind(kHung, 0) == 0; }
 
   // The hint of a job stopped for `hung` (its why(), or "" when it did not hang).
   static std::string hint(const std::string& hung) {
@@ -55,6 +56,7 @@ class HangWatch {
   }
 
  private:
+  static constexpr const char* kHung = "no rank made progress";
   bool armed() const { return timeout_ > 0 && !held_ && !fired_; }
 
   double timeout_;

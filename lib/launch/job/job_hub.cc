@@ -201,6 +201,8 @@ void JobHub::onMessage(int machine, Member& m, const job::Message& message) {
     onStacksMessage(machine, message);
   } else if (std::holds_alternative<job::ArrivalsSent>(message) || std::holds_alternative<job::ClockEcho>(message)) {
     onArrivals(m, message);
+  } else if (auto* ev = std::get_if<job::EventSent>(&message)) {
+    queued_.push_back(JobEvent::event(ev->line));
   } else if (!std::holds_alternative<job::Heartbeat>(message) && !std::holds_alternative<job::Ended>(message)) {
     m.conn->close();
     onLost(machine, m, fmt::format("its launcher sent a '{}', which only machine 0 sends", job::kindName(message)));

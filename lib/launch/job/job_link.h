@@ -57,6 +57,7 @@ struct JobEvent {
                // before the job stops for `stacks->why` (a hang, a lost machine, a collective timeout)
     Arrivals,  // machine 0: another machine's ranks' arrivals (`arrivals`), on its clock, which
                // runs `offset_ns` ahead of this one's (clock_offset.h)
+    Event,     // machine 0: another machine's event, its line in `message` (watch/event_log.h)
   };
   Kind kind = Kind::Stop;
   int round = 0;
@@ -130,6 +131,12 @@ struct JobEvent {
     e.offset_ns = offset_ns;
     return e;
   }
+  static JobEvent event(std::string line) {
+    JobEvent e;
+    e.kind = Kind::Event;
+    e.message = std::move(line);
+    return e;
+  }
   static JobEvent end(int exit_code, std::string message = {}, std::string hint = {}) {
     JobEvent e;
     e.kind = Kind::End;
@@ -200,6 +207,9 @@ class JobLink {
   // member sends them to machine 0 (which judges the job) and returns true; machine 0 and a lone
   // machine return false, and judge them where they are.
   virtual bool sendArrivals(const flight::Arrivals&) { return false; }
+  // One of this machine's events (a line of watch/event.h): a member sends it to machine 0, whose
+  // event log holds the whole job's, and returns true; machine 0 and a lone machine return false.
+  virtual bool sendEvent(const std::string&) { return false; }
 };
 
 // Chooses the link for `plan`: SoloLink on one machine, JobHub on machine 0 of several,

@@ -151,8 +151,22 @@ class JobMember final : public JobLink {
     return true;
   }
 
+  // Dropped while the channel is far behind: events are machine 0's story, never worth a stall.
+  // Before the job starts they wait (a few: what a launcher tells before its round is little).
+  bool sendEvent(const std::string& line) override {
+    if (ended_) return true;
+    if (!first_port_ || !hub_ || !hub_->open()) {
+      if (early_events_.size() < kMaxEarlyEvents) early_events_.push_back(line);
+      return true;
+    }
+    if (hub_->queued() <= kMaxQueuedArrivals) send(job::EventSent{line});
+    return true;
+  }
+
  private:
   static constexpr size_t kMaxQueuedArrivals = 1 << 20;  // bytes queued to machine 0
+  static constexpr size_t kMaxEarlyEvents = 64;
+  std::vector<std::string> early_events_;  // told before the job started
 
   const plan::LaunchPlan& plan_;
   const bool elected_;  // etcd elected machine 0: when it is lost, another is
@@ -289,6 +303,8 @@ class JobMember final : public JobLink {
       if (first_port_ || !validRound(s->machine, s->layout, "start")) return;
       first_port_ = s->port;
       layout_ = Layout{s->machine, s->layout, s->round, s->restarts, ""};
+      for (const auto& line : early_events_) send(job::EventSent{line});
+      early_events_.clear();
     } else if (auto* stop = std::get_if<job::Stop>(&m)) {
       queued_.push_back(JobEvent::stop(stop->round, stop->why));
     } else if (auto* restart = std::get_if<job::Restart>(&m)) {

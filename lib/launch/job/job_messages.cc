@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/job/job_messages.h"
 
+#include "lib/launch/job/message_codec.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,24 +11,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "lib/common/json_fields.h"
 #include "lib/common/utf8.h"
 
 namespace accel::launch::job {
 
-namespace {
-
-using nlohmann::json;
-
-using Bad = FieldError;
-
-constexpr long long kMaxRound = 1000000;
-constexpr long long kMaxStep = 1LL << 62;    // a checkpoint's step
-constexpr long long kMaxMachines = 1 << 20;  // the store's largest world (plan/launch_checks.cc)
-constexpr long long kMaxPid = std::numeric_limits<int>::max();
-constexpr long long kMaxId = 1LL << 53;                                   // exact in every JSON reader
-constexpr long long kMaxWorkers = 4096;                                   // one launcher's workers (launch_checks.h)
-constexpr long long kMaxClock = std::numeric_limits<int64_t>::max() / 2;  // a monotonic clock's nanoseconds
+namespace codec {
 
 // ---- writing: every string within its bound ----
 
@@ -35,6 +24,12 @@ std::string clamp(const std::string& text, size_t max) {
   const std::string s = validUtf8(text);
   if (s.size() <= max) return s;
   return std::string(utf8Prefix(s, max - 3)) + "...";
+}
+
+std::string shown(const std::string& text) {
+  std::string out;
+  for (char c : text.substr(0, 40)) out += static_cast<unsigned char>(c) < 0x20 || c == 0x7F ? '?' : c;
+  return out;
 }
 
 json clampLines(const std::vector<std::string>& lines) {
@@ -120,55 +115,6 @@ json toJson(const Hold& m) { return {{"t", "hold"}, {"stopped", m.stopped}, {"ma
 json toJson(const Ask& m) { return {{"t", "ask"}, {"id", m.id}, {"rank", m.rank}}; }
 json toJson(const Tell& m) { return {{"t", "tell"}, {"id", m.id}, {"text", clamp(m.text, kMaxText)}}; }
 json toJson(const Progress&) { return {{"t", "pg"}}; }
-json toJson(const StacksWanted& m) { return {{"t", "sw"}, {"id", m.id}, {"seconds", m.seconds}}; }
-json toJson(const StackPart& m) {
-  return {{"t", "sp"},
-          {"id", m.id},
-          {"machine", m.machine},
-          {"host", clamp(m.host, kMaxText)},
-          {"rank", m.rank},
-          {"pid", m.pid},
-          {"tool", clamp(m.tool, kMaxText)},
-          {"summary", clamp(m.summary, kMaxText)},
-          {"problem", clamp(m.problem, kMaxText)},
-          {"text", clamp(m.text, kMaxText)},
-          {"flight", clamp(m.flight, kMaxText)}};
-}
-json toJson(const StacksDone& m) {
-  return {{"t", "sd"}, {"id", m.id}, {"machine", m.machine}, {"note", clamp(m.note, kMaxText)}};
-}
-// Ranks as "rank pid" pairs, calls as "rank seq time" triples, each time after the batch's earliest.
-json toJson(const ArrivalsSent& m) {
-  const auto& a = m.arrivals;
-  json ranks = json::array(), calls = json::array();
-  for (size_t i = 0; i < a.ranks.size() && i < static_cast<size_t>(kMaxWorkers); ++i) {
-    ranks.push_back(a.ranks[i].rank);
-    ranks.push_back(a.ranks[i].pid);
-  }
-  const size_t n = std::min(a.calls.size(), kMaxArrivals);
-  int64_t base = n ? a.calls[0].ns : 0;
-  for (size_t i = 0; i < n; ++i) base = std::min(base, a.calls[i].ns);
-  for (size_t i = 0; i < n; ++i) {
-    calls.push_back(a.calls[i].rank);
-    calls.push_back(std::min<uint64_t>(a.calls[i].seq, kMaxId));
-    calls.push_back(std::min<int64_t>(a.calls[i].ns - base, kMaxId));
-  }
-  return {{"t", "ar"},      {"round", a.round}, {"host", clamp(a.host, kMaxText)},
-          {"ranks", ranks}, {"base", base},     {"calls", calls}};
-}
-json toJson(const ClockProbe& m) { return {{"t", "ck"}, {"id", m.id}}; }
-json toJson(const ClockEcho& m) { return {{"t", "ce"}, {"id", m.id}, {"ns", m.ns}}; }
-
-// ---- reading: each field once, typed and in range; whatever is left over is unknown ----
-
-// Each field once, typed and in range; whatever is left over is unknown (json_fields.h).
-class Fields : public JsonFields {
- public:
-  Fields(const json& j, std::string where) : JsonFields(j, std::move(where), kMaxText) {}
-  std::vector<std::string> lines(const char* key, size_t max = kMaxLines) {
-    return JsonFields::lines(key, max, kMaxLineText);
-  }
-};
 
 WorkerFailure readFailure(const json& j) {
   Fields f(j, "failure: ");
@@ -198,13 +144,6 @@ std::optional<WorkerFailure> readOptionalFailure(Fields& f) {
 
 int version(Fields& f) { return f.small("v", 1, 1 << 30); }
 
-// A stranger's text as a note may show it: at most 40 bytes, nothing a terminal would obey.
-std::string shown(const std::string& text) {
-  std::string out;
-  for (char c : text.substr(0, 40)) out += static_cast<unsigned char>(c) < 0x20 || c == 0x7F ? '?' : c;
-  return out;
-}
-
 std::vector<plan::MachineShare> readRuns(Fields& f) {
   std::vector<plan::MachineShare> layout;
   for (const std::string& run : f.lines("runs", kMaxRuns)) {
@@ -221,27 +160,6 @@ std::vector<plan::MachineShare> readRuns(Fields& f) {
   }
   if (layout.empty()) throw Bad("field 'runs': no machine");
   return layout;
-}
-
-ArrivalsSent readArrivals(Fields& f) {
-  ArrivalsSent m;
-  flight::Arrivals& a = m.arrivals;
-  a.round = f.small("round", 0, kMaxRound);
-  a.host = f.text("host");
-  const auto ranks = f.integers("ranks", 2 * kMaxWorkers, 0, kMaxPid);
-  const long long base = f.integer("base", -kMaxClock, kMaxClock);
-  const auto calls = f.integers("calls", 3 * kMaxArrivals, 0, kMaxId);
-  if (ranks.size() % 2) throw Bad("field 'ranks': not rank and pid pairs");
-  if (calls.size() % 3) throw Bad("field 'calls': not rank, sequence number and time triples");
-  for (size_t i = 0; i < ranks.size(); i += 2) {
-    // Ranks within int (kMaxPid's range): the judge counts them as ints.
-    a.ranks.push_back({static_cast<int>(ranks[i]), ranks[i + 1]});
-  }
-  for (size_t i = 0; i < calls.size(); i += 3) {
-    if (calls[i] > kMaxPid || calls[i + 2] > kMaxClock - base) throw Bad("field 'calls': a rank or time out of range");
-    a.calls.push_back({static_cast<int>(calls[i]), static_cast<uint64_t>(calls[i + 1]), base + calls[i + 2]});
-  }
-  return m;
 }
 
 Message read(Fields& f, const std::string& t) {
@@ -284,27 +202,8 @@ Message read(Fields& f, const std::string& t) {
   if (t == "tell") return Tell{f.integer("id", 0, kMaxId), f.text("text")};
   if (t == "hold") return Hold{f.flag("stopped"), f.small("machine", 0, kMaxMachines)};
   if (t == "pg") return Progress{};
-  if (t == "sw") {
-    StacksWanted m{f.integer("id", 0, kMaxId), f.seconds("seconds")};
-    if (m.seconds <= 0 || m.seconds > kMaxStackSeconds) throw Bad("field 'seconds': not in (0, 600]");
-    return m;
-  }
-  if (t == "sp") {
-    return StackPart{f.integer("id", 0, kMaxId),
-                     f.small("machine", 0, kMaxMachines),
-                     f.text("host"),
-                     f.small("rank", 0, kMaxRank),
-                     f.small("pid", 0, kMaxPid),
-                     f.text("tool"),
-                     f.text("summary"),
-                     f.text("problem"),
-                     f.text("text"),
-                     f.text("flight")};
-  }
-  if (t == "sd") return StacksDone{f.integer("id", 0, kMaxId), f.small("machine", -1, kMaxMachines), f.text("note")};
-  if (t == "ar") return readArrivals(f);
-  if (t == "ck") return ClockProbe{f.integer("id", 0, kMaxId)};
-  if (t == "ce") return ClockEcho{f.integer("id", 0, kMaxId), f.integer("ns", -kMaxClock, kMaxClock)};
+  if (auto m = readFlight(f, t)) return *m;
+  if (auto m = readWatch(f, t)) return *m;
   throw Bad(fmt::format("unknown message kind '{}'", shown(t)));
 }
 
@@ -333,7 +232,9 @@ std::string kindOf(const json& j) {
   return it->get<std::string>();
 }
 
-}  // namespace
+}  // namespace codec
+
+using namespace codec;
 
 std::string encode(const Message& message) {
   return std::visit([](const auto& m) { return toJson(m); }, message)
@@ -412,7 +313,7 @@ bool sameToken(std::string_view a, std::string_view b) {
 const char* kindName(const Message& message) {
   static constexpr const char* kNames[] = {"join",        "start", "refuse", "stop", "restart", "end",  "failed",
                                            "interrupted", "ended", "hb",     "ask",  "tell",    "hold", "pg",
-                                           "sw",          "sp",    "sd",     "ar",   "ck",      "ce"};
+                                           "sw",          "sp",    "sd",     "ar",   "ck",      "ce",   "ev"};
   static_assert(std::size(kNames) == std::variant_size_v<Message>);
   return kNames[message.index()];
 }

@@ -14,6 +14,7 @@
 //   member -> hub: ar (this machine's ranks' arrivals at collectives: flight/straggler_watch.h),
 //                  ce (the echo of a clock probe, with this machine's clock: clock_offset.h)
 //   hub -> member: ck (a clock probe)
+//   member -> hub: ev (one of this machine's events, for machine 0's event log: watch/event_log.h)
 //
 // decode() trusts nothing: the line's length and nesting are bounded before it is parsed, then
 // every field is checked for its type and range, missing and unknown fields are refused, and
@@ -38,7 +39,7 @@
 
 namespace accel::launch::job {
 
-inline constexpr int kProtocolVersion = 10;  // 1: the unversioned channel of accel before it
+inline constexpr int kProtocolVersion = 11;  // 1: the unversioned channel of accel before it
 
 // Bounds on what one line may hold: a reader refuses more, a writer clamps to them.
 inline constexpr size_t kMaxLine = 256 * 1024;
@@ -51,6 +52,7 @@ inline constexpr size_t kMaxRuns = 4096;                   // a layout's runs of
 inline constexpr long long kMaxRank = (1LL << 20) * 4096;  // machines x one launcher's workers
 inline constexpr size_t kMaxRoleText = 64;
 inline constexpr size_t kMaxArrivals = 2048;  // arrivals in one ar message (a sender splits more): within kMaxLine
+inline constexpr size_t kMaxEventLine = 16 * 1024;  // an event's line (ev)
 inline constexpr double kMaxStackSeconds =
     600;  // the stack tools' limit (sw)  // a role's name (--role refuses longer ones)
 
@@ -169,8 +171,14 @@ struct ClockEcho {
   long long ns = 0;  // the member's clock (flight_ring.h nowNs) when it read the probe
 };
 
-using Message = std::variant<Join, Start, Refuse, Stop, Restart, End, Failed, Interrupted, Ended, Heartbeat, Ask, Tell,
-                             Hold, Progress, StacksWanted, StackPart, StacksDone, ArrivalsSent, ClockProbe, ClockEcho>;
+// One of the sender's events, its line as watch/event.h writes it (one JSON object).
+struct EventSent {
+  std::string line;
+};
+
+using Message =
+    std::variant<Join, Start, Refuse, Stop, Restart, End, Failed, Interrupted, Ended, Heartbeat, Ask, Tell, Hold,
+                 Progress, StacksWanted, StackPart, StacksDone, ArrivalsSent, ClockProbe, ClockEcho, EventSent>;
 
 // One line, without its newline.
 std::string encode(const Message& message);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/plan/build.h"
+#include "lib/launch/settings/watch_settings.h"
 
 #include <algorithm>
 
@@ -200,6 +201,28 @@ void useMachineZero(LaunchPlan& p, const MachineZero& zero) {
   p.notes.insert(p.notes.end(), zero.notes.begin(), zero.notes.end());
 }
 
+// The event log's targets and /metrics' address: --metrics_addr, else --local_addr, else the
+// address this machine reaches machine 0 from (on one machine, loopback): never every interface.
+void planWatching(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Network& network) {
+  const settings::Watching& w = s.watching;
+  if (w.event_log.value) {
+    p.watching.event_fd = settings::eventLogDescriptor(*w.event_log.value, "--event_log");
+    if (p.watching.event_fd < 0) p.watching.event_file = *w.event_log.value;
+  }
+  p.watching.console_events = w.console_events.value;
+  p.watching.metrics_port = w.metrics_port.value;
+  p.watching.metrics_linger = w.metrics_linger.value;
+  if (!p.watching.metrics_port) return;
+  if (w.metrics_addr.value) {
+    p.watching.metrics_addr = *w.metrics_addr.value;
+  } else if (!p.local_addr.empty()) {
+    p.watching.metrics_addr = p.local_addr;
+  } else {
+    p.watching.metrics_addr = network.routeTowards(p.master_addr).address;
+    if (p.watching.metrics_addr.empty()) p.watching.metrics_addr = "127.0.0.1";
+  }
+}
+
 // What the workers' output does: the console's streams and ranks, the files, the terminal.
 void planOutput(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Machine& f, bool joined) {
   p.log_dir = s.output.log_dir.value.value_or("");
@@ -234,6 +257,7 @@ LaunchPlan planWorkers(const settings::LaunchSettings& s, const facts::Facts& f,
   checkParallelism(s, p.world_size, p.notes);
   useMachineZero(p, reachMachineZero(s, f, round.port));
   if (!round.master_addr.empty()) p.master_addr = round.master_addr;
+  planWatching(p, s, *f.network);
   p.label_host = p.max_machines > 1 ? f.machine.hostname : "";
   planOutput(p, s, f.machine, !round.layout.empty());
   p.torchrun_env = torchrunShaped(p, s);

@@ -57,6 +57,16 @@ struct StragglerRule {
   double lateness = 0.02;
 };
 
+// How the job is watched while it runs (lib/launch/watch/).
+struct Watching {
+  std::string event_file;       // --event_log FILE: events appended there ("" for none)
+  int event_fd = -1;            // --event_log fd:N
+  bool console_events = false;  // torchrun's --event-log-handler console: its lines on stderr
+  int metrics_port = 0;         // Prometheus' /metrics (0: not served)
+  std::string metrics_addr;     // served on this address only
+  double metrics_linger = 0;    // seconds it is served after the job ended
+};
+
 struct LaunchPlan {
   // What this launcher runs: its machine's workers (one mpirun among them for an MPI launch),
   // every host's launcher (a hostfile head, over ssh), or one launcher per node through srun.
@@ -86,6 +96,7 @@ struct LaunchPlan {
   int job_port = 0;                                    // the launchers' job channel on machine 0
   std::string run_id;                                  // TORCHELASTIC_RUN_ID; names the launch's folder in log_dir
   std::string token;                                   // the job's store token: a launcher of another job is refused
+  Watching watching;
   std::string role = "default";
   int max_restarts = 0;
   // The restart policy (job/restart_policy.h).

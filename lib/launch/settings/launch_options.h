@@ -87,6 +87,11 @@ struct LaunchOptions {
   std::optional<long long> straggler_window;
   std::optional<double> straggler_share;
   std::optional<double> straggler_lateness;
+  // Watching the job (watch_settings.h).
+  std::optional<std::string> event_log;     // a file, or fd:N
+  std::optional<long long> metrics_port;    // Prometheus' /metrics
+  std::optional<std::string> metrics_addr;  // the address it is served on
+  std::optional<double> metrics_linger;     // seconds /metrics is served after the job ends
   // The restart policy (job/restart_policy.h).
   std::optional<std::string> on_hang;  // restart | end
   std::optional<double> startup_timeout;

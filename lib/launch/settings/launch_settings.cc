@@ -19,6 +19,7 @@
 #include "lib/launch/settings/placement_settings.h"
 #include "lib/launch/settings/terminal_settings.h"
 #include "lib/launch/settings/torchrun_args.h"
+#include "lib/launch/settings/watch_settings.h"
 
 namespace accel::launch::settings {
 
@@ -255,6 +256,7 @@ LaunchSettings resolveLaunchSettings(const LaunchOptions& options, const std::op
     s.identity.run_id = {place->run_id, {Source::Head, {}}};
   }
   s.channel = resolveJobChannel(s.placement, o, f, s.notes);
+  s.watching = resolveWatching(o, f);
   resolveTerminal(s.output, s.placement.num_processes.value, o, f);
   if (place) s.output.stdin_rank = {-1, {Source::Head, {}}};  // the user types into the head's terminal only
   s.output.line_prefix_template = resolveLinePrefixTemplate(o, f);

@@ -119,6 +119,15 @@ struct JobChannel {
   Setting<double> clock_skew;  // tests only (variables.h kTestClockSkew)
 };
 
+// How the job is watched while it runs (watch_settings.h).
+struct Watching {
+  Setting<std::optional<std::string>> event_log;  // a file, or "fd:N"
+  Setting<bool> console_events;                   // torchrun's --event-log-handler console
+  Setting<int> metrics_port;                      // 0: no /metrics
+  Setting<std::optional<std::string>> metrics_addr;
+  Setting<double> metrics_linger;
+};
+
 // Who the job is: the same on every machine.
 struct Identity {
   Setting<std::optional<std::string>> run_id;  // --rdzv_id / TORCHELASTIC_RUN_ID
@@ -138,6 +147,7 @@ struct LaunchSettings {
   Supervision supervision;
   Output output;
   JobChannel channel;
+  Watching watching;
   Identity identity;
   Torchrun torchrun;
   Hosts hosts;                         // a hostfile's machines, started from here (host_launch.h)

@@ -129,6 +129,20 @@ std::vector<LauncherFlag> build() {
       {"straggler_lateness", "", &O::straggler_lateness, kLauncher,
        "the SECONDS by which a straggler came last, after the rank before it (default 0.02; the others also "
        "waited for it 5% of the time at least)"},
+      {"event_log", "", &O::event_log, kLauncher,
+       "also write the job's events, one JSON object a line, to FILE, or to descriptor N with fd:N (default: "
+       "$ACCEL_EVENT_LOG; with --log_dir they are always in the run's events.jsonl)"},
+      {.name = "metrics_port",
+       .field = &O::metrics_port,
+       .group = kLauncher,
+       .help = "serve Prometheus' /metrics on PORT: machine 0 the job and its ranks, every other launcher its own "
+               "ranks (default: $ACCEL_METRICS_PORT, else off)",
+       .min = 1,
+       .max = 65535},
+      {"metrics_addr", "", &O::metrics_addr, kLauncher,
+       "the address /metrics is served on (default: this machine's address for the job, not every interface)"},
+      {"metrics_linger", "", &O::metrics_linger, kLauncher,
+       "keep serving /metrics for SECONDS after the job ended, so that a scrape sees how it ended (default 0)"},
       {.name = "on_hang",
        .field = &O::on_hang,
        .group = kLauncher,
@@ -285,8 +299,10 @@ std::vector<LauncherFlag> build() {
       {.name = "event_log_handler",
        .field = &O::event_log_handler,
        .group = kTorchrun,
-       .help = "ignored with a note: accel records no torchelastic events",
-       .torchrun = true},
+       .help = "torchrun's event handler: null (default: the events go to --event_log and --log_dir only) or "
+               "console (also printed on stderr as torchrun prints them)",
+       .torchrun = true,
+       .choices = {"null", "console", "dynamic_rendezvous"}},
       {.name = "run_path",
        .field = &O::run_path,
        .group = kTorchrun,

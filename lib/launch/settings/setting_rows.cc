@@ -88,6 +88,11 @@ std::vector<SettingRow> settingRows(const LaunchSettings& s) {
   r.add("straggler_window", s.channel.straggler_window);
   r.add("straggler_share", s.channel.straggler_share);
   r.add("straggler_lateness", s.channel.straggler_lateness);
+  r.add("event_log", s.watching.event_log);
+  r.add("event_log_handler", s.watching.console_events);
+  r.add("metrics_port", s.watching.metrics_port);
+  r.add("metrics_addr", s.watching.metrics_addr);
+  r.add("metrics_linger", s.watching.metrics_linger);
   r.add("rdzv_id", s.identity.run_id);
   r.rows.push_back(
       {"rdzv_token", s.identity.token.value ? launch_env::kNotShown : "-", s.identity.token.origin.text()});

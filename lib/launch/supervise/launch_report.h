@@ -41,6 +41,8 @@ class LaunchReport {
   // Lines about every rank's stack, shown at the end of this round's failure summary.
   void setStacks(std::vector<std::string> lines) { stacks_ = std::move(lines); }
   void say(const std::string& line) const;
+  // A line of the launcher's own as it is, without "accel: " (torchrun's event lines).
+  void plain(const std::string& line) const { write(line); }
 
   // `consequence`: a line about the worker seen failing just before (this machine's failure
   // only), or "". `stopped`: the ranks this machine stopped. On a hostfile head's console, where

@@ -28,6 +28,7 @@
 #include "lib/launch/supervise/flight_board.h"
 #include "lib/launch/supervise/gpu_release.h"
 #include "lib/launch/supervise/job_control.h"
+#include "lib/launch/supervise/job_story.h"
 #include "lib/launch/supervise/launch_report.h"
 #include "lib/launch/supervise/log_layout.h"
 #include "lib/launch/supervise/progress_board.h"
@@ -57,6 +58,7 @@ class Supervisor {
     if (!plan_.rank_log_prefix.empty()) say(startRankLogs(plan_));
     process::SignalChannel signals;
     link_ = job::makeJobLink(plan_);
+    story_.open(run_dir_, *link_);
     answers_ = std::make_unique<RankAnswers>(workers_, *link_, plan_);
     if (std::string warning = answers_->listen(); !warning.empty()) say(warning);
     if (std::string warning = board_.open(plan_); !warning.empty()) say(warning);
@@ -65,6 +67,7 @@ class Supervisor {
     arrivals_ = std::make_unique<RankArrivals>(plan_, flights_, workers_);
     process::adoptOrphanedDescendants();  // best effort: without it, leftovers are only what's in the groups
     if (int code = link_->rendezvous(signals.fd())) return code;
+    story_.rendezvousDone();
     joined_ = link_->layout();
     if (joined_) {  // a machine let into a running job starts at the job's round
       round_ = joined_->round;
@@ -76,8 +79,11 @@ class Supervisor {
       job::JobEvent decision = loop(signals.fd());
       if (decision.kind == job::JobEvent::Kind::End) {
         for (const auto& line : arrivals_->summary()) say(line);
-        return report_.end(decision, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
+        const int code = report_.end(decision, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
+        story_.ended(decision, code);
+        return code;
       }
+      story_.decided(decision);
       if (decision.failure) {
         report_.failure(decision.failure, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
         say(fmt::format("restarting all workers (restart {} of {})", decision.restarts, plan_.max_restarts));
@@ -107,6 +113,7 @@ class Supervisor {
   console::Console console_;
   console::TerminalInput input_;
   LaunchReport report_;
+  JobStory story_{plan_, [this](const std::string& line, bool ours) { ours ? say(line) : report_.plain(line); }};
   std::unique_ptr<job::JobLink> link_;
   std::unique_ptr<RankAnswers> answers_;
   std::unique_ptr<RankStacks> stacks_;
@@ -157,8 +164,12 @@ class Supervisor {
                            flights_.fd(),
                            flights_.hookFolder(),
                            input_.foreground()};
+    story_.roundStarts(attempt, plan_.restarts);
     const std::string warning = startWorkers(workers_, plan_, round, console_, error_files_);
     if (!warning.empty()) say(warning);
+    for (const auto& w : workers_) {
+      if (w.running) story_.workerStarted(w);
+    }
   }
 
   bool anyRunning() const {
@@ -221,6 +232,10 @@ class Supervisor {
   // questions about ranks that travel with it.
   void follow(job::JobEvent& event, std::optional<job::JobEvent>& decision) {
     if (answers_->follow(event)) return;
+    if (event.kind == job::JobEvent::Kind::Event) return story_.follow(event);
+    if (event.kind == job::JobEvent::Kind::Stacks && event.id == 0 && event.stacks) {
+      story_.stacksGathered(event.stacks->why, event.stacks->ranks.size(), event.stacks->notes.size());
+    }
     if (event.kind == job::JobEvent::Kind::Arrivals) {
       for (const auto& line : arrivals_->follow(event)) say(line);
       return;
@@ -301,6 +316,7 @@ class Supervisor {
         w.running = false;
         w.status = status;
         w.exited_at = now();
+        story_.workerExited(w);
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
         if (!failed_ && !interrupt_ && !w.stopped_by_us) {
           failed_ = &w;
