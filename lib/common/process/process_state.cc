@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/common/process/process_state.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 namespace accel::process {
 
@@ -15,6 +19,19 @@ ProcessState processState(pid_t pid) {
   if (paren == std::string::npos || paren + 2 >= text.size()) return s;
   s.exists = true;
   s.state = text[paren + 2];
+  // After the state (field 3): utime and stime are fields 14 and 15, rss (pages) field 24.
+  std::istringstream rest(text.substr(paren + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0, rss_pages = 0;
+  for (int n = 3; n <= 24 && rest >> field; ++n) {
+    if (n == 14) utime = std::strtoull(field.c_str(), nullptr, 10);
+    if (n == 15) stime = std::strtoull(field.c_str(), nullptr, 10);
+    if (n == 24) rss_pages = std::strtoull(field.c_str(), nullptr, 10);
+  }
+  static const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  static const unsigned long long page = static_cast<unsigned long long>(::sysconf(_SC_PAGESIZE));
+  s.cpu_seconds = static_cast<double>(utime + stime) / ticks;
+  s.rss = rss_pages * page;
   return s;
 }
 

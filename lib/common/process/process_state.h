@@ -2,7 +2,7 @@
 // What the kernel says of a process right now (/proc/PID/stat): whether it exists and whether
 // it can make progress. The launcher answers questions about its workers with it, and a rank
 // that waited in vain for a peer on its own machine names the peer's state with it: evidence,
-// never a guess. Thread-safe.
+// never a guess; `accel top` and /metrics show its CPU time and memory. Thread-safe.
 #pragma once
 
 #include <sys/types.h>
@@ -13,7 +13,9 @@ namespace accel::process {
 
 struct ProcessState {
   bool exists = false;
-  char state = '?';  // /proc's letter: R running, S sleeping, D disk wait, T stopped, t traced, Z zombie
+  char state = '?';            // /proc's letter: R running, S sleeping, D disk wait, T stopped, t traced, Z zombie
+  double cpu_seconds = 0;      // user + system time of the process itself
+  unsigned long long rss = 0;  // resident memory, bytes
 
   bool stopped() const { return exists && (state == 'T' || state == 't'); }
   // "alive but stopped (state T: SIGSTOP or Ctrl-Z)", "alive and running (state R)", "gone", …

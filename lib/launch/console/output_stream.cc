@@ -17,6 +17,8 @@ OutputStream::~OutputStream() {
 
 void OutputStream::feed(const char* data, size_t size, Clock::time_point now) {
   const std::string_view bytes(data, size);
+  tally_.bytes += size;
+  tally_.last = now;
   if (setup_.log_fd >= 0) writeFully(setup_.log_fd, escapes_.filter(bytes));
   lines_.feed(
       bytes, [this](std::string_view line) { complete(line); }, [this, now](std::string_view f) { frame(f, now); });
@@ -49,6 +51,7 @@ void OutputStream::show(std::string_view text) {
 }
 
 void OutputStream::frame(std::string_view text, Clock::time_point now) {
+  ++tally_.frames;
   if (!shown() || live()) return;
   open_since_.reset();
   if (frame_at_ && now - *frame_at_ < setup_.progress_interval) {

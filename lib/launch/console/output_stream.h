@@ -18,6 +18,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <optional>
 #include <string>
@@ -55,6 +56,13 @@ class OutputStream {
   void tick(Clock::time_point now);
   std::optional<Clock::time_point> deadline() const;
   const std::deque<std::string>& lastLines() const { return last_; }
+  // What the worker wrote on this stream: bytes, progress-bar frames, and when it last wrote.
+  struct Tally {
+    uint64_t bytes = 0;
+    uint64_t frames = 0;
+    std::optional<Clock::time_point> last;
+  };
+  const Tally& tally() const { return tally_; }
   const std::string& prefix() const { return setup_.prefix; }
 
  private:
@@ -70,6 +78,7 @@ class OutputStream {
   std::optional<Clock::time_point> open_since_;  // off a terminal: unframed text is open
   std::optional<Clock::time_point> frame_at_;    // off a terminal: when a frame was last written
   bool frame_waiting_ = false;                   // a newer frame than the last written exists
+  Tally tally_;
 };
 
 }  // namespace accel::launch::console

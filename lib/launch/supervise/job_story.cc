@@ -29,14 +29,13 @@ std::string entryPoint(const plan::LaunchPlan& p) {
   return program.substr(program.rfind('/') == std::string::npos ? 0 : program.rfind('/') + 1);
 }
 
-// "succeeded", "failed", "interrupted": the job's verdict from its exit code and how it ended.
-std::string verdictOf(const job::JobEvent& end, int code) {
+}  // namespace
+
+std::string JobStory::verdictOf(const job::JobEvent& end, int code) {
   if (end.signal) return "interrupted";
   if (code == 0) return "succeeded";
   return end.failure ? "failed" : "ended";
 }
-
-}  // namespace
 
 void JobStory::open(const std::string& run_dir, job::JobLink& link) {
   link_ = &link;

@@ -39,6 +39,9 @@ class JobStory {
   void stacksGathered(const std::string& why, size_t stacks, size_t notes);
   // The launch ends with `code`.
   void ended(const job::JobEvent& end, int code);
+  // "succeeded", "failed", "interrupted" or "ended" (a lost machine, a refused join): how the
+  // launch that ends with `end` and `code` went.
+  static std::string verdictOf(const job::JobEvent& end, int code);
   // Another machine's event (a JobEvent of kind Event), for machine 0's log.
   void follow(const job::JobEvent& event) { log_.recordLine(event.message); }
 

@@ -31,6 +31,7 @@
 #include "lib/launch/supervise/job_story.h"
 #include "lib/launch/supervise/launch_report.h"
 #include "lib/launch/supervise/log_layout.h"
+#include "lib/launch/supervise/metrics_door.h"
 #include "lib/launch/supervise/progress_board.h"
 #include "lib/launch/supervise/rank_answers.h"
 #include "lib/launch/supervise/rank_arrivals.h"
@@ -59,6 +60,7 @@ class Supervisor {
     process::SignalChannel signals;
     link_ = job::makeJobLink(plan_);
     story_.open(run_dir_, *link_);
+    if (std::string line = metrics_.open(); !line.empty()) say(line);
     answers_ = std::make_unique<RankAnswers>(workers_, *link_, plan_);
     if (std::string warning = answers_->listen(); !warning.empty()) say(warning);
     if (std::string warning = board_.open(plan_); !warning.empty()) say(warning);
@@ -81,6 +83,7 @@ class Supervisor {
         for (const auto& line : arrivals_->summary()) say(line);
         const int code = report_.end(decision, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
         story_.ended(decision, code);
+        metrics_.linger(signals.fd(), moment(&decision, code));
         return code;
       }
       story_.decided(decision);
@@ -120,6 +123,8 @@ class Supervisor {
   std::unique_ptr<RankArrivals> arrivals_;
   ProgressBoard board_;
   FlightBoard flights_;
+  MetricsDoor metrics_{plan_, workers_, flights_};
+  const double launched_ = watch::wallClockNow();
   int round_ = 0;
   std::vector<WorkerProcess> workers_;
   ErrorFiles error_files_;
@@ -130,6 +135,17 @@ class Supervisor {
   bool stopping_ = false;
   std::optional<Clock::time_point> kill_at_;  // when survivors get SIGKILL; none once it was sent
   Clock::time_point started_ = Clock::now();
+
+  // The job as /metrics shows it; `end` and `code` once it ended.
+  JobMoment moment(const job::JobEvent* end = nullptr, int code = 0) const {
+    JobMoment m{round_, plan_.restarts, launched_, started_};
+    if (end) {
+      m.ended = true;
+      m.exit_code = code;
+      m.verdict = JobStory::verdictOf(*end, code);
+    }
+    return m;
+  }
 
   double now() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
 
@@ -212,6 +228,7 @@ class Supervisor {
       answers_->addPollFds(fds, timeout);
       stacks_->addPollFds(fds, timeout);
       arrivals_->addPollFds(fds, timeout);
+      metrics_.addPollFds(fds, timeout);
       int n = ::poll(fds.data(), fds.size(), timeout);
       if (n < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
       if (n < 0) continue;
@@ -221,6 +238,7 @@ class Supervisor {
       stacks_->service(fds);
       for (const auto& line : arrivals_->service(fds, *link_)) say(line);
       for (auto& event : link_->service(fds)) follow(event, decision);
+      metrics_.service(fds, moment());
       if (kill_at_ && anyRunning() && Clock::now() >= *kill_at_) {
         killSurvivors(fmt::format("still running after {:g} s", plan_.grace_period));
       }

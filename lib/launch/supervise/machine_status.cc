@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/supervise/machine_status.h"
+
+#include "lib/common/build_info.h"
+#include "lib/common/process/process_state.h"
+
+namespace accel::launch::supervise {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void readOutput(watch::RankStatus& r, const WorkerProcess& w, Clock::time_point now) {
+  std::optional<Clock::time_point> last;
+  for (const auto* stream : {w.out.get(), w.err.get()}) {
+    if (!stream) continue;
+    const auto& tally = stream->tally();
+    (stream == w.out.get() ? r.stdout_bytes : r.stderr_bytes) = tally.bytes;
+    r.frames += tally.frames;
+    if (tally.last && (!last || *tally.last > *last)) last = tally.last;
+  }
+  if (last) r.output_age = std::chrono::duration<double>(now - *last).count();
+}
+
+// The rank's ring: collectives ever begun, less the one still open.
+void readFlight(watch::RankStatus& r, const WorkerProcess& w, const FlightBoard& flights) {
+  const auto dump = flights.read(w);
+  if (!dump) return;
+  uint64_t open = 0;
+  for (const auto& call : dump->calls) {
+    if (call.state == accel::flight::State::Scheduled || call.state == accel::flight::State::Started) ++open;
+  }
+  r.collectives = dump->written - std::min<uint64_t>(open, dump->written);
+}
+
+}  // namespace
+
+watch::MachineStatus machineStatus(const plan::LaunchPlan& plan, const std::vector<WorkerProcess>& workers,
+                                   const FlightBoard& flights, const JobMoment& m) {
+  watch::MachineStatus s;
+  s.job = plan.run_id;
+  s.host = plan.host;
+  s.role = plan.role;
+  s.version = buildInfo().version;
+  s.machine = plan.machine_rank;
+  s.decides = plan.machine_rank == 0;
+  s.round = m.round;
+  s.restarts = m.restarts;
+  s.max_restarts = plan.max_restarts;
+  s.world_size = plan.world_size;
+  s.machines = plan.num_machines;
+  s.started = m.started;
+  const auto now = Clock::now();
+  s.round_seconds = std::chrono::duration<double>(now - m.round_start).count();
+  s.ended = m.ended;
+  s.exit_code = m.exit_code;
+  s.verdict = m.verdict;
+  for (const auto& w : workers) {
+    if (!w.spec || w.pid <= 0) continue;
+    watch::RankStatus r;
+    r.rank = w.spec->rank;
+    r.local_rank = w.spec->local_rank;
+    r.pid = w.pid;
+    r.running = w.running;
+    if (!w.running) r.exit_code = w.exitCode();
+    r.stopped_by_launcher = w.stopped_by_us;
+    readOutput(r, w, now);
+    readFlight(r, w, flights);
+    if (w.running) {
+      const auto state = process::processState(w.pid);
+      r.cpu_seconds = state.cpu_seconds;
+      r.resident_bytes = state.rss;
+    }
+    s.ranks.push_back(std::move(r));
+  }
+  return s;
+}
+
+}  // namespace accel::launch::supervise
