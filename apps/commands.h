@@ -50,6 +50,12 @@ int runStacks(const std::string& job_selector, double timeout_seconds);
 // `seconds`; nullopt with `why` it gave none.
 std::optional<launch::stacks::GatheredStacks> askLauncherStacks(const launch::stacks::RunningJob& job, double seconds,
                                                                 std::string& why);
+// `accel top`: the job named (as `accel stacks` names it) seen live on a terminal, or one frame
+// (`once`, or off a terminal), one JSON object (`json`), or its event log followed (`events`).
+struct TopOptions {
+  bool once = false, json = false, events = false;
+};
+int runTop(const std::string& job_selector, const TopOptions& options);
 // `accel fr`: where the ranks part, from the flight records of a running job (`target` a launcher
 // pid or run id, or "": the only one) or of a folder a stop left; `as_json`: one JSON object.
 int runFlightRecords(const std::string& target, double timeout_seconds, bool as_json);

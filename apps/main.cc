@@ -30,6 +30,7 @@ struct Options {
   std::vector<std::string> launch_args;  // accel test: the words it passes on to `accel launch`
   std::string job;                       // accel stacks: a launcher pid or a run id
   double timeout = 5;                    // accel stacks: seconds per tool
+  TopOptions top;
   EstimateMemoryOptions estimate;
   std::string output_file;
   bool overwrite = false;
@@ -124,6 +125,15 @@ const Command kCommands[] = {
        c->add_option("--timeout", o.timeout, "seconds each tool may take")->capture_default_str();
      },
      [](Options& o) { return runStacks(o.job, o.timeout); }},
+    {"top",
+     "Watch a running job live: every rank's state, output, rate, collective, CPU and memory: accel top [PID|RUN_ID]",
+     [](CLI::App* c, Options& o) {
+       c->add_option("job", o.job, "the job's launcher pid or run id (default: the only job running)");
+       c->add_flag("--once", o.top.once, "print one frame as text and exit (what it does off a terminal)");
+       c->add_flag("--json", o.top.json, "print one JSON object and exit");
+       c->add_flag("--events", o.top.events, "follow the job's event log (events.jsonl) until the job ends");
+     },
+     [](Options& o) { return runTop(o.job, o.top); }},
     {"fr",
      "Print where the ranks part, from their flight records, of a running job or a folder a stop left: accel fr "
      "[PID|RUN_ID|DIR]",

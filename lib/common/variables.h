@@ -82,6 +82,7 @@ inline const Variable<std::string> kHfHome{"HF_HOME", "", text,
                                            "Hugging Face's folder: its accelerate/ holds the config"};
 inline const Variable<std::string> kTmpDir{"TMPDIR", "/tmp", text, "where temporary folders go"};
 inline const Variable<std::string> kPath{"PATH", "", text, "where programs are found"};
+inline const Variable<std::string> kColumns{"COLUMNS", "", text, "the terminal's width, where none can be asked"};
 inline const Variable<std::string> kPwd{"PWD", "", text, "the working directory, as the shell says it"};
 
 // ---- the GPUs ----

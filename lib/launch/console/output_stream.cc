@@ -52,6 +52,7 @@ void OutputStream::show(std::string_view text) {
 
 void OutputStream::frame(std::string_view text, Clock::time_point now) {
   ++tally_.frames;
+  if (text.find_first_not_of(" \t") != std::string_view::npos) tally_.frame.assign(text.substr(0, kMaxFrameKept));
   if (!shown() || live()) return;
   open_since_.reset();
   if (frame_at_ && now - *frame_at_ < setup_.progress_interval) {

@@ -61,7 +61,9 @@ class OutputStream {
     uint64_t bytes = 0;
     uint64_t frames = 0;
     std::optional<Clock::time_point> last;
+    std::string frame;  // the newest progress-bar frame, its first kMaxFrameKept bytes
   };
+  static constexpr size_t kMaxFrameKept = 256;
   const Tally& tally() const { return tally_; }
   const std::string& prefix() const { return setup_.prefix; }
 

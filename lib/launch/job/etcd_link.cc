@@ -108,6 +108,16 @@ class EtcdLink final : public JobLink {
   void wantStacks(long long id, double seconds) override { inner_->wantStacks(id, seconds); }
   bool sendArrivals(const flight::Arrivals& a) override { return !inner_ || inner_->sendArrivals(a); }
   bool sendEvent(const std::string& line) override { return inner_ && inner_->sendEvent(line); }
+  bool sendStatus(const std::string& json) override { return inner_ && inner_->sendStatus(json); }
+  std::vector<MachineReport> machineReports() const override {
+    return inner_ ? inner_->machineReports() : std::vector<MachineReport>{};
+  }
+  void askStatus(long long id) override {
+    if (inner_) inner_->askStatus(id);
+  }
+  void tellStatus(int machine, long long id, const std::string& json) override {
+    if (inner_) inner_->tellStatus(machine, id, json);
+  }
 
  private:
   // Until this launcher is in a round under a machine 0 etcd named (itself, or the one it

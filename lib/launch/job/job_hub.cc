@@ -203,6 +203,15 @@ void JobHub::onMessage(int machine, Member& m, const job::Message& message) {
     onArrivals(m, message);
   } else if (auto* ev = std::get_if<job::EventSent>(&message)) {
     queued_.push_back(JobEvent::event(ev->line));
+  } else if (auto* st = std::get_if<job::StatusSent>(&message)) {
+    m.status = st->json;
+    m.status_at = std::chrono::steady_clock::now();
+  } else if (auto* sq = std::get_if<job::StatusAsked>(&message)) {
+    JobEvent asked;
+    asked.kind = JobEvent::Kind::StatusAsked;
+    asked.id = sq->id;
+    asked.rank = machine;
+    queued_.push_back(std::move(asked));
   } else if (!std::holds_alternative<job::Heartbeat>(message) && !std::holds_alternative<job::Ended>(message)) {
     m.conn->close();
     onLost(machine, m, fmt::format("its launcher sent a '{}', which only machine 0 sends", job::kindName(message)));

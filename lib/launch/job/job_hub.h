@@ -64,6 +64,8 @@ class JobHub final : public JobLink {
   void hold(bool stopped) override;
   void progressed() override { hang_.progress(); }
   void stacksCollected(long long id, const std::vector<stacks::RankStack>& stacks) override;
+  std::vector<MachineReport> machineReports() const override;
+  void tellStatus(int machine, long long id, const std::string& json) override;
   void wantStacks(long long id, double seconds) override { gather(0, id, "", seconds); }
 
  private:
@@ -73,6 +75,8 @@ class JobHub final : public JobLink {
     bool ended = false, ok = false, lost = false;
     bool started = false;  // it has had its Start: later rounds come to it as Restart
     ClockOffset clock{};   // its clock's offset from this one (job_hub_clocks.cc)
+    std::string status{};  // its last status (job_link.h MachineReport)
+    std::chrono::steady_clock::time_point status_at{};
     std::chrono::steady_clock::time_point probed{};
   };
 

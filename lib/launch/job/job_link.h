@@ -45,19 +45,22 @@ struct WorkerFailure {
 
 struct JobEvent {
   enum class Kind {
-    Stop,      // stop this machine's workers now (another machine failed, or the job ends)
-    Restart,   // start round `round` (MASTER_PORT `port`; 0: unchanged), `restarts` failures restarted so
-               // far; `failure` is why, or `message` where the machines changed (layout() has the new ones)
-    End,       // the launch is over: exit with `exit_code`
-    Ask,       // describe this machine's rank `rank` for question `id` (answer with tell())
-    Answer,    // question `id` (this machine's ask()) is answered: `message`
-    Hold,      // another machine stopped the job with Ctrl-Z (`stopped`), or continued it
-    Collect,   // read this machine's ranks' stacks for gathering `id` (answer with stacksCollected())
-    Stacks,    // every rank's stack (`stacks`): for question `id` (wantStacks()), or with id 0
-               // before the job stops for `stacks->why` (a hang, a lost machine, a collective timeout)
-    Arrivals,  // machine 0: another machine's ranks' arrivals (`arrivals`), on its clock, which
-               // runs `offset_ns` ahead of this one's (clock_offset.h)
-    Event,     // machine 0: another machine's event, its line in `message` (watch/event_log.h)
+    Stop,          // stop this machine's workers now (another machine failed, or the job ends)
+    Restart,       // start round `round` (MASTER_PORT `port`; 0: unchanged), `restarts` failures restarted so
+                   // far; `failure` is why, or `message` where the machines changed (layout() has the new ones)
+    End,           // the launch is over: exit with `exit_code`
+    Ask,           // describe this machine's rank `rank` for question `id` (answer with tell())
+    Answer,        // question `id` (this machine's ask()) is answered: `message`
+    Hold,          // another machine stopped the job with Ctrl-Z (`stopped`), or continued it
+    Collect,       // read this machine's ranks' stacks for gathering `id` (answer with stacksCollected())
+    Stacks,        // every rank's stack (`stacks`): for question `id` (wantStacks()), or with id 0
+                   // before the job stops for `stacks->why` (a hang, a lost machine, a collective timeout)
+    Arrivals,      // machine 0: another machine's ranks' arrivals (`arrivals`), on its clock, which
+                   // runs `offset_ns` ahead of this one's (clock_offset.h)
+    Event,         // machine 0: another machine's event, its line in `message` (watch/event_log.h)
+    StatusAsked,   // machine 0: machine `rank` asks for the job's view for its question `id` (tellStatus)
+    StatusAnswer,  // the job's view (`message`, watch/status_json.h) for this machine's askStatus(`id`);
+                   // "" when machine 0 cannot be asked
   };
   Kind kind = Kind::Stop;
   int round = 0;
@@ -210,6 +213,23 @@ class JobLink {
   // One of this machine's events (a line of watch/event.h): a member sends it to machine 0, whose
   // event log holds the whole job's, and returns true; machine 0 and a lone machine return false.
   virtual bool sendEvent(const std::string&) { return false; }
+
+  // What machine 0 knows of the others for `accel top` (watch/status_json.h): a member sends its
+  // status about once a second (sendStatus); machine 0 keeps each one's last (machineReports).
+  // A member's `accel top` asks machine 0 for the job's view (askStatus; a StatusAnswer event
+  // brings it), which machine 0 answers with tellStatus when a StatusAsked event asks.
+  struct MachineReport {
+    int machine = 0;
+    std::string host;
+    std::string status;      // its last status's JSON text; "" before the first
+    double status_age = -1;  // seconds since it came
+    double heard_age = 0;    // seconds since its launcher last sent anything
+    bool lost = false;
+  };
+  virtual bool sendStatus(const std::string&) { return false; }
+  virtual std::vector<MachineReport> machineReports() const { return {}; }
+  virtual void askStatus(long long /*id*/) {}  // a member's: machine 0 and a lone machine answer themselves
+  virtual void tellStatus(int /*machine*/, long long /*id*/, const std::string& /*json*/) {}
 };
 
 // Chooses the link for `plan`: SoloLink on one machine, JobHub on machine 0 of several,

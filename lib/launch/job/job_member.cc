@@ -163,6 +163,22 @@ class JobMember final : public JobLink {
     return true;
   }
 
+  bool sendStatus(const std::string& json) override {
+    if (!ended_ && first_port_ && hub_ && hub_->open() && hub_->queued() <= kMaxQueuedArrivals) {
+      send(job::StatusSent{json});
+    }
+    return true;
+  }
+  void askStatus(long long id) override {
+    if (ended_ || !first_port_ || !hub_ || !hub_->open()) {
+      JobEvent e;
+      e.kind = JobEvent::Kind::StatusAnswer;
+      e.id = id;
+      return queued_.push_back(std::move(e));
+    }
+    send(job::StatusAsked{id});
+  }
+
  private:
   static constexpr size_t kMaxQueuedArrivals = 1 << 20;  // bytes queued to machine 0
   static constexpr size_t kMaxEarlyEvents = 64;
@@ -314,6 +330,12 @@ class JobMember final : public JobLink {
       e.failure = restart->failure;
       e.restarts = restart->restarts;
       e.message = restart->why;
+      queued_.push_back(std::move(e));
+    } else if (auto* answer = std::get_if<job::StatusAnswer>(&m)) {
+      JobEvent e;
+      e.kind = JobEvent::Kind::StatusAnswer;
+      e.id = answer->id;
+      e.message = answer->json;
       queued_.push_back(std::move(e));
     } else if (auto* refuse = std::get_if<job::Refuse>(&m)) {
       end(JobEvent::end(2, refuse->message, refuse->hint));

@@ -14,7 +14,9 @@
 //   member -> hub: ar (this machine's ranks' arrivals at collectives: flight/straggler_watch.h),
 //                  ce (the echo of a clock probe, with this machine's clock: clock_offset.h)
 //   hub -> member: ck (a clock probe)
-//   member -> hub: ev (one of this machine's events, for machine 0's event log: watch/event_log.h)
+//   member -> hub: ev (one of this machine's events, for machine 0's event log: watch/event_log.h),
+//                  st (this machine's status, once a second: watch/status_json.h)
+//   both ways:     sq and sa (`accel top` on a machine asks machine 0 for the job's view, and its answer)
 //
 // decode() trusts nothing: the line's length and nesting are bounded before it is parsed, then
 // every field is checked for its type and range, missing and unknown fields are refused, and
@@ -52,7 +54,8 @@ inline constexpr size_t kMaxRuns = 4096;                   // a layout's runs of
 inline constexpr long long kMaxRank = (1LL << 20) * 4096;  // machines x one launcher's workers
 inline constexpr size_t kMaxRoleText = 64;
 inline constexpr size_t kMaxArrivals = 2048;  // arrivals in one ar message (a sender splits more): within kMaxLine
-inline constexpr size_t kMaxEventLine = 16 * 1024;  // an event's line (ev)
+inline constexpr size_t kMaxEventLine = 16 * 1024;    // an event's line (ev)
+inline constexpr size_t kMaxStatusText = 200 * 1024;  // a status or a job's view (st, sa): within kMaxLine
 inline constexpr double kMaxStackSeconds =
     600;  // the stack tools' limit (sw)  // a role's name (--role refuses longer ones)
 
@@ -176,9 +179,22 @@ struct EventSent {
   std::string line;
 };
 
-using Message =
-    std::variant<Join, Start, Refuse, Stop, Restart, End, Failed, Interrupted, Ended, Heartbeat, Ask, Tell, Hold,
-                 Progress, StacksWanted, StackPart, StacksDone, ArrivalsSent, ClockProbe, ClockEcho, EventSent>;
+// This machine's status (watch/status_json.h statusJson), as JSON text.
+struct StatusSent {
+  std::string json;
+};
+// The job's view for question `id` (the asker's); `json` is watch/status_json.h jobViewJson's text.
+struct StatusAsked {
+  long long id = 0;
+};
+struct StatusAnswer {
+  long long id = 0;
+  std::string json;
+};
+
+using Message = std::variant<Join, Start, Refuse, Stop, Restart, End, Failed, Interrupted, Ended, Heartbeat, Ask, Tell,
+                             Hold, Progress, StacksWanted, StackPart, StacksDone, ArrivalsSent, ClockProbe, ClockEcho,
+                             EventSent, StatusSent, StatusAsked, StatusAnswer>;
 
 // One line, without its newline.
 std::string encode(const Message& message);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The messages that let machine 0 watch the whole job (job_messages.h): the other machines' events.
+// The messages that let machine 0 watch the whole job (job_messages.h): the other machines'
+// events and statuses, and the job's view asked for from another machine.
 #include <fmt/format.h>
 
 #include "lib/launch/job/message_codec.h"
@@ -12,7 +13,29 @@ json toJson(const EventSent& m) {
   return {{"t", "ev"}, {"line", fits ? clamp(m.line, kMaxEventLine) : std::string("{}")}};
 }
 
+namespace {
+
+// JSON text, one object: what does not fit is sent as an empty object, never cut.
+std::string objectText(const std::string& text) {
+  return text.size() <= kMaxStatusText && !text.empty() && text.front() == '{' ? text : std::string("{}");
+}
+
+std::string readObjectText(Fields& f, const char* key) {
+  std::string text = f.text(key, kMaxStatusText);
+  if (text.empty() || text.front() != '{') throw Bad(fmt::format("field '{}': not a JSON object", key));
+  return text;
+}
+
+}  // namespace
+
+json toJson(const StatusSent& m) { return {{"t", "st"}, {"json", objectText(m.json)}}; }
+json toJson(const StatusAsked& m) { return {{"t", "sq"}, {"id", m.id}}; }
+json toJson(const StatusAnswer& m) { return {{"t", "sa"}, {"id", m.id}, {"json", objectText(m.json)}}; }
+
 std::optional<Message> readWatch(Fields& f, const std::string& t) {
+  if (t == "st") return StatusSent{readObjectText(f, "json")};
+  if (t == "sq") return StatusAsked{f.integer("id", 0, kMaxId)};
+  if (t == "sa") return StatusAnswer{f.integer("id", 0, kMaxId), readObjectText(f, "json")};
   if (t != "ev") return std::nullopt;
   EventSent m{f.text("line", kMaxEventLine)};
   if (m.line.empty() || m.line.front() != '{' || m.line.find('\n') != std::string::npos) {

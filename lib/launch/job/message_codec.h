@@ -52,6 +52,9 @@ std::optional<Message> readFlight(Fields& f, const std::string& t);  // nullopt:
 
 // The watching messages (job_messages_watch.cc).
 json toJson(const EventSent& m);
+json toJson(const StatusSent& m);
+json toJson(const StatusAsked& m);
+json toJson(const StatusAnswer& m);
 std::optional<Message> readWatch(Fields& f, const std::string& t);
 
 }  // namespace accel::launch::job::codec

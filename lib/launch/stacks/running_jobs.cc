@@ -110,7 +110,7 @@ RunningJob selectJob(const std::vector<RunningJob>& jobs, const std::string& sel
                        "start one with `accel launch`, or run this as the user (or root) that runs the job");
     }
     throw UsageError("several accel jobs are running: " + listed(jobs),
-                     "name one: accel stacks LAUNCHER_PID or accel stacks RUN_ID");
+                     "name one by its launcher's pid or its run id (accel stacks PID, accel top RUN_ID)");
   }
   for (const auto& j : jobs) {
     if (j.run_id == selector || std::to_string(j.launcher) == selector) return j;

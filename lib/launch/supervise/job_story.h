@@ -42,6 +42,8 @@ class JobStory {
   // "succeeded", "failed", "interrupted" or "ended" (a lost machine, a refused join): how the
   // launch that ends with `end` and `code` went.
   static std::string verdictOf(const job::JobEvent& end, int code);
+  // The file this machine's events go to ("" for none), for `accel top --events`.
+  std::string eventsFile() const { return log_.firstFile(); }
   // Another machine's event (a JobEvent of kind Event), for machine 0's log.
   void follow(const job::JobEvent& event) { log_.recordLine(event.message); }
 

@@ -2,6 +2,7 @@
 #include "lib/launch/supervise/machine_status.h"
 
 #include "lib/common/build_info.h"
+#include "lib/common/call_names.h"
 #include "lib/common/process/process_state.h"
 
 namespace accel::launch::supervise {
@@ -9,6 +10,8 @@ namespace accel::launch::supervise {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr size_t kLinesShown = 10;  // a rank's last lines, each stream
+constexpr size_t kLineShown = 300;  // bytes of one
 
 void readOutput(watch::RankStatus& r, const WorkerProcess& w, Clock::time_point now) {
   std::optional<Clock::time_point> last;
@@ -17,6 +20,10 @@ void readOutput(watch::RankStatus& r, const WorkerProcess& w, Clock::time_point 
     const auto& tally = stream->tally();
     (stream == w.out.get() ? r.stdout_bytes : r.stderr_bytes) = tally.bytes;
     r.frames += tally.frames;
+    if (!tally.frame.empty()) r.progress = tally.frame;
+    const auto& kept = stream->lastLines();
+    const size_t from = kept.size() > kLinesShown ? kept.size() - kLinesShown : 0;
+    for (size_t i = from; i < kept.size(); ++i) r.lines.push_back(kept[i].substr(0, kLineShown));
     if (tally.last && (!last || *tally.last > *last)) last = tally.last;
   }
   if (last) r.output_age = std::chrono::duration<double>(now - *last).count();
@@ -28,7 +35,12 @@ void readFlight(watch::RankStatus& r, const WorkerProcess& w, const FlightBoard&
   if (!dump) return;
   uint64_t open = 0;
   for (const auto& call : dump->calls) {
-    if (call.state == accel::flight::State::Scheduled || call.state == accel::flight::State::Started) ++open;
+    if (call.state != accel::flight::State::Scheduled && call.state != accel::flight::State::Started) continue;
+    if (open++ == 0) {  // the oldest open one: the one the rank waits in
+      r.collective =
+          call.name.empty() ? calls::describeCall(call.kind, call.dtype, call.count, call.op, call.root) : call.name;
+      r.collective_seconds = static_cast<double>(accel::flight::nowNs() - call.enqueued_ns) / 1e9;
+    }
   }
   r.collectives = dump->written - std::min<uint64_t>(open, dump->written);
 }
@@ -52,6 +64,7 @@ watch::MachineStatus machineStatus(const plan::LaunchPlan& plan, const std::vect
   s.started = m.started;
   const auto now = Clock::now();
   s.round_seconds = std::chrono::duration<double>(now - m.round_start).count();
+  s.events = m.events;
   s.ended = m.ended;
   s.exit_code = m.exit_code;
   s.verdict = m.verdict;

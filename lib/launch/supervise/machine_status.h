@@ -25,6 +25,7 @@ struct JobMoment {
   bool ended = false;
   int exit_code = 0;
   std::string verdict{};
+  std::string events{};  // this machine's event log file, if any
 };
 
 watch::MachineStatus machineStatus(const plan::LaunchPlan& plan, const std::vector<WorkerProcess>& workers,

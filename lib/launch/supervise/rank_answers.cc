@@ -18,6 +18,10 @@ std::string RankAnswers::listen() {
   return "";
 }
 
+void RankAnswers::answer(long long id, const std::string& text) {
+  if (questions_) questions_->answer(id, text);
+}
+
 std::string RankAnswers::socketName() const { return questions_ ? questions_->name() : ""; }
 
 void RankAnswers::addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const {
@@ -30,7 +34,9 @@ void RankAnswers::addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const {
 void RankAnswers::service(const std::vector<pollfd>& fds) {
   if (!questions_) return;
   for (const auto& q : questions_->service(fds)) {
-    if (q.rank < 0) {
+    if (q.rank == RankQuestions::kStatus) {
+      if (on_status_) on_status_(q.id);
+    } else if (q.rank < 0) {
       link_.wantStacks(q.id, q.seconds);  // "stacks": a Stacks event answers
     } else if (worker(q.rank)) {
       questions_->answer(q.id, describe(q.rank));

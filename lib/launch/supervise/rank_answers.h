@@ -5,6 +5,8 @@
 // (job_link.h: ask, tell), and an Ask from the link is answered the same way. Single-threaded.
 #pragma once
 
+#include <functional>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +33,9 @@ class RankAnswers {
   // An Ask or Answer event of the link, or the Stacks that answer an `accel stacks`, handled:
   // true; any other event: false.
   bool follow(const job::JobEvent& event);
+  // "status" questions (`accel top`) go to `ask`, which answers each with answer() once.
+  void onStatusQuestion(std::function<void(long long id)> ask) { on_status_ = std::move(ask); }
+  void answer(long long id, const std::string& text);
 
  private:
   const WorkerProcess* worker(int rank) const;
@@ -40,6 +45,7 @@ class RankAnswers {
   job::JobLink& link_;
   const plan::LaunchPlan& plan_;  // the round's (the supervisor builds each round's anew)
   std::unique_ptr<RankQuestions> questions_;
+  std::function<void(long long)> on_status_;
 };
 
 }  // namespace accel::launch::supervise

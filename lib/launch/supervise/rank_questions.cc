@@ -103,6 +103,17 @@ std::vector<RankQuestions::Question> RankQuestions::service(const std::vector<po
 }
 
 std::optional<RankQuestions::Question> RankQuestions::read(Asker& a, const std::string& line) {
+  if (line == "status") {
+    if (!mayReadStacks(a.conn->fd())) {
+      a.conn->send("not allowed: only the launcher's user (or root) may watch its ranks");
+      a.conn->close();
+      return std::nullopt;
+    }
+    a.id = next_id_++;
+    a.stacks = true;  // answered in full
+    a.patience = kStatusPatience;
+    return Question{a.id, kStatus};
+  }
   if (startsWith(line, "stacks ") && line.size() <= kMaxQuestion) {
     const auto seconds = parsePositiveSeconds(line.substr(7));
     if (!seconds || *seconds > job::kMaxStackSeconds) {
@@ -118,11 +129,11 @@ std::optional<RankQuestions::Question> RankQuestions::read(Asker& a, const std::
     a.id = next_id_++;
     a.stacks = true;
     a.patience = std::chrono::seconds(static_cast<long long>(*seconds)) + kStacksPatience;
-    return Question{a.id, -1, *seconds};
+    return Question{a.id, kStacks, *seconds};
   }
   const auto rank = startsWith(line, "rank ") && line.size() <= kMaxQuestion ? parseInt(line.substr(5)) : std::nullopt;
   if (!rank || *rank < 0 || *rank > (1 << 30)) {
-    a.conn->send("not a question: ask \"rank R\" or \"stacks SECONDS\"");
+    a.conn->send("not a question: ask \"rank R\", \"stacks SECONDS\" or \"status\"");
     a.conn->close();
     return std::nullopt;
   }

@@ -5,7 +5,8 @@
 // that machine's launcher over the job channel (job_link.h: ask, tell). `accel stacks` asks
 // "stacks SECONDS" there (the tools' limit, at most 600) and gets every rank's stack in the job
 // (stack_collector.h's encoding, one line of any length), when it runs as the launcher's user or
-// as root; it waits SECONDS plus a minute at most.
+// as root; it waits SECONDS plus a minute at most. `accel top` asks "status" there, as the same
+// users only, and gets the job's view (watch/status_json.h jobViewJson) within kStatusPatience.
 //
 // The launcher listens on an abstract Unix socket (no file is left behind; only processes in
 // its network namespace reach it), named in the workers' ACCEL_LAUNCHER_SOCKET. A question is
@@ -31,9 +32,11 @@ namespace accel::launch::supervise {
 
 class RankQuestions {
  public:
+  static constexpr int kStacks = -1, kStatus = -2;
+  static constexpr std::chrono::seconds kStatusPatience{10};
   struct Question {
     long long id;
-    int rank;            // -1 for "stacks"
+    int rank;            // kStacks for "stacks", kStatus for "status"
     double seconds = 0;  // "stacks": the tools' limit
   };
 

@@ -36,6 +36,7 @@
 #include "lib/launch/supervise/rank_answers.h"
 #include "lib/launch/supervise/rank_arrivals.h"
 #include "lib/launch/supervise/rank_stacks.h"
+#include "lib/launch/supervise/status_reports.h"
 #include "lib/launch/supervise/worker_output.h"
 #include "lib/launch/supervise/worker_process.h"
 #include "lib/launch/supervise/worker_start.h"
@@ -66,6 +67,8 @@ class Supervisor {
     if (std::string warning = board_.open(plan_); !warning.empty()) say(warning);
     if (std::string warning = flights_.open(plan_); !warning.empty()) say(warning);
     stacks_ = std::make_unique<RankStacks>(workers_, *link_, plan_, run_dir_, flights_);
+    statuses_ = std::make_unique<StatusReports>(plan_, *link_, *answers_,
+                                                [this] { return machineStatus(plan_, workers_, flights_, moment()); });
     arrivals_ = std::make_unique<RankArrivals>(plan_, flights_, workers_);
     process::adoptOrphanedDescendants();  // best effort: without it, leftovers are only what's in the groups
     if (int code = link_->rendezvous(signals.fd())) return code;
@@ -121,6 +124,7 @@ class Supervisor {
   std::unique_ptr<RankAnswers> answers_;
   std::unique_ptr<RankStacks> stacks_;
   std::unique_ptr<RankArrivals> arrivals_;
+  std::unique_ptr<StatusReports> statuses_;
   ProgressBoard board_;
   FlightBoard flights_;
   MetricsDoor metrics_{plan_, workers_, flights_};
@@ -139,6 +143,7 @@ class Supervisor {
   // The job as /metrics shows it; `end` and `code` once it ended.
   JobMoment moment(const job::JobEvent* end = nullptr, int code = 0) const {
     JobMoment m{round_, plan_.restarts, launched_, started_};
+    m.events = story_.eventsFile();
     if (end) {
       m.ended = true;
       m.exit_code = code;
@@ -229,6 +234,7 @@ class Supervisor {
       stacks_->addPollFds(fds, timeout);
       arrivals_->addPollFds(fds, timeout);
       metrics_.addPollFds(fds, timeout);
+      statuses_->addTimeout(timeout);
       int n = ::poll(fds.data(), fds.size(), timeout);
       if (n < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
       if (n < 0) continue;
@@ -239,6 +245,7 @@ class Supervisor {
       for (const auto& line : arrivals_->service(fds, *link_)) say(line);
       for (auto& event : link_->service(fds)) follow(event, decision);
       metrics_.service(fds, moment());
+      statuses_->service();
       if (kill_at_ && anyRunning() && Clock::now() >= *kill_at_) {
         killSurvivors(fmt::format("still running after {:g} s", plan_.grace_period));
       }
@@ -251,6 +258,7 @@ class Supervisor {
   void follow(job::JobEvent& event, std::optional<job::JobEvent>& decision) {
     if (answers_->follow(event)) return;
     if (event.kind == job::JobEvent::Kind::Event) return story_.follow(event);
+    if (statuses_->follow(event)) return;
     if (event.kind == job::JobEvent::Kind::Stacks && event.id == 0 && event.stacks) {
       story_.stacksGathered(event.stacks->why, event.stacks->ranks.size(), event.stacks->notes.size());
     }

@@ -96,12 +96,12 @@ WorkerIo openWorkerStreams(WorkerProcess& w, const plan::LaunchPlan& plan, const
   err.console_fd = consoleFd(plan, spec, 2, 2);
   err.key = 2 * spec.local_rank + 1;
   err.keep_lines = kSummaryLines;
+  setup.keep_lines = kSummaryLines;  // `accel top` shows a rank's last lines of both
   WorkerIo io;
   io.out_pty = wantsPty(plan, console, setup.console_fd);
   io.err_pty = wantsPty(plan, console, err.console_fd);
   // Both shown on one terminal and neither written to a file: one pseudo-terminal keeps their order.
   io.one_pty = io.out_pty && io.err_pty && setup.log_fd < 0 && console.onScreen(1) && console.onScreen(2);
-  if (io.one_pty) setup.keep_lines = kSummaryLines;  // the failure summary's tail: the one stream
   io.input = input && io.out_pty && spec.label.empty() && spec.rank == plan.stdin_rank;
   io.columns = ptyColumns(console, prefix);
   io.rows = console.rows();

@@ -32,6 +32,13 @@ class EventLog {
   // none). A target that cannot be opened is said, and the others kept.
   void open(const plan::LaunchPlan& plan, const std::string& run_dir);
   bool writes() const { return !targets_.empty(); }
+  // The first file it writes ("" for none: no file, or a descriptor only).
+  std::string firstFile() const {
+    for (const auto& t : targets_) {
+      if (t.owned) return t.name;
+    }
+    return "";
+  }
   // Writes `e` to every target, and torchrun's line for it to the console where asked.
   void record(const Event& e, const TorchrunContext& context);
   // Another machine's event, as its launcher wrote it: kept only where it is one JSON object.

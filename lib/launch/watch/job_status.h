@@ -25,6 +25,10 @@ struct RankStatus {
   uint64_t collectives = 0;  // collectives finished (libaccel_runtime's progress board)
   double cpu_seconds = 0;    // user + system, its process
   uint64_t resident_bytes = 0;
+  std::string progress;            // its newest progress-bar frame ("" for none)
+  std::string collective;          // the collective it is in now ("" for none)
+  double collective_seconds = 0;   // since it called it
+  std::vector<std::string> lines;  // its last lines (stdout's, then stderr's)
 };
 
 struct MachineStatus {
@@ -41,6 +45,7 @@ struct MachineStatus {
   int machines = 1;
   double started = 0;        // seconds since the epoch
   double round_seconds = 0;  // since this round started
+  std::string events;        // where this machine's events go (a file; "" for none): `accel top --events`
   std::vector<RankStatus> ranks;
   // Once the job ended (--metrics_linger serves these).
   bool ended = false;

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "lib/launch/watch/status_json.h"
+
+#include <fmt/format.h>
+
+namespace accel::launch::watch {
+
+namespace {
+
+using Json = nlohmann::json;
+
+Json rankJson(const RankStatus& r) {
+  return {{"rank", r.rank},
+          {"local_rank", r.local_rank},
+          {"pid", r.pid},
+          {"running", r.running},
+          {"exit_code", r.exit_code ? Json(*r.exit_code) : Json(nullptr)},
+          {"stopped_by_launcher", r.stopped_by_launcher},
+          {"output_age", r.output_age},
+          {"stdout_bytes", r.stdout_bytes},
+          {"stderr_bytes", r.stderr_bytes},
+          {"frames", r.frames},
+          {"collectives", r.collectives},
+          {"cpu_seconds", r.cpu_seconds},
+          {"resident_bytes", r.resident_bytes},
+          {"progress", r.progress},
+          {"collective", r.collective},
+          {"collective_seconds", r.collective_seconds},
+          {"lines", r.lines}};
+}
+
+// A field of `j` as T, or StatusError naming it.
+template <class T> T field(const Json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end()) throw StatusError(fmt::format("field '{}' is missing", key));
+  try {
+    return it->get<T>();
+  } catch (const Json::exception&) {
+    throw StatusError(fmt::format("field '{}' is a {}", key, it->type_name()));
+  }
+}
+
+RankStatus rankFromJson(const Json& j) {
+  RankStatus r;
+  r.rank = field<int>(j, "rank");
+  r.local_rank = field<int>(j, "local_rank");
+  r.pid = field<int>(j, "pid");
+  r.running = field<bool>(j, "running");
+  if (!j.at("exit_code").is_null()) r.exit_code = field<int>(j, "exit_code");
+  r.stopped_by_launcher = field<bool>(j, "stopped_by_launcher");
+  r.output_age = field<double>(j, "output_age");
+  r.stdout_bytes = field<uint64_t>(j, "stdout_bytes");
+  r.stderr_bytes = field<uint64_t>(j, "stderr_bytes");
+  r.frames = field<uint64_t>(j, "frames");
+  r.collectives = field<uint64_t>(j, "collectives");
+  r.cpu_seconds = field<double>(j, "cpu_seconds");
+  r.resident_bytes = field<uint64_t>(j, "resident_bytes");
+  r.progress = field<std::string>(j, "progress");
+  r.collective = field<std::string>(j, "collective");
+  r.collective_seconds = field<double>(j, "collective_seconds");
+  r.lines = field<std::vector<std::string>>(j, "lines");
+  return r;
+}
+
+}  // namespace
+
+MachineStatus statusOf(const Json& j);
+
+Json statusJson(const MachineStatus& s) {
+  Json ranks = Json::array();
+  for (const auto& r : s.ranks) ranks.push_back(rankJson(r));
+  return {{"job", s.job},
+          {"host", s.host},
+          {"role", s.role},
+          {"version", s.version},
+          {"machine", s.machine},
+          {"decides", s.decides},
+          {"round", s.round},
+          {"restarts", s.restarts},
+          {"max_restarts", s.max_restarts},
+          {"world_size", s.world_size},
+          {"machines", s.machines},
+          {"started", s.started},
+          {"round_seconds", s.round_seconds},
+          {"events", s.events},
+          {"ended", s.ended},
+          {"exit_code", s.exit_code},
+          {"verdict", s.verdict},
+          {"ranks", ranks}};
+}
+
+MachineStatus statusFromJson(const Json& j) {
+  if (!j.is_object()) throw StatusError("a status is no JSON object");
+  try {
+    return statusOf(j);
+  } catch (const Json::exception& e) {
+    throw StatusError(fmt::format("a status field is missing or wrong: {}", e.what()));
+  }
+}
+
+MachineStatus statusOf(const Json& j) {
+  MachineStatus s;
+  s.job = field<std::string>(j, "job");
+  s.host = field<std::string>(j, "host");
+  s.role = field<std::string>(j, "role");
+  s.version = field<std::string>(j, "version");
+  s.machine = field<int>(j, "machine");
+  s.decides = field<bool>(j, "decides");
+  s.round = field<int>(j, "round");
+  s.restarts = field<int>(j, "restarts");
+  s.max_restarts = field<int>(j, "max_restarts");
+  s.world_size = field<int>(j, "world_size");
+  s.machines = field<int>(j, "machines");
+  s.started = field<double>(j, "started");
+  s.round_seconds = field<double>(j, "round_seconds");
+  s.events = field<std::string>(j, "events");
+  s.ended = field<bool>(j, "ended");
+  s.exit_code = field<int>(j, "exit_code");
+  s.verdict = field<std::string>(j, "verdict");
+  const Json& ranks = j.at("ranks");
+  if (!ranks.is_array() || ranks.size() > kMaxStatusRanks) {
+    throw StatusError(fmt::format("field 'ranks': not a list of at most {}", kMaxStatusRanks));
+  }
+  for (const auto& r : ranks) s.ranks.push_back(rankFromJson(r));
+  return s;
+}
+
+std::string jobViewJson(const JobView& view) {
+  Json machines = Json::array();
+  for (const auto& m : view.machines) {
+    Json j = statusJson(m.status);
+    j["heard"] = m.heard;
+    machines.push_back(std::move(j));
+  }
+  return Json{{"machines", machines}, {"note", view.note}}.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+JobView jobViewFromJson(const std::string& text) {
+  const Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw StatusError("the answer is no JSON object");
+  JobView view;
+  view.note = field<std::string>(j, "note");
+  const Json& machines = j.at("machines");
+  if (!machines.is_array() || machines.size() > kMaxStatusMachines) throw StatusError("field 'machines': no list");
+  for (const auto& m : machines) view.machines.push_back({statusFromJson(m), field<double>(m, "heard")});
+  return view;
+}
+
+}  // namespace accel::launch::watch
