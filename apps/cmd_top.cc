@@ -37,6 +37,12 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kEvery = std::chrono::seconds(1);
 constexpr auto kPatience = std::chrono::seconds(12);  // the launcher's own is 10 s
 
+// The launcher still runs (a zombie its parent has not reaped is gone).
+bool launcherRuns(pid_t pid) {
+  const auto state = process::processState(pid);
+  return state.exists && state.state != 'Z' && state.state != 'X';
+}
+
 double seconds() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
 // The launcher's answer to "status", or nullopt with `why`.
@@ -118,7 +124,7 @@ int followEvents(const launch::stacks::RunningJob& job) {
   for (;;) {
     while (std::getline(in, line)) std::cout << line << "\n" << std::flush;
     in.clear();
-    if (!process::processState(job.launcher).exists) {
+    if (!launcherRuns(job.launcher)) {
       while (std::getline(in, line)) std::cout << line << "\n";
       return 0;
     }
@@ -136,7 +142,7 @@ int live(const launch::stacks::RunningJob& job) {
     if (Clock::now() >= next) {
       std::string why;
       auto view = askStatus(job, why);
-      if (!view && !process::processState(job.launcher).exists) return 0;  // the job ended
+      if (!view && !launcherRuns(job.launcher)) return 0;  // the job ended
       if (view) model.update(std::move(*view), seconds());
       next = Clock::now() + kEvery;
     }

@@ -25,6 +25,9 @@ struct ProcessInfo {  // nvmlProcessInfo_t of the _v3 entry point
   unsigned long long used_gpu_memory;
   unsigned gpu_instance_id, compute_instance_id;
 };
+struct Utilization {  // nvmlUtilization_t
+  unsigned gpu, memory;
+};
 constexpr int kSuccess = 0;
 constexpr int kInsufficientSize = 7;
 
@@ -35,6 +38,7 @@ struct Api {
   int (*handle)(unsigned, Device*) = nullptr;
   int (*pci)(Device, PciInfo*) = nullptr;
   int (*processes)(Device, unsigned*, ProcessInfo*) = nullptr;
+  int (*utilization)(Device, Utilization*) = nullptr;  // optional: -1 where NVML lacks it
 
   explicit Api(const DynamicLibrary& lib)
       : init(lib.symbol<decltype(init)>("nvmlInit_v2")),
@@ -42,7 +46,8 @@ struct Api {
         count(lib.symbol<decltype(count)>("nvmlDeviceGetCount_v2")),
         handle(lib.symbol<decltype(handle)>("nvmlDeviceGetHandleByIndex_v2")),
         pci(lib.symbol<decltype(pci)>("nvmlDeviceGetPciInfo_v3")),
-        processes(lib.symbol<decltype(processes)>("nvmlDeviceGetComputeRunningProcesses_v3")) {}
+        processes(lib.symbol<decltype(processes)>("nvmlDeviceGetComputeRunningProcesses_v3")),
+        utilization(lib.symbol<decltype(utilization)>("nvmlDeviceGetUtilizationRates")) {}
   bool complete() const { return init && shutdown && count && handle && pci && processes; }
 };
 
@@ -57,8 +62,10 @@ bool listDevice(const Api& api, Device dev, int index, const std::string& bus, s
       continue;
     }
     if (rc != kSuccess) return false;
+    Utilization busy{};
+    const int percent = api.utilization && api.utilization(dev, &busy) == kSuccess ? static_cast<int>(busy.gpu) : -1;
     for (unsigned i = 0; i < n; ++i)
-      out.push_back({index, bus, static_cast<long>(infos[i].pid), infos[i].used_gpu_memory});
+      out.push_back({index, bus, static_cast<long>(infos[i].pid), infos[i].used_gpu_memory, percent});
     return true;
   }
   return false;

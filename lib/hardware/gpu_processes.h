@@ -3,7 +3,7 @@
 // (nvmlDeviceGetComputeRunningProcesses), for the launcher's check that a round's processes
 // freed their GPU memory before the next round starts. NVML is opened for each call (dlopen,
 // ACCEL_NVML_LIBRARY or libnvidia-ml.so.1), so a machine without it is answered, not broken.
-// PIDs are NVML's: those of the host's PID namespace.
+// PIDs are NVML's: those of the host's PID namespace. `accel top` and /metrics show each rank's.
 #pragma once
 
 #include <optional>
@@ -17,6 +17,7 @@ struct GpuProcess {
   std::string pci_bus_id;  // "00000000:18:00.0"
   long pid = 0;
   unsigned long long used_bytes = 0;
+  int gpu_percent = -1;  // the GPU's utilisation (nvmlDeviceGetUtilizationRates), -1 where unknown
 };
 
 // On the GPUs whose PCI bus ids are `bus_ids` (every GPU where it is empty); nullopt with

@@ -137,7 +137,8 @@ TEST_CASE("logs: each restart round writes folders of its own, error.json beside
     CHECK(contains(slurp(error_json), "disk full"));  // kept after the launch, as torchrun keeps it
     expected.insert(error_json);
   }
-  CHECK(filesUnder(logs) == expected);  // nothing else: no file shared by the rounds
+  expected.insert(run_dir + "/events.jsonl");  // the job's story, once for the whole launch
+  CHECK(filesUnder(logs) == expected);         // nothing else: no file shared by the rounds
 }
 
 TEST_CASE("logs: --log_line_prefix_template and TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE set the prefix",

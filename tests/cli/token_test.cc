@@ -2,8 +2,9 @@
 // The job's token (--rdzv_token, ACCEL_STORE_TOKEN) is handed to the workers and nowhere else:
 // jobs given a known token go through every path that writes — the console, --dry_run,
 // --debug, --log_dir files, error files, the stacks files kept after a hang, two machines'
-// launchers over the job channel, a hostfile head's orders — and no byte of what they wrote
-// holds it. A later path that writes somewhere new adds its job here.
+// launchers over the job channel, a hostfile head's orders, the event log (events.jsonl),
+// /metrics, the other machines' logs in machine 0's --log_dir, `accel top --json` — and no byte
+// of what they wrote holds it. A later path that writes somewhere new adds its job here.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -104,4 +105,69 @@ TEST_CASE("token: no console line, dry run, log, error file, stacks file or orde
     CHECK_FALSE(contains(r.err, kKnownToken));
   }
   CHECK(filesHolding(dir.path()) == std::vector<std::string>{});
+}
+
+TEST_CASE("token: the event log, /metrics, the forwarded logs and accel top --json hold no token",
+          "[launch][token][machines]") {
+  TempDir dir;
+  const auto env = hermeticEnv(dir, {{"GLOO_SOCKET_IFNAME", "lo"}});
+  JobPorts ports;
+  const int metrics = freeLoopbackPort();
+  auto machine = [&](int rank) {
+    return launchOf({"--cpu",
+                     "--num_machines",
+                     "2",
+                     "--machine_rank",
+                     std::to_string(rank),
+                     "--num_processes",
+                     "4",
+                     "--main_process_ip",
+                     "127.0.0.1",
+                     "--main_process_port",
+                     std::to_string(ports.port),
+                     "--job_port",
+                     std::to_string(ports.job_port),
+                     "--log_dir",
+                     dir.file("logs" + std::to_string(rank)),
+                     "--event-log-handler",
+                     "console",
+                     "--metrics_port",
+                     std::to_string(metrics),
+                     "--metrics_addr",
+                     rank == 0 ? "127.0.0.1" : "127.0.0.2"},
+                    secretKeeping({"--sleep", "4"}));
+  };
+  BackgroundProcess zero(machine(0), env);
+  BackgroundProcess one(machine(1), env);
+  REQUIRE(zero.waitForOutput("env RANK=", 2));
+  REQUIRE(one.waitForOutput("env RANK=", 2));
+  std::vector<RunResult> runs;
+  runs.push_back(run({accelBinary(), "top", "--json", std::to_string(one.pid())}, {}, env, 60000));
+  CHECK(runs.back().exit_code == 0);
+  CHECK(contains(runs.back().out, "\"world_size\":4"));
+  for (const char* address : {"127.0.0.1", "127.0.0.2"}) {
+    runs.push_back(run({"bash", "-c",
+                        std::string("exec 3<>/dev/tcp/") + address + "/" + std::to_string(metrics) +
+                            "; printf 'GET /metrics HTTP/1.0\\r\\n\\r\\n' >&3; cat <&3"},
+                       {}, env, 30000));
+    CHECK(contains(runs.back().out, "accel_rank_up{"));
+  }
+  runs.push_back(zero.wait(60000));
+  runs.push_back(one.wait(60000));
+  CHECK(runs[runs.size() - 2].exit_code == 0);
+  CHECK(runs.back().exit_code == 0);
+  for (const auto& r : runs) {
+    INFO(r.out << r.err);
+    CHECK_FALSE(contains(r.out, kKnownToken));
+    CHECK_FALSE(contains(r.err, kKnownToken));
+  }
+  CHECK(filesHolding(dir.path()) == std::vector<std::string>{});
+  // The files that were searched exist: the event log, and machine 1's logs in machine 0's folder.
+  int events = 0, forwarded = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.file("logs0"))) {
+    events += entry.path().filename() == "events.jsonl";
+    forwarded += contains(entry.path().string(), "/machine_1_") && entry.path().filename() == "stdout.log";
+  }
+  CHECK(events == 1);
+  CHECK(forwarded == 2);
 }

@@ -56,7 +56,7 @@ def as_run(words):
     command = words[1] if len(words) > 1 else ""
     if command == "launch" and "--dry_run" not in words:
         return words[:2] + ["--dry_run"] + words[2:]
-    if command in ("torchrun", "deepspeed") or (command == "config" and (len(words) == 2 or words[2].startswith("--"))):
+    if command in ("torchrun", "deepspeed", "top") or (command == "config" and (len(words) == 2 or words[2].startswith("--"))):
         return words[:2] + ["--help"] + words[2:]
     if command == "test" and "--dry_run" not in words:
         return words + ["--dry_run"]

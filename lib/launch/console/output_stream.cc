@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "lib/common/write_fully.h"
@@ -13,13 +14,19 @@ OutputStream::OutputStream(StreamSetup setup) : setup_(std::move(setup)) {}
 
 OutputStream::~OutputStream() {
   if (setup_.log_fd >= 0) ::close(setup_.log_fd);
+  if (setup_.copy_fd >= 0) ::close(setup_.copy_fd);
 }
 
 void OutputStream::feed(const char* data, size_t size, Clock::time_point now) {
   const std::string_view bytes(data, size);
   tally_.bytes += size;
   tally_.last = now;
-  if (setup_.log_fd >= 0) writeFully(setup_.log_fd, escapes_.filter(bytes));
+  if (setup_.log_fd >= 0 || setup_.copy_fd >= 0 || setup_.forward) {
+    const std::string_view clean = escapes_.filter(bytes);
+    if (setup_.log_fd >= 0) writeFully(setup_.log_fd, clean);
+    if (setup_.forward) setup_.forward(clean);
+    if (setup_.copy_fd >= 0) copyMatching(clean, false);
+  }
   lines_.feed(
       bytes, [this](std::string_view line) { complete(line); }, [this, now](std::string_view f) { frame(f, now); });
   const std::string_view open = lines_.visible();
@@ -30,7 +37,25 @@ void OutputStream::feed(const char* data, size_t size, Clock::time_point now) {
   }
 }
 
+// As torchrun's tail_logfile: each line read from the log, its newline kept, and the last one
+// without a newline when the worker ends on one.
+void OutputStream::copyMatching(std::string_view clean, bool last) {
+  copy_open_.append(clean);
+  size_t start = 0;
+  for (size_t end; (end = copy_open_.find('\n', start)) != std::string::npos || (last && start < copy_open_.size());
+       start = end + 1) {
+    if (end == std::string::npos) end = copy_open_.size() - 1;
+    const std::string_view line(copy_open_.data() + start, end - start + 1);
+    const bool wanted = std::any_of(setup_.copy_filters.begin(), setup_.copy_filters.end(),
+                                    [&](const std::string& f) { return line.find(f) != std::string_view::npos; });
+    if (wanted) writeFully(setup_.copy_fd, setup_.copy_header + std::string(line));
+  }
+  copy_open_.erase(0, start);
+  if (copy_open_.size() > kMaxCopyLine) copyMatching("\n", false);  // one line at most this long
+}
+
 void OutputStream::finish() {
+  if (setup_.copy_fd >= 0) copyMatching("", true);
   if (!lines_.visible().empty()) complete(lines_.takeOpen());
   if (live()) setup_.console->live(setup_.key, "");
 }

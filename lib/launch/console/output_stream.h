@@ -20,8 +20,10 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lib/launch/console/console.h"
 #include "lib/launch/console/escapes.h"
@@ -38,6 +40,13 @@ struct StreamSetup {
   size_t keep_lines = 0;       // kept for lastLines()
   std::string duplicate;       // the worker's own prefix as the program may write it ("" for none)
   std::chrono::milliseconds progress_interval = std::chrono::seconds(10);
+  // torchrun's --duplicate_*_filters: the whole lines (as the log file has them) that hold any of
+  // `copy_filters` are also written to copy_fd (taken over and closed), each after `copy_header`.
+  int copy_fd = -1;
+  std::vector<std::string> copy_filters{};
+  std::string copy_header{};
+  // Every byte the log file gets, also given here (another machine's logs sent to machine 0).
+  std::function<void(std::string_view)> forward{};
 };
 
 class OutputStream {
@@ -64,6 +73,7 @@ class OutputStream {
     std::string frame;  // the newest progress-bar frame, its first kMaxFrameKept bytes
   };
   static constexpr size_t kMaxFrameKept = 256;
+  static constexpr size_t kMaxCopyLine = 1 << 20;  // a filtered copy's longest line
   const Tally& tally() const { return tally_; }
   const std::string& prefix() const { return setup_.prefix; }
 
@@ -73,7 +83,9 @@ class OutputStream {
   void complete(std::string_view line);
   void frame(std::string_view text, Clock::time_point now);
   void show(std::string_view text);
+  void copyMatching(std::string_view clean, bool last);
   StreamSetup setup_;
+  std::string copy_open_;  // the copy's open line
   LineAssembler lines_;
   EscapeFilter escapes_;
   std::deque<std::string> last_;

@@ -203,6 +203,13 @@ void JobHub::onMessage(int machine, Member& m, const job::Message& message) {
     onArrivals(m, message);
   } else if (auto* ev = std::get_if<job::EventSent>(&message)) {
     queued_.push_back(JobEvent::event(ev->line));
+  } else if (auto* lg = std::get_if<job::LogsSent>(&message)) {
+    JobEvent logs;
+    logs.kind = JobEvent::Kind::Logs;
+    logs.rank = machine;
+    logs.message = m.who.host;
+    logs.logs = std::make_shared<const LogChunk>(lg->chunk);
+    queued_.push_back(std::move(logs));
   } else if (auto* st = std::get_if<job::StatusSent>(&message)) {
     m.status = st->json;
     m.status_at = std::chrono::steady_clock::now();

@@ -43,6 +43,17 @@ struct WorkerFailure {
   std::vector<std::string> traceback;  // ... and the Python traceback there
 };
 
+// Bytes of one rank's log file on their way to machine 0's --log_dir (a member's, job_link.h
+// sendLogs): its round, local rank and stream (1 stdout, 2 stderr), and how many bytes of that
+// stream the member dropped just before these (machine 0 fell behind).
+struct LogChunk {
+  int round = 0;
+  int local_rank = 0;
+  int stream = 1;
+  std::string data;
+  long long dropped = 0;
+};
+
 struct JobEvent {
   enum class Kind {
     Stop,          // stop this machine's workers now (another machine failed, or the job ends)
@@ -59,6 +70,7 @@ struct JobEvent {
                    // runs `offset_ns` ahead of this one's (clock_offset.h)
     Event,         // machine 0: another machine's event, its line in `message` (watch/event_log.h)
     StatusAsked,   // machine 0: machine `rank` asks for the job's view for its question `id` (tellStatus)
+    Logs,          // machine 0: machine `rank` (host `message`) sent bytes of its ranks' logs (`logs`)
     StatusAnswer,  // the job's view (`message`, watch/status_json.h) for this machine's askStatus(`id`);
                    // "" when machine 0 cannot be asked
   };
@@ -79,6 +91,7 @@ struct JobEvent {
   double seconds = 0;                                    // Collect: how long the tools may take
   std::shared_ptr<const flight::Arrivals> arrivals;      // Arrivals
   long long offset_ns = 0;                               // Arrivals
+  std::shared_ptr<const LogChunk> logs;                  // Logs
 
   static JobEvent stop(int round, std::string why) {
     JobEvent e;
@@ -227,6 +240,10 @@ class JobLink {
     bool lost = false;
   };
   virtual bool sendStatus(const std::string&) { return false; }
+  // A member sends its ranks' log bytes to machine 0 (--log_dir): false when the channel is too
+  // far behind to take them now, unless `force` (the round's end, before roundEnded, so that
+  // machine 0 has them all when the job ends). Machine 0 and a lone machine never send.
+  virtual bool sendLogs(const LogChunk&, bool /*force*/) { return false; }
   virtual std::vector<MachineReport> machineReports() const { return {}; }
   virtual void askStatus(long long /*id*/) {}  // a member's: machine 0 and a lone machine answer themselves
   virtual void tellStatus(int /*machine*/, long long /*id*/, const std::string& /*json*/) {}

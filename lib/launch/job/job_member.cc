@@ -169,6 +169,12 @@ class JobMember final : public JobLink {
     }
     return true;
   }
+  bool sendLogs(const LogChunk& chunk, bool force) override {
+    if (ended_ || !first_port_ || !hub_ || !hub_->open()) return true;  // no machine 0 to take them
+    if (!force && hub_->queued() > kMaxQueuedLogs) return false;
+    send(job::LogsSent{chunk});
+    return true;
+  }
   void askStatus(long long id) override {
     if (ended_ || !first_port_ || !hub_ || !hub_->open()) {
       JobEvent e;
@@ -182,7 +188,8 @@ class JobMember final : public JobLink {
  private:
   static constexpr size_t kMaxQueuedArrivals = 1 << 20;  // bytes queued to machine 0
   static constexpr size_t kMaxEarlyEvents = 64;
-  std::vector<std::string> early_events_;  // told before the job started
+  static constexpr size_t kMaxQueuedLogs = 4 << 20;  // bytes queued to machine 0 before logs wait
+  std::vector<std::string> early_events_;            // told before the job started
 
   const plan::LaunchPlan& plan_;
   const bool elected_;  // etcd elected machine 0: when it is lost, another is

@@ -311,9 +311,10 @@ bool sameToken(std::string_view a, std::string_view b) {
 }
 
 const char* kindName(const Message& message) {
-  static constexpr const char* kNames[] = {
-      "join", "start", "refuse", "stop", "restart", "end", "failed", "interrupted", "ended", "hb", "ask", "tell",
-      "hold", "pg",    "sw",     "sp",   "sd",      "ar",  "ck",     "ce",          "ev",    "st", "sq",  "sa"};
+  static constexpr const char* kNames[] = {"join",        "start", "refuse", "stop", "restart", "end",  "failed",
+                                           "interrupted", "ended", "hb",     "ask",  "tell",    "hold", "pg",
+                                           "sw",          "sp",    "sd",     "ar",   "ck",      "ce",   "ev",
+                                           "st",          "sq",    "sa",     "lg"};
   static_assert(std::size(kNames) == std::variant_size_v<Message>);
   return kNames[message.index()];
 }

@@ -16,6 +16,7 @@
 //   hub -> member: ck (a clock probe)
 //   member -> hub: ev (one of this machine's events, for machine 0's event log: watch/event_log.h),
 //                  st (this machine's status, once a second: watch/status_json.h)
+//                  lg (bytes of a rank's log files for machine 0's --log_dir, in base64)
 //   both ways:     sq and sa (`accel top` on a machine asks machine 0 for the job's view, and its answer)
 //
 // decode() trusts nothing: the line's length and nesting are bounded before it is parsed, then
@@ -54,8 +55,10 @@ inline constexpr size_t kMaxRuns = 4096;                   // a layout's runs of
 inline constexpr long long kMaxRank = (1LL << 20) * 4096;  // machines x one launcher's workers
 inline constexpr size_t kMaxRoleText = 64;
 inline constexpr size_t kMaxArrivals = 2048;  // arrivals in one ar message (a sender splits more): within kMaxLine
-inline constexpr size_t kMaxEventLine = 16 * 1024;    // an event's line (ev)
-inline constexpr size_t kMaxStatusText = 200 * 1024;  // a status or a job's view (st, sa): within kMaxLine
+inline constexpr size_t kMaxEventLine = 16 * 1024;  // an event's line (ev)
+inline constexpr size_t kMaxStatusText = 200 * 1024;
+inline constexpr size_t kMaxLogChunk =
+    64 * 1024;  // raw bytes of one lg: within kMaxLine as base64  // a status or a job's view (st, sa): within kMaxLine
 inline constexpr double kMaxStackSeconds =
     600;  // the stack tools' limit (sw)  // a role's name (--role refuses longer ones)
 
@@ -192,9 +195,13 @@ struct StatusAnswer {
   std::string json;
 };
 
+struct LogsSent {
+  LogChunk chunk;
+};
+
 using Message = std::variant<Join, Start, Refuse, Stop, Restart, End, Failed, Interrupted, Ended, Heartbeat, Ask, Tell,
                              Hold, Progress, StacksWanted, StackPart, StacksDone, ArrivalsSent, ClockProbe, ClockEcho,
-                             EventSent, StatusSent, StatusAsked, StatusAnswer>;
+                             EventSent, StatusSent, StatusAsked, StatusAnswer, LogsSent>;
 
 // One line, without its newline.
 std::string encode(const Message& message);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The messages that let machine 0 watch the whole job (job_messages.h): the other machines'
 // events and statuses, and the job's view asked for from another machine.
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "lib/common/base64.h"
 #include "lib/launch/job/message_codec.h"
 
 namespace accel::launch::job::codec {
@@ -32,7 +35,28 @@ json toJson(const StatusSent& m) { return {{"t", "st"}, {"json", objectText(m.js
 json toJson(const StatusAsked& m) { return {{"t", "sq"}, {"id", m.id}}; }
 json toJson(const StatusAnswer& m) { return {{"t", "sa"}, {"id", m.id}, {"json", objectText(m.json)}}; }
 
+json toJson(const LogsSent& m) {
+  const LogChunk& c = m.chunk;
+  const std::string data = c.data.size() <= kMaxLogChunk ? c.data : c.data.substr(0, kMaxLogChunk);
+  return {{"t", "lg"},          {"round", c.round},           {"local", c.local_rank},
+          {"stream", c.stream}, {"data", base64Encode(data)}, {"dropped", std::max(0LL, c.dropped)}};
+}
+
+LogsSent readLogs(Fields& f) {
+  LogsSent m;
+  LogChunk& c = m.chunk;
+  c.round = f.small("round", 0, 1000000);
+  c.local_rank = f.small("local", 0, 4095);
+  c.stream = f.small("stream", 1, 2);
+  const auto data = base64Decode(f.text("data", kMaxLogChunk / 3 * 4 + 4));
+  if (!data || data->size() > kMaxLogChunk) throw Bad("field 'data': not base64 of at most 64 KiB");
+  c.data = *data;
+  c.dropped = f.integer("dropped", 0, kMaxId);
+  return m;
+}
+
 std::optional<Message> readWatch(Fields& f, const std::string& t) {
+  if (t == "lg") return readLogs(f);
   if (t == "st") return StatusSent{readObjectText(f, "json")};
   if (t == "sq") return StatusAsked{f.integer("id", 0, kMaxId)};
   if (t == "sa") return StatusAnswer{f.integer("id", 0, kMaxId), readObjectText(f, "json")};

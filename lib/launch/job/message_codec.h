@@ -55,6 +55,7 @@ json toJson(const EventSent& m);
 json toJson(const StatusSent& m);
 json toJson(const StatusAsked& m);
 json toJson(const StatusAnswer& m);
+json toJson(const LogsSent& m);
 std::optional<Message> readWatch(Fields& f, const std::string& t);
 
 }  // namespace accel::launch::job::codec

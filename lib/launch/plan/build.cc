@@ -55,14 +55,18 @@ void identify(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Mac
   p.token = token;
 }
 
-// Under torchrun, -r and --tee write files, in a folder of TMPDIR without --log_dir (torchrun's
+// Under torchrun, -r, --tee and the duplicate filters write files, in a folder of TMPDIR without
+// --log_dir (torchrun's
 // tempfile.mkdtemp(prefix="torchelastic_")). Under accel launch a worker that shows neither
 // stream without --log_dir would lose its output: refused, naming the flag.
 void keepOutput(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Machine& f) {
   if (!p.log_dir.empty() || !p.rank_log_prefix.empty()) return;
   const settings::Output& o = s.output;
   if (s.torchrun.grammar.value) {
-    if (!o.redirects.value && o.tee.origin.source == Source::Default) return;
+    if (!o.redirects.value && o.tee.origin.source == Source::Default && !o.copy_filters[0].value &&
+        !o.copy_filters[1].value) {
+      return;
+    }
     p.log_dir = fmt::format("{}/torchelastic_{}", env::kTmpDir.in(f.env), f.random_hex.substr(16, 8));
     return;
   }
@@ -201,6 +205,22 @@ void useMachineZero(LaunchPlan& p, const MachineZero& zero) {
   p.notes.insert(p.notes.end(), zero.notes.begin(), zero.notes.end());
 }
 
+// torchrun's comma_separated_list: ",," stands for a comma inside an item.
+std::vector<std::string> torchrunList(const std::string& text) {
+  std::vector<std::string> items(1);
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != ',') {
+      items.back() += text[i];
+    } else if (i + 1 < text.size() && text[i + 1] == ',') {
+      items.back() += ',';
+      ++i;
+    } else {
+      items.emplace_back();
+    }
+  }
+  return items;
+}
+
 // The event log's targets and /metrics' address: --metrics_addr, else --local_addr, else the
 // address this machine reaches machine 0 from (on one machine, loopback): never every interface.
 void planWatching(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Network& network) {
@@ -226,6 +246,9 @@ void planWatching(LaunchPlan& p, const settings::LaunchSettings& s, const facts:
 // What the workers' output does: the console's streams and ranks, the files, the terminal.
 void planOutput(LaunchPlan& p, const settings::LaunchSettings& s, const facts::Machine& f, bool joined) {
   p.log_dir = s.output.log_dir.value.value_or("");
+  for (int i = 0; i < 2; ++i) {
+    if (s.output.copy_filters[i].value) p.copy_filters[i] = torchrunList(*s.output.copy_filters[i].value);
+  }
   if (s.output.each_rank_log.value) {  // DeepSpeed's: the files only, nothing on the console
     p.rank_log_prefix = fmt::format("{}/{}_rank", *s.output.each_rank_log.value, f.start_stamp);
   }

@@ -141,6 +141,7 @@ struct LaunchPlan {
 
   // ---- the workers' output ----
   std::string log_dir;                         // "" for none
+  std::vector<std::string> copy_filters[2];    // torchrun's duplicate filters: stdout's, stderr's (none: no copy)
   std::string rank_log_prefix;                 // --enable_each_rank_log: DIR/<stamp>_rank, + R.log per rank
   std::string line_prefix_template;            // torchrun's, for console lines; "" for "[rank N] "
   int console_streams = 3;                     // bit 1 stdout, bit 2 stderr (torchrun --tee encoding)

@@ -195,6 +195,16 @@ void resolveLauncherOptions(LaunchSettings& s, const LaunchOptions& o, const fac
     }
   }
   out.local_ranks_filter = optionalFlag(o, o.local_ranks_filter, "local_ranks_filter");
+  out.copy_filters[0] = optionalFlag(o, o.duplicate_stdout_filters, "duplicate_stdout_filters");
+  out.copy_filters[1] = optionalFlag(o, o.duplicate_stderr_filters, "duplicate_stderr_filters");
+  for (int i = 0; i < 2; ++i) {
+    if (out.copy_filters[i].value && !out.log_dir.value && !s.torchrun.grammar.value) {
+      throw UsageError(fmt::format("--duplicate_{}_filters writes its copy in --log_dir's attempt folders, and no "
+                                   "--log_dir is given",
+                                   i == 0 ? "stdout" : "stderr"),
+                       "add --log_dir DIR (accel torchrun, as torchrun, writes it in a temporary folder without one)");
+    }
+  }
   s.identity.token = optionalFlag(o, o.rdzv_token, "rdzv_token");
   if (o.monitor_interval) s.notes.push_back("--monitor_interval ignored: accel notices worker exits as they happen");
 }

@@ -95,6 +95,8 @@ struct Output {
   Setting<std::optional<std::string>> log_dir;
   Setting<std::optional<std::string>> each_rank_log;  // DeepSpeed's layout: DIR/<time>_rank<R>.log, both streams
   Setting<std::optional<std::string>> local_ranks_filter;
+  // torchrun's --duplicate_stdout_filters and --duplicate_stderr_filters (its comma list, ",," a comma).
+  Setting<std::optional<std::string>> copy_filters[2];
   Setting<std::optional<std::string>> line_prefix_template;
   Setting<Pty> pty;
   Setting<int> stdin_rank;  // -1: none

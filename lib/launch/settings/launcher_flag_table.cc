@@ -319,12 +319,14 @@ std::vector<LauncherFlag> build() {
       {.name = "duplicate_stdout_filters",
        .field = &O::duplicate_stdout_filters,
        .group = kTorchrun,
-       .help = "ignored with a note: accel writes no filtered copies of the logs",
+       .help = "with --log_dir: the console's stdout lines holding any of these words (a comma list, ',,' for a "
+               "comma) also go to attempt_<restart>/filtered_stdout.log",
        .torchrun = true},
       {.name = "duplicate_stderr_filters",
        .field = &O::duplicate_stderr_filters,
        .group = kTorchrun,
-       .help = "ignored with a note: accel writes no filtered copies of the logs",
+       .help = "with --log_dir: the console's stderr lines holding any of these words also go to "
+               "attempt_<restart>/filtered_stderr.log",
        .torchrun = true},
       {.name = "local_addr",
        .field = &O::local_addr,

@@ -73,6 +73,8 @@ std::vector<SettingRow> settingRows(const LaunchSettings& s) {
   r.add("redirects", s.output.redirects);
   r.add("log_dir", s.output.log_dir);
   r.add("local_ranks_filter", s.output.local_ranks_filter);
+  r.add("duplicate_stdout_filters", s.output.copy_filters[0]);
+  r.add("duplicate_stderr_filters", s.output.copy_filters[1]);
   r.add("log_line_prefix_template", s.output.line_prefix_template);
   r.add("pty", s.output.pty);
   r.add("stdin_rank", s.output.stdin_rank);

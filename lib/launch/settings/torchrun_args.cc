@@ -286,8 +286,6 @@ void resolveTorchrunOptions(LaunchSettings& s, const LaunchOptions& o) {
     s.notes.push_back(fmt::format("{} ignored: {}", given(flag), why));
   };
   if (o.start_method) ignored("start_method", "accel starts every worker as a program of its own");
-  if (o.duplicate_stdout_filters) ignored("duplicate_stdout_filters", "accel writes no filtered copies of the logs");
-  if (o.duplicate_stderr_filters) ignored("duplicate_stderr_filters", "accel writes no filtered copies of the logs");
 }
 
 }  // namespace accel::launch::settings

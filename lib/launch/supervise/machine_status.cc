@@ -4,6 +4,7 @@
 #include "lib/common/build_info.h"
 #include "lib/common/call_names.h"
 #include "lib/common/process/process_state.h"
+#include "lib/hardware/gpu_processes.h"
 
 namespace accel::launch::supervise {
 
@@ -43,6 +44,22 @@ void readFlight(watch::RankStatus& r, const WorkerProcess& w, const FlightBoard&
     }
   }
   r.collectives = dump->written - std::min<uint64_t>(open, dump->written);
+}
+
+// Each rank's GPU as NVML lists its process there (GPU machines only; nothing where NVML fails).
+void readGpus(std::vector<watch::RankStatus>& ranks, const plan::LaunchPlan& plan) {
+  if (!plan.gpus || ranks.empty()) return;
+  std::string error;
+  const auto processes = gpuProcesses(plan.gpu_bus_ids, error);
+  if (!processes) return;
+  for (auto& r : ranks) {
+    for (const auto& p : *processes) {
+      if (p.pid != r.pid) continue;
+      r.gpu = p.gpu;
+      r.gpu_percent = p.gpu_percent;
+      r.gpu_bytes += p.used_bytes;
+    }
+  }
 }
 
 }  // namespace
@@ -86,6 +103,7 @@ watch::MachineStatus machineStatus(const plan::LaunchPlan& plan, const std::vect
     }
     s.ranks.push_back(std::move(r));
   }
+  readGpus(s.ranks, plan);
   return s;
 }
 

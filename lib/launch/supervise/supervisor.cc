@@ -28,15 +28,13 @@
 #include "lib/launch/supervise/flight_board.h"
 #include "lib/launch/supervise/gpu_release.h"
 #include "lib/launch/supervise/job_control.h"
-#include "lib/launch/supervise/job_story.h"
+#include "lib/launch/supervise/job_watch.h"
 #include "lib/launch/supervise/launch_report.h"
 #include "lib/launch/supervise/log_layout.h"
-#include "lib/launch/supervise/metrics_door.h"
 #include "lib/launch/supervise/progress_board.h"
 #include "lib/launch/supervise/rank_answers.h"
 #include "lib/launch/supervise/rank_arrivals.h"
 #include "lib/launch/supervise/rank_stacks.h"
-#include "lib/launch/supervise/status_reports.h"
 #include "lib/launch/supervise/worker_output.h"
 #include "lib/launch/supervise/worker_process.h"
 #include "lib/launch/supervise/worker_start.h"
@@ -60,19 +58,16 @@ class Supervisor {
     if (!plan_.rank_log_prefix.empty()) say(startRankLogs(plan_));
     process::SignalChannel signals;
     link_ = job::makeJobLink(plan_);
-    story_.open(run_dir_, *link_);
-    if (std::string line = metrics_.open(); !line.empty()) say(line);
     answers_ = std::make_unique<RankAnswers>(workers_, *link_, plan_);
     if (std::string warning = answers_->listen(); !warning.empty()) say(warning);
     if (std::string warning = board_.open(plan_); !warning.empty()) say(warning);
     if (std::string warning = flights_.open(plan_); !warning.empty()) say(warning);
     stacks_ = std::make_unique<RankStacks>(workers_, *link_, plan_, run_dir_, flights_);
-    statuses_ = std::make_unique<StatusReports>(plan_, *link_, *answers_,
-                                                [this] { return machineStatus(plan_, workers_, flights_, moment()); });
+    watch_.open(run_dir_, *link_, *answers_);
     arrivals_ = std::make_unique<RankArrivals>(plan_, flights_, workers_);
     process::adoptOrphanedDescendants();  // best effort: without it, leftovers are only what's in the groups
     if (int code = link_->rendezvous(signals.fd())) return code;
-    story_.rendezvousDone();
+    watch_.story().rendezvousDone();
     joined_ = link_->layout();
     if (joined_) {  // a machine let into a running job starts at the job's round
       round_ = joined_->round;
@@ -85,11 +80,10 @@ class Supervisor {
       if (decision.kind == job::JobEvent::Kind::End) {
         for (const auto& line : arrivals_->summary()) say(line);
         const int code = report_.end(decision, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
-        story_.ended(decision, code);
-        metrics_.linger(signals.fd(), moment(&decision, code));
+        watch_.ended(decision, code, signals.fd());
         return code;
       }
-      story_.decided(decision);
+      watch_.story().decided(decision);
       if (decision.failure) {
         report_.failure(decision.failure, consequenceLine(consequence_), stoppedRanks(workers_, failed_));
         say(fmt::format("restarting all workers (restart {} of {})", decision.restarts, plan_.max_restarts));
@@ -119,16 +113,13 @@ class Supervisor {
   console::Console console_;
   console::TerminalInput input_;
   LaunchReport report_;
-  JobStory story_{plan_, [this](const std::string& line, bool ours) { ours ? say(line) : report_.plain(line); }};
   std::unique_ptr<job::JobLink> link_;
   std::unique_ptr<RankAnswers> answers_;
   std::unique_ptr<RankStacks> stacks_;
   std::unique_ptr<RankArrivals> arrivals_;
-  std::unique_ptr<StatusReports> statuses_;
   ProgressBoard board_;
   FlightBoard flights_;
-  MetricsDoor metrics_{plan_, workers_, flights_};
-  const double launched_ = watch::wallClockNow();
+  JobWatch watch_{plan_, workers_, flights_, report_};
   int round_ = 0;
   std::vector<WorkerProcess> workers_;
   ErrorFiles error_files_;
@@ -139,18 +130,6 @@ class Supervisor {
   bool stopping_ = false;
   std::optional<Clock::time_point> kill_at_;  // when survivors get SIGKILL; none once it was sent
   Clock::time_point started_ = Clock::now();
-
-  // The job as /metrics shows it; `end` and `code` once it ended.
-  JobMoment moment(const job::JobEvent* end = nullptr, int code = 0) const {
-    JobMoment m{round_, plan_.restarts, launched_, started_};
-    m.events = story_.eventsFile();
-    if (end) {
-      m.ended = true;
-      m.exit_code = code;
-      m.verdict = JobStory::verdictOf(*end, code);
-    }
-    return m;
-  }
 
   double now() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
 
@@ -184,12 +163,13 @@ class Supervisor {
                            board_.fd(),
                            flights_.fd(),
                            flights_.hookFolder(),
-                           input_.foreground()};
-    story_.roundStarts(attempt, plan_.restarts);
+                           input_.foreground(),
+                           watch_.forward()};
+    watch_.roundStarts(attempt, plan_.restarts);
     const std::string warning = startWorkers(workers_, plan_, round, console_, error_files_);
     if (!warning.empty()) say(warning);
     for (const auto& w : workers_) {
-      if (w.running) story_.workerStarted(w);
+      if (w.running) watch_.story().workerStarted(w);
     }
   }
 
@@ -233,8 +213,7 @@ class Supervisor {
       answers_->addPollFds(fds, timeout);
       stacks_->addPollFds(fds, timeout);
       arrivals_->addPollFds(fds, timeout);
-      metrics_.addPollFds(fds, timeout);
-      statuses_->addTimeout(timeout);
+      watch_.addPollFds(fds, timeout);
       int n = ::poll(fds.data(), fds.size(), timeout);
       if (n < 0 && errno != EINTR) throw Error(fmt::format("poll failed: {}", ::strerror(errno)));
       if (n < 0) continue;
@@ -244,8 +223,7 @@ class Supervisor {
       stacks_->service(fds);
       for (const auto& line : arrivals_->service(fds, *link_)) say(line);
       for (auto& event : link_->service(fds)) follow(event, decision);
-      metrics_.service(fds, moment());
-      statuses_->service();
+      watch_.service(fds);
       if (kill_at_ && anyRunning() && Clock::now() >= *kill_at_) {
         killSurvivors(fmt::format("still running after {:g} s", plan_.grace_period));
       }
@@ -257,11 +235,7 @@ class Supervisor {
   // questions about ranks that travel with it.
   void follow(job::JobEvent& event, std::optional<job::JobEvent>& decision) {
     if (answers_->follow(event)) return;
-    if (event.kind == job::JobEvent::Kind::Event) return story_.follow(event);
-    if (statuses_->follow(event)) return;
-    if (event.kind == job::JobEvent::Kind::Stacks && event.id == 0 && event.stacks) {
-      story_.stacksGathered(event.stacks->why, event.stacks->ranks.size(), event.stacks->notes.size());
-    }
+    if (watch_.follow(event)) return;
     if (event.kind == job::JobEvent::Kind::Arrivals) {
       for (const auto& line : arrivals_->follow(event)) say(line);
       return;
@@ -286,6 +260,7 @@ class Supervisor {
     bool succeeded = !interrupt_;
     for (const auto& w : workers_) succeeded = succeeded && WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0;
     if (failed_) link_->workerFailed(failureOf(*failed_, plan_), true);
+    watch_.roundEnds();
     link_->roundEnded(round_, succeeded, board_.savedStep());
   }
 
@@ -342,7 +317,7 @@ class Supervisor {
         w.running = false;
         w.status = status;
         w.exited_at = now();
-        story_.workerExited(w);
+        watch_.story().workerExited(w);
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
         if (!failed_ && !interrupt_ && !w.stopped_by_us) {
           failed_ = &w;

@@ -75,10 +75,24 @@ bool wantsPty(const plan::LaunchPlan& plan, const console::Console& console, int
   return plan.pty == settings::Pty::On || console.onScreen(shown_on);
 }
 
+// torchrun's --duplicate_*_filters: the stream's lines shown on the console that match go to the
+// round's filtered_<stream>.log too, after torchrun's header ("[default0]:", or the template's).
+void copyMatchingLines(console::StreamSetup& setup, const plan::LaunchPlan& plan, const plan::WorkerSpec& spec,
+                       const std::string& run_dir, int attempt, int which) {
+  if (plan.copy_filters[which].empty() || setup.console_fd < 0) return;
+  const std::string path =
+      fmt::format("{}/attempt_{}/filtered_{}.log", run_dir, attempt, which == 0 ? "stdout" : "stderr");
+  setup.copy_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (setup.copy_fd < 0) throw Error(fmt::format("cannot open {}: {}", path, ::strerror(errno)));
+  setup.copy_filters = plan.copy_filters[which];
+  setup.copy_header =
+      plan.line_prefix_template.empty() ? fmt::format("[{}{}]:", plan.role, spec.local_rank) : linePrefix(plan, spec);
+}
+
 }  // namespace
 
 WorkerIo openWorkerStreams(WorkerProcess& w, const plan::LaunchPlan& plan, const std::string& run_dir, int attempt,
-                           console::Console& console, bool input) {
+                           console::Console& console, bool input, const LogForward& forward) {
   const plan::WorkerSpec& spec = *w.spec;
   const std::string prefix = linePrefix(plan, spec);
   console::StreamSetup setup;
@@ -105,6 +119,15 @@ WorkerIo openWorkerStreams(WorkerProcess& w, const plan::LaunchPlan& plan, const
   io.input = input && io.out_pty && spec.label.empty() && spec.rank == plan.stdin_rank;
   io.columns = ptyColumns(console, prefix);
   io.rows = console.rows();
+  if (!run_dir.empty()) {
+    copyMatchingLines(setup, plan, spec, run_dir, attempt, 0);
+    copyMatchingLines(err, plan, spec, run_dir, attempt, 1);
+    if (forward) {
+      const int local = spec.local_rank;
+      setup.forward = [forward, local](std::string_view bytes) { forward(local, 1, bytes); };
+      err.forward = [forward, local](std::string_view bytes) { forward(local, 2, bytes); };
+    }
+  }
   w.out = std::make_unique<console::OutputStream>(std::move(setup));
   try {
     err.log_fd = one_file ? ::fcntl(out_log, F_DUPFD_CLOEXEC, 0) : openLog(run_dir, spec, "stderr.log", attempt);

@@ -8,8 +8,10 @@
 #include <poll.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lib/launch/console/console.h"
@@ -25,8 +27,12 @@ namespace accel::launch::supervise {
 // Returns how its streams connect: a pseudo-terminal for each stream shown on the terminal
 // (--pty), stdin for the input rank when `input` (the user's terminal is there to type into).
 // Throws Error when a log file cannot be made.
+// With --log_dir, torchrun's --duplicate_*_filters copy the shown streams' matching lines to the
+// round's filtered_stdout.log / filtered_stderr.log, and `forward` (when set) is given every byte
+// the log files get: stream 1 stdout, 2 stderr.
+using LogForward = std::function<void(int local_rank, int stream, std::string_view bytes)>;
 WorkerIo openWorkerStreams(WorkerProcess& w, const plan::LaunchPlan& plan, const std::string& run_dir, int attempt,
-                           console::Console& console, bool input);
+                           console::Console& console, bool input, const LogForward& forward = {});
 
 bool anyPipeOpen(const std::vector<WorkerProcess>& workers);
 

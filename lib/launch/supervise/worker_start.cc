@@ -15,7 +15,7 @@ std::string startWorkers(std::vector<WorkerProcess>& workers, const plan::Launch
     for (size_t i = 0; i < workers.size(); ++i) {
       WorkerProcess& w = workers[i];
       w.spec = &plan.workers[i];
-      WorkerIo io = openWorkerStreams(w, plan, round.run_dir, round.attempt, console, round.input);
+      WorkerIo io = openWorkerStreams(w, plan, round.run_dir, round.attempt, console, round.input, round.forward);
       // mpirun runs every rank as one process here: no single file nor board slot to give it.
       const bool one_rank = w.spec->label.empty();
       if (one_rank) io.inherit = {round.progress_fd, round.flight_fd};

@@ -10,6 +10,7 @@
 
 #include "lib/launch/console/console.h"
 #include "lib/launch/supervise/error_file.h"
+#include "lib/launch/supervise/worker_output.h"
 #include "lib/launch/supervise/worker_process.h"
 
 namespace accel::launch::supervise {
@@ -23,6 +24,7 @@ struct RoundStart {
   int flight_fd = -1;           // the flight recorder's rings (flight_board.h), the same
   std::string flight_hook;      // its hook for Python workers (flight_board.h), "" for none
   bool input = false;           // the user's terminal is there to type into
+  LogForward forward{};         // where the log files' bytes also go (worker_output.h), if anywhere
 };
 
 // Each worker's environment is derived from `plan` here (plan/worker_env.h). Returns a warning

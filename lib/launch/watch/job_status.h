@@ -29,6 +29,9 @@ struct RankStatus {
   std::string collective;          // the collective it is in now ("" for none)
   double collective_seconds = 0;   // since it called it
   std::vector<std::string> lines;  // its last lines (stdout's, then stderr's)
+  int gpu = -1;                    // the GPU (NVML's index) its process holds memory on; -1: none seen
+  int gpu_percent = -1;            // that GPU's utilisation; -1: unknown
+  uint64_t gpu_bytes = 0;          // the memory its process holds there
 };
 
 struct MachineStatus {

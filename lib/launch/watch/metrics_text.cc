@@ -113,6 +113,11 @@ void rankSeries(Writer& w, const MachineStatus& s, const std::vector<std::string
           [](const RankStatus& r) { return Opt(static_cast<double>(r.collectives)); });
   perRank(w, s, labels, "accel_rank_cpu_seconds_total", "counter", "CPU time of the rank's process, user + system.",
           [](const RankStatus& r) { return Opt(r.cpu_seconds); });
+  perRank(w, s, labels, "accel_rank_gpu_utilization_percent", "gauge",
+          "The utilisation of the GPU the rank's process holds memory on (NVML).",
+          [](const RankStatus& r) { return r.gpu >= 0 && r.gpu_percent >= 0 ? Opt(r.gpu_percent) : std::nullopt; });
+  perRank(w, s, labels, "accel_rank_gpu_memory_bytes", "gauge", "GPU memory the rank's process holds (NVML).",
+          [](const RankStatus& r) { return r.gpu >= 0 ? Opt(static_cast<double>(r.gpu_bytes)) : std::nullopt; });
   perRank(w, s, labels, "accel_rank_resident_memory_bytes", "gauge", "Resident memory of the rank's process.",
           [](const RankStatus& r) { return Opt(static_cast<double>(r.resident_bytes)); });
 }

@@ -26,7 +26,10 @@ Json rankJson(const RankStatus& r) {
           {"progress", r.progress},
           {"collective", r.collective},
           {"collective_seconds", r.collective_seconds},
-          {"lines", r.lines}};
+          {"lines", r.lines},
+          {"gpu", r.gpu},
+          {"gpu_percent", r.gpu_percent},
+          {"gpu_bytes", r.gpu_bytes}};
 }
 
 // A field of `j` as T, or StatusError naming it.
@@ -59,6 +62,9 @@ RankStatus rankFromJson(const Json& j) {
   r.collective = field<std::string>(j, "collective");
   r.collective_seconds = field<double>(j, "collective_seconds");
   r.lines = field<std::vector<std::string>>(j, "lines");
+  r.gpu = field<int>(j, "gpu");
+  r.gpu_percent = field<int>(j, "gpu_percent");
+  r.gpu_bytes = field<uint64_t>(j, "gpu_bytes");
   return r;
 }
 

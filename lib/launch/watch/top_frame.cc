@@ -99,14 +99,17 @@ std::string sparkline(const std::deque<double>& values, size_t columns) {
 std::vector<std::string> topFrame(const TopModel& model, const TopScreen& screen) {
   const size_t width = static_cast<size_t>(std::max(40, screen.width));
   std::vector<std::string> out = header(model, screen);
-  // Wider screens give the extra columns to the host and the collective.
+  // GPU machines get two more columns, narrower host and collective ones at 80; wider screens give
+  // the extra columns to the host and the collective.
+  const auto rows = model.rows(screen.sort);
+  const bool gpus = std::any_of(rows.begin(), rows.end(), [](const TopRow& r) { return r.rank->gpu >= 0; });
   const size_t extra = width > 80 ? width - 80 : 0;
-  const size_t host_w = 10 + std::min<size_t>(extra / 3, 20);
-  const size_t coll_w = 14 + (extra - std::min<size_t>(extra / 3, 20));
+  const size_t host_w = (gpus ? 6 : 10) + std::min<size_t>(extra / 3, 20);
+  const size_t coll_w = (gpus ? 6 : 14) + (extra - std::min<size_t>(extra / 3, 20));
   out.push_back(cell(" RANK", 5, true) + " " + cell("HOST", host_w) + " " + cell("PID", 7, true) + " " +
                 cell("STATE", 10) + " " + cell("QUIET", 6, true) + " " + cell("RATE", 9, true) + " " +
-                cell("COLLECTIVE", coll_w) + " " + cell("CPU%", 5, true) + " " + cell("RSS", 6, true));
-  const auto rows = model.rows(screen.sort);
+                cell("COLLECTIVE", coll_w) + " " + cell("CPU%", 5, true) + " " + cell("RSS", 6, true) +
+                (gpus ? " " + cell("GPU%", 4, true) + " " + cell("GMEM", 5, true) : ""));
   const int cursor = std::clamp(screen.cursor, 0, std::max(0, static_cast<int>(rows.size()) - 1));
   const int reserved =
       static_cast<int>(out.size()) + (screen.keys ? 1 : 0) + (screen.lines ? 8 : 0) + (screen.events.empty() ? 0 : 6);
@@ -121,6 +124,10 @@ std::vector<std::string> topFrame(const TopModel& model, const TopScreen& screen
                        cell(age(r.output_age), 6, true) + " " + cell(rate(row), 9, true) + " " + cell(in, coll_w) +
                        " " + cell(row.cpu_percent < 0 ? "-" : fmt::format("{:.0f}", row.cpu_percent), 5, true) + " " +
                        cell(r.running ? bytes(r.resident_bytes) : "-", 6, true);
+    if (gpus) {
+      line += " " + cell(r.gpu_percent < 0 ? "-" : std::to_string(r.gpu_percent), 4, true) + " " +
+              cell(r.gpu < 0 ? "-" : bytes(r.gpu_bytes), 5, true);
+    }
     out.push_back(screen.keys && i == cursor ? "\x1b[7m" + fit(line, width) + "\x1b[0m" : fit(line, width));
   }
   if (screen.lines && !rows.empty()) {

@@ -150,7 +150,10 @@ nlohmann::json TopModel::json() const {
                      {"collective", r.collective},
                      {"collective_seconds", r.collective.empty() ? Json(nullptr) : Json(r.collective_seconds)},
                      {"cpu_percent", known(row.cpu_percent)},
-                     {"resident_bytes", r.resident_bytes}});
+                     {"resident_bytes", r.resident_bytes},
+                     {"gpu", r.gpu < 0 ? Json(nullptr) : Json(r.gpu)},
+                     {"gpu_percent", r.gpu < 0 || r.gpu_percent < 0 ? Json(nullptr) : Json(r.gpu_percent)},
+                     {"gpu_bytes", r.gpu < 0 ? Json(nullptr) : Json(r.gpu_bytes)}});
   }
   out["ranks"] = ranks;
   out["note"] = view_.note;
