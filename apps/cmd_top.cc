@@ -9,7 +9,9 @@
 // Exit 0, 1 when the launcher does not answer, 2 when no job (or no single job) is named, 130 on
 // Ctrl-C.
 #include <poll.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,7 +37,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kEvery = std::chrono::seconds(1);
-constexpr auto kPatience = std::chrono::seconds(12);  // the launcher's own is 10 s
+constexpr auto kPatience = std::chrono::seconds(12);     // the launcher's own is 10 s
+constexpr auto kLivePatience = std::chrono::seconds(3);  // on the screen: the last view stays meanwhile
 
 // The launcher still runs (a zombie its parent has not reaped is gone).
 bool launcherRuns(pid_t pid) {
@@ -46,14 +49,15 @@ bool launcherRuns(pid_t pid) {
 double seconds() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
 // The launcher's answer to "status", or nullopt with `why`.
-std::optional<launch::watch::JobView> askStatus(const launch::stacks::RunningJob& job, std::string& why) {
+std::optional<launch::watch::JobView> askStatus(const launch::stacks::RunningJob& job, std::string& why,
+                                                Clock::duration patience = kPatience) {
   if (job.socket.empty()) return why = "its workers name no launcher socket", std::nullopt;
-  const auto deadline = Clock::now() + kPatience;
+  const auto deadline = Clock::now() + patience;
   std::string error;
   const int fd = net::connectUnix(job.socket, deadline, error);
   if (fd < 0) return why = fmt::format("cannot reach it at {}: {}", job.socket, error), std::nullopt;
   std::string answer;
-  if (::write(fd, "status\n", 7) == 7) {
+  if (::send(fd, "status\n", 7, MSG_NOSIGNAL) == 7) {
     char buffer[65536];
     for (;;) {
       pollfd p{fd, POLLIN, 0};
@@ -141,7 +145,7 @@ int live(const launch::stacks::RunningJob& job) {
   for (;;) {
     if (Clock::now() >= next) {
       std::string why;
-      auto view = askStatus(job, why);
+      auto view = askStatus(job, why, kLivePatience);      // the keys wait no longer than this
       if (!view && !launcherRuns(job.launcher)) return 0;  // the job ended
       if (view) model.update(std::move(*view), seconds());
       next = Clock::now() + kEvery;
@@ -170,6 +174,7 @@ int live(const launch::stacks::RunningJob& job) {
 }  // namespace
 
 int runTop(const std::string& job_selector, const TopOptions& options) {
+  ::signal(SIGPIPE, SIG_IGN);  // a launcher that goes away mid-question is an answer, not a death
   const launch::stacks::RunningJob job = launch::stacks::selectJob(launch::stacks::findRunningJobs(), job_selector);
   if (options.events) return followEvents(job);
   if (options.json) {

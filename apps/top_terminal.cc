@@ -21,7 +21,7 @@ namespace {
 sigset_t watchedSignals() {
   sigset_t set;
   sigemptyset(&set);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGWINCH}) sigaddset(&set, s);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGTSTP, SIGCONT}) sigaddset(&set, s);
   return set;
 }
 
@@ -33,26 +33,52 @@ TopTerminal::TopTerminal() {
     throw UsageError("accel top needs a terminal for its live screen", "use --once or --json for scripts");
   }
   saved_.assign(reinterpret_cast<const char*>(&t), sizeof t);
-  termios raw = t;
+  // The signals first: one that comes while the terminal is being changed waits for wait().
+  const sigset_t set = watchedSignals();
+  ::sigprocmask(SIG_BLOCK, &set, &old_mask_);
+  signal_fd_ = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (signal_fd_ < 0) {
+    ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+    throw Error(std::string("accel top cannot watch for signals: ") + std::strerror(errno));
+  }
+  readSize();
+  enter();
+}
+
+void TopTerminal::enter() {
+  termios raw{};
+  std::memcpy(&raw, saved_.data(), sizeof raw);
   raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
   raw.c_cc[VMIN] = 0;
   raw.c_cc[VTIME] = 0;
   ::tcsetattr(0, TCSANOW, &raw);
-  const sigset_t set = watchedSignals();
-  ::sigprocmask(SIG_BLOCK, &set, nullptr);
-  signal_fd_ = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-  readSize();
   writeFully(1, "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J");
 }
 
-TopTerminal::~TopTerminal() {
+void TopTerminal::leave() {
   writeFully(1, "\x1b[?25h\x1b[?1049l");
   termios t{};
   std::memcpy(&t, saved_.data(), sizeof t);
   ::tcsetattr(0, TCSANOW, &t);
-  if (signal_fd_ >= 0) ::close(signal_fd_);
-  const sigset_t set = watchedSignals();
-  ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+}
+
+TopTerminal::~TopTerminal() {
+  leave();
+  ::close(signal_fd_);
+  ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+}
+
+// Ctrl-Z: the terminal as it was while stopped, the screen drawn again after fg.
+void TopTerminal::suspend() {
+  leave();
+  sigset_t tstp;
+  sigemptyset(&tstp);
+  sigaddset(&tstp, SIGTSTP);
+  ::signal(SIGTSTP, SIG_DFL);
+  ::sigprocmask(SIG_UNBLOCK, &tstp, nullptr);
+  ::raise(SIGTSTP);  // stops here until SIGCONT
+  ::sigprocmask(SIG_BLOCK, &tstp, nullptr);
+  enter();
 }
 
 void TopTerminal::readSize() {
@@ -69,7 +95,11 @@ TopTerminal::Key TopTerminal::wait(int timeout_ms, bool& resized, int& interrupt
   if (fds[1].revents & POLLIN) {
     signalfd_siginfo info;
     while (::read(signal_fd_, &info, sizeof info) == sizeof info) {
-      if (info.ssi_signo == SIGWINCH) {
+      if (info.ssi_signo == SIGWINCH || info.ssi_signo == SIGCONT) {
+        readSize();
+        resized = true;
+      } else if (info.ssi_signo == SIGTSTP) {
+        suspend();
         readSize();
         resized = true;
       } else {

@@ -165,9 +165,9 @@ TEST_CASE("machine logs: torchrun's duplicate filters copy the console's matchin
   // Only rank 1's streams are on the console (--local_ranks_filter), so only its lines are copied.
   CHECK(slurp(attempt + "/filtered_stdout.log") == "[default1]:an apple\n[default1]:or,ange juice\n");
   CHECK(slurp(attempt + "/filtered_stderr.log") == "[default1]:pear\n");
-  auto refused = run(
-      {accelBinary(), "torchrun", "--nproc_per_node", "1", "--duplicate_stdout_filters", "x", "--no_python", "true"},
-      {}, hermeticEnv(dir), 30000);
+  auto refused = run({accelBinary(), "launch", "--cpu", "--num_processes", "2", "--duplicate_stdout_filters", "x",
+                      "--no_python", "true"},
+                     {}, hermeticEnv(dir), 30000);
   CHECK(refused.exit_code == 2);
   CHECK(contains(refused.err, "--duplicate_stdout_filters writes its copy in --log_dir's attempt folders"));
 }

@@ -348,6 +348,7 @@ main() {
   run_case accel_test case_accel_test
   run_case stacks_2x2 case_stacks_2x2
   run_case stragglers_2x2 case_stragglers_2x2
+  run_case logs_3x2 case_logs_3x2
   echo "summary: $passed passed, $failed failed, $skipped skipped in" \
        "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s"
   printf '%s\n' "${summary[@]}"

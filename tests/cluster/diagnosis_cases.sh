@@ -16,6 +16,10 @@
 #                clock): rank 1 (host 0) late under a +5 s skew, then rank 3 (host 1) late under a
 #                -5 s skew, each named on host 0 while the job runs and no other rank; a healthy job
 #                under a +5 s skew names nobody
+#   logs_3x2     3 hosts x 2 ranks, each writing known lines on both streams and random text, with
+#                --log_dir on each host: host 0's run folder holds hosts 1 and 2's rank files byte
+#                for byte (machine_<M>_<host>/attempt_0/<local rank>/), and its events.jsonl every
+#                host's six worker_started
 # The cases are called through run_case, which shellcheck cannot follow; $work is cluster_test.sh's.
 # shellcheck disable=SC2317,SC2154
 
@@ -134,3 +138,34 @@ case_stragglers_2x2() {
   if grep -q "straggler: " "$work/healthy.h0.log"; then echo "a healthy job named a straggler"; bad=1; fi
   ((bad == 0)) || { show_logs late_here; show_logs late_there; show_logs healthy; return 1; }
 }
+
+case_logs_3x2() {
+  local bad=0 k t0 run0 own copy local_rank stream port
+  take_port
+  t0=$EPOCHREALTIME
+  # shellcheck disable=SC2016
+  for k in 0 1 2; do
+    start_host logs "$k" 3 6 60 "$(host_addr 0)" "$port" --log_dir "$work/logs-h$k" --no_python sh -c \
+      'for i in $(seq 1 300); do echo "rank $RANK line $i"; echo "rank $RANK err $i" >&2; done; head -c 300000 /dev/urandom | base64'
+  done
+  wait_hosts || bad=1
+  for k in 0 1 2; do expect_exit "$k" 0 60 "$t0"; done
+  run0=$(ls -d "$work"/logs-h0/*/)
+  for k in 1 2; do
+    own=$(ls -d "$work/logs-h$k"/*/)
+    copy=$(ls -d "$run0"machine_"${k}"_*/ 2>/dev/null) || { echo "host 0 has no folder for machine $k"; bad=1; continue; }
+    for local_rank in 0 1; do
+      for stream in stdout stderr; do
+        if cmp -s "$own/attempt_0/$local_rank/$stream.log" "$copy/attempt_0/$local_rank/$stream.log"; then
+          echo "machine $k local rank $local_rank $stream.log: the same on host 0 ($(stat -c %s "$own/attempt_0/$local_rank/$stream.log") bytes)"
+        else
+          echo "machine $k local rank $local_rank $stream.log differs on host 0"; bad=1
+        fi
+      done
+    done
+  done
+  [[ $(grep -c '"event":"worker_started"' "$run0/events.jsonl") == 6 ]] ||
+    { echo "host 0's events.jsonl lacks a worker_started"; bad=1; }
+  ((bad == 0)) || { show_logs logs; return 1; }
+}
+

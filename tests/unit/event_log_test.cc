@@ -48,7 +48,7 @@ TEST_CASE("events: torchrun's lines as its console handler prints them", "[event
   CHECK_FALSE(torchrunLine(Event{"round_formed"}, context));  // torchrun has no such event
 }
 
-TEST_CASE("events: a full target is said once and dropped; the others keep every line", "[events][unit]") {
+TEST_CASE("events: a full target is said once and dropped, the others keep every line", "[events][unit]") {
   accel::test::TempDir dir;
   std::vector<std::string> said;
   accel::launch::plan::LaunchPlan plan;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/common/process/process_state.h"
 
+#include <string.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -33,6 +34,11 @@ ProcessState processState(pid_t pid) {
   s.cpu_seconds = static_cast<double>(utime + stime) / ticks;
   s.rss = rss_pages * page;
   return s;
+}
+
+std::string signalName(int signal) {
+  const char* name = ::sigabbrev_np(signal);
+  return name ? std::string("SIG") + name : "SIG" + std::to_string(signal);
 }
 
 std::string ProcessState::describe() const {

@@ -24,4 +24,7 @@ struct ProcessState {
 
 ProcessState processState(pid_t pid);
 
+// "SIGTERM"; "SIG34" for a signal without an abbreviation (the real-time ones).
+std::string signalName(int signal);
+
 }  // namespace accel::process

@@ -109,7 +109,9 @@ class EtcdLink final : public JobLink {
   bool sendArrivals(const flight::Arrivals& a) override { return !inner_ || inner_->sendArrivals(a); }
   bool sendEvent(const std::string& line) override { return inner_ && inner_->sendEvent(line); }
   bool sendStatus(const std::string& json) override { return inner_ && inner_->sendStatus(json); }
-  bool sendLogs(const LogChunk& chunk, bool force) override { return !inner_ || inner_->sendLogs(chunk, force); }
+  LogSend sendLogs(const LogChunk& chunk, bool force) override {
+    return inner_ ? inner_->sendLogs(chunk, force) : LogSend::Nobody;
+  }
   std::vector<MachineReport> machineReports() const override {
     return inner_ ? inner_->machineReports() : std::vector<MachineReport>{};
   }

@@ -240,10 +240,11 @@ class JobLink {
     bool lost = false;
   };
   virtual bool sendStatus(const std::string&) { return false; }
-  // A member sends its ranks' log bytes to machine 0 (--log_dir): false when the channel is too
+  // A member sends its ranks' log bytes to machine 0 (--log_dir): Later when the channel is too
   // far behind to take them now, unless `force` (the round's end, before roundEnded, so that
   // machine 0 has them all when the job ends). Machine 0 and a lone machine never send.
-  virtual bool sendLogs(const LogChunk&, bool /*force*/) { return false; }
+  enum class LogSend { Sent, Later, Nobody };  // Nobody: no machine 0 to take them (it is gone)
+  virtual LogSend sendLogs(const LogChunk&, bool /*force*/) { return LogSend::Nobody; }
   virtual std::vector<MachineReport> machineReports() const { return {}; }
   virtual void askStatus(long long /*id*/) {}  // a member's: machine 0 and a lone machine answer themselves
   virtual void tellStatus(int /*machine*/, long long /*id*/, const std::string& /*json*/) {}

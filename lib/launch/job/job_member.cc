@@ -169,11 +169,11 @@ class JobMember final : public JobLink {
     }
     return true;
   }
-  bool sendLogs(const LogChunk& chunk, bool force) override {
-    if (ended_ || !first_port_ || !hub_ || !hub_->open()) return true;  // no machine 0 to take them
-    if (!force && hub_->queued() > kMaxQueuedLogs) return false;
+  LogSend sendLogs(const LogChunk& chunk, bool force) override {
+    if (ended_ || !first_port_ || !hub_ || !hub_->open()) return LogSend::Nobody;
+    if (!force && hub_->queued() > kMaxQueuedLogs) return LogSend::Later;
     send(job::LogsSent{chunk});
-    return true;
+    return LogSend::Sent;
   }
   void askStatus(long long id) override {
     if (ended_ || !first_port_ || !hub_ || !hub_->open()) {

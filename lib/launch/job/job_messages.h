@@ -56,7 +56,9 @@ inline constexpr long long kMaxRank = (1LL << 20) * 4096;  // machines x one lau
 inline constexpr size_t kMaxRoleText = 64;
 inline constexpr size_t kMaxArrivals = 2048;  // arrivals in one ar message (a sender splits more): within kMaxLine
 inline constexpr size_t kMaxEventLine = 16 * 1024;  // an event's line (ev)
-inline constexpr size_t kMaxStatusText = 200 * 1024;
+// A status or a job's view (st, sa): as a JSON string inside its line each '"' and '\' it holds
+// doubles, so twice it stays within kMaxLine.
+inline constexpr size_t kMaxStatusText = (kMaxLine - 4096) / 2;
 inline constexpr size_t kMaxLogChunk =
     64 * 1024;  // raw bytes of one lg: within kMaxLine as base64  // a status or a job's view (st, sa): within kMaxLine
 inline constexpr double kMaxStackSeconds =

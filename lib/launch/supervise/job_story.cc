@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "lib/common/build_info.h"
+#include "lib/common/process/process_state.h"
 #include "lib/launch/job/hang_watch.h"
 
 namespace accel::launch::supervise {
@@ -70,8 +71,7 @@ void JobStory::workerStarted(const WorkerProcess& w) {
 void JobStory::workerExited(const WorkerProcess& w) {
   Json fields = {
       {"rank", w.spec->rank}, {"local_rank", w.spec->local_rank}, {"pid", w.pid}, {"exit_code", w.exitCode()}};
-  fields["signal"] =
-      WIFSIGNALED(w.status) ? Json(std::string("SIG") + ::sigabbrev_np(WTERMSIG(w.status))) : Json(nullptr);
+  fields["signal"] = WIFSIGNALED(w.status) ? Json(process::signalName(WTERMSIG(w.status))) : Json(nullptr);
   fields["stopped_by_launcher"] = w.stopped_by_us;
   fields["seconds"] = w.exited_at;
   record("worker_exited", std::move(fields));
@@ -100,7 +100,7 @@ void JobStory::ended(const job::JobEvent& end, int code) {
   if (!decides()) return record("launcher_ended", {{"exit_code", code}});
   Json fields = {{"exit_code", code}, {"verdict", verdictOf(end, code)}};
   if (!end.message.empty()) fields["message"] = end.message;
-  if (end.signal) fields["signal"] = std::string("SIG") + ::sigabbrev_np(end.signal);
+  if (end.signal) fields["signal"] = process::signalName(end.signal);
   if (end.failure) {
     fields["failure"] = {{"rank", end.failure->rank},
                          {"host", end.failure->host},

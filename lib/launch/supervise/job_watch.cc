@@ -73,7 +73,7 @@ void JobWatch::roundEnds() {
 
 void JobWatch::ended(const job::JobEvent& end, int code, int signal_fd) {
   story_.ended(end, code);
-  metrics_.linger(signal_fd, moment(&end, code));
+  metrics_.linger(signal_fd, moment(&end, code), *link_);
 }
 
 JobMoment JobWatch::moment(const job::JobEvent* end, int code) const {

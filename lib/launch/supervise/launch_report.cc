@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/process/process_state.h"
 #include "lib/common/strings.h"
 #include "lib/common/write_fully.h"
 #include "lib/launch/console/output_stream.h"
@@ -63,7 +64,7 @@ void LaunchReport::showStacks() const {
 int LaunchReport::end(const job::JobEvent& e, const std::string& consequence,
                       const std::vector<std::string>& stopped) const {
   if (e.signal) {
-    say(fmt::format("interrupted by SIG{}; stopped ranks {}", ::sigabbrev_np(e.signal),
+    say(fmt::format("interrupted by {}; stopped ranks {}", process::signalName(e.signal),
                     stopped.empty() ? "none" : join(stopped, ", ")));
   } else if (!e.message.empty()) {
     say("error: " + e.message);

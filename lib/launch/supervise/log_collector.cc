@@ -23,12 +23,6 @@ std::string safeHostName(const std::string& host) {
   return out.empty() ? "host" : out;
 }
 
-LogCollector::~LogCollector() {
-  for (const auto& [key, fd] : files_) {
-    if (fd >= 0) ::close(fd);
-  }
-}
-
 void LogCollector::failed(const std::string& path, int error) {
   if (said_) return;
   said_ = true;
@@ -38,24 +32,24 @@ void LogCollector::failed(const std::string& path, int error) {
                   path, std::strerror(error)));
 }
 
-int LogCollector::fileFor(int machine, const std::string& host, const job::LogChunk& c) {
+// Opened for each chunk and closed after it: a job of many machines never holds a descriptor per
+// rank file here (a chunk is many lines; opening costs little beside writing it).
+void LogCollector::write(int machine, const std::string& host, const job::LogChunk& c) {
+  if (run_dir_.empty()) return;
   const auto key = std::make_tuple(machine, c.round, c.local_rank, c.stream);
-  if (const auto it = files_.find(key); it != files_.end()) return it->second;
+  if (broken_.count(key)) return;
   const std::string dir =
       fmt::format("{}/machine_{}_{}/attempt_{}/{}", run_dir_, machine, safeHostName(host), c.round, c.local_rank);
   const std::string path = dir + (c.stream == 1 ? "/stdout.log" : "/stderr.log");
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  const int fd = ec ? -1 : ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) failed(path, ec ? ec.value() : errno);
-  files_[key] = fd;
-  return fd;
-}
-
-void LogCollector::write(int machine, const std::string& host, const job::LogChunk& c) {
-  if (run_dir_.empty()) return;
-  const int fd = fileFor(machine, host, c);
-  if (fd < 0) return;
+  if (made_.insert(dir).second) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      failed(dir, ec.value());
+      broken_.insert(key);
+      return;
+    }
+  }
   std::string text;
   if (c.dropped > 0) {
     text = fmt::format(
@@ -64,19 +58,21 @@ void LogCollector::write(int machine, const std::string& host, const job::LogChu
         c.dropped, machine);
   }
   text += c.data;
-  const char* p = text.data();
-  size_t left = text.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int error = fd < 0 ? errno : 0;
+  for (size_t done = 0; fd >= 0 && done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      failed(fmt::format("{}/machine_{}_{}/…", run_dir_, machine, safeHostName(host)), n < 0 ? errno : ENOSPC);
-      ::close(fd);
-      files_[std::make_tuple(machine, c.round, c.local_rank, c.stream)] = -1;
-      return;
+      error = n < 0 ? errno : ENOSPC;
+      break;
     }
-    p += n;
-    left -= static_cast<size_t>(n);
+    done += static_cast<size_t>(n);
+  }
+  if (fd >= 0) ::close(fd);
+  if (error) {
+    failed(path, error);
+    broken_.insert(key);
   }
 }
 

@@ -9,7 +9,7 @@
 #pragma once
 
 #include <functional>
-#include <map>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -24,21 +24,18 @@ std::string safeHostName(const std::string& host);
 class LogCollector {
  public:
   explicit LogCollector(std::function<void(const std::string&)> say) : say_(std::move(say)) {}
-  ~LogCollector();
-  LogCollector(const LogCollector&) = delete;
-  LogCollector& operator=(const LogCollector&) = delete;
 
   // This launch's folder in --log_dir ("" for none: what comes is not kept).
   void open(const std::string& run_dir) { run_dir_ = run_dir; }
   void write(int machine, const std::string& host, const job::LogChunk& chunk);
 
  private:
-  int fileFor(int machine, const std::string& host, const job::LogChunk& chunk);
   void failed(const std::string& path, int error);
 
   std::function<void(const std::string&)> say_;
   std::string run_dir_;
-  std::map<std::tuple<int, int, int, int>, int> files_;  // machine, round, local rank, stream -> fd (-1: failed)
+  std::set<std::string> made_;                       // folders made
+  std::set<std::tuple<int, int, int, int>> broken_;  // machine, round, local rank, stream: not written
   bool said_ = false;
 };
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lib/launch/supervise/log_forwarder.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace accel::launch::supervise {
@@ -22,9 +24,14 @@ void LogForwarder::push(int round, int local, int stream, std::string_view bytes
   }
   held_ += bytes.size();
   while (!bytes.empty()) {
-    job::LogChunk* last = queue_.empty() ? nullptr : &queue_.back();
-    const bool same = last && last->round == round && last->local_rank == local && last->stream == stream &&
-                      last->data.size() < kChunk && !dropped_.count(key);
+    // The stream's newest chunk among the last few (ranks' streams interleave; each file's bytes
+    // stay in order, files need no order between them), else a new one.
+    job::LogChunk* last = nullptr;
+    for (size_t back = 0; back < std::min<size_t>(queue_.size(), kLookBack) && !last; ++back) {
+      job::LogChunk& c = queue_[queue_.size() - 1 - back];
+      if (c.round == round && c.local_rank == local && c.stream == stream) last = &c;
+    }
+    const bool same = last && last->data.size() < kChunk && !dropped_.count(key);
     if (!same) {
       const auto d = dropped_.find(key);
       queue_.push_back({round, local, stream, {}, d == dropped_.end() ? 0 : d->second});
@@ -47,8 +54,13 @@ std::vector<std::string> LogForwarder::service(job::JobLink& link, bool all) {
                     "--log_dir (this machine's --log_dir keeps every byte)",
                     streamName(local, stream)));
   }
-  while (!queue_.empty() && link.sendLogs(queue_.front(), all)) {
-    held_ -= queue_.front().data.size();
+  using Send = job::JobLink::LogSend;
+  while (!queue_.empty()) {
+    const job::LogChunk& c = queue_.front();
+    const Send sent = link.sendLogs(c, all);
+    if (sent == Send::Later) break;
+    if (sent == Send::Nobody) lost_[{c.round, c.local_rank, c.stream}] += static_cast<long long>(c.data.size());
+    held_ -= c.data.size();
     queue_.pop_front();
   }
   if (!all) return lines;

@@ -24,6 +24,7 @@ class LogForwarder {
  public:
   static constexpr size_t kMaxHeld = 16 << 20;
   static constexpr size_t kChunk = 48 << 10;
+  static constexpr size_t kLookBack = 16;  // queued chunks looked at for the stream's own
 
   // Bytes of LOCAL_RANK `local`'s `stream` (1 stdout, 2 stderr) in round `round`.
   void push(int round, int local, int stream, std::string_view bytes);

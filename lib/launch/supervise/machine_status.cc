@@ -46,11 +46,20 @@ void readFlight(watch::RankStatus& r, const WorkerProcess& w, const FlightBoard&
   r.collectives = dump->written - std::min<uint64_t>(open, dump->written);
 }
 
+// NVML asked at most every kGpuLook: starting it (dlopen, nvmlInit) costs far more than a look
+// at anything else here, and statuses are read each second and at every scrape.
+constexpr auto kGpuLook = std::chrono::seconds(3);
+
 // Each rank's GPU as NVML lists its process there (GPU machines only; nothing where NVML fails).
 void readGpus(std::vector<watch::RankStatus>& ranks, const plan::LaunchPlan& plan) {
   if (!plan.gpus || ranks.empty()) return;
-  std::string error;
-  const auto processes = gpuProcesses(plan.gpu_bus_ids, error);
+  static std::optional<std::vector<GpuProcess>> processes;  // the supervisor's thread only
+  static std::optional<Clock::time_point> looked;
+  if (!looked || Clock::now() - *looked >= kGpuLook) {
+    std::string error;
+    processes = gpuProcesses(plan.gpu_bus_ids, error);
+    looked = Clock::now();
+  }
   if (!processes) return;
   for (auto& r : ranks) {
     for (const auto& p : *processes) {

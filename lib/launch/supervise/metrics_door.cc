@@ -26,10 +26,18 @@ std::string MetricsDoor::open() {
 }
 
 void MetricsDoor::service(const std::vector<pollfd>& fds, const JobMoment& moment) {
-  server_.service(fds, [&] { return watch::renderMetrics(machineStatus(plan_, workers_, flights_, moment)); });
+  server_.service(fds, [&] {
+    const auto now = std::chrono::steady_clock::now();
+    if (rendered_.empty() || now - rendered_at_ >= kFresh || rendered_ended_ != moment.ended) {
+      rendered_ = watch::renderMetrics(machineStatus(plan_, workers_, flights_, moment));
+      rendered_at_ = now;
+      rendered_ended_ = moment.ended;
+    }
+    return rendered_;
+  });
 }
 
-void MetricsDoor::linger(int signal_fd, const JobMoment& moment) {
+void MetricsDoor::linger(int signal_fd, const JobMoment& moment, job::JobLink& link) {
   if (!server_.listening() || plan_.watching.metrics_linger <= 0) return;
   const auto until = std::chrono::steady_clock::now() + defaults::fromSeconds(plan_.watching.metrics_linger);
   for (;;) {
@@ -37,6 +45,7 @@ void MetricsDoor::linger(int signal_fd, const JobMoment& moment) {
     if (timeout == 0) return;
     std::vector<pollfd> fds = {{signal_fd, POLLIN, 0}};
     addPollFds(fds, timeout);
+    link.addPollFds(fds);  // the job's verdict still reaches the other machines, whatever is left of it
     if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) return;
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo info;
@@ -48,6 +57,7 @@ void MetricsDoor::linger(int signal_fd, const JobMoment& moment) {
       if (ends) return;
     }
     service(fds, moment);
+    (void)link.service(fds);  // the job has ended: what the channel brings now changes nothing
   }
 }
 

@@ -6,9 +6,11 @@
 // Single-threaded.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
+#include "lib/launch/job/job_link.h"
 #include "lib/launch/plan/launch_plan.h"
 #include "lib/launch/supervise/flight_board.h"
 #include "lib/launch/supervise/machine_status.h"
@@ -29,14 +31,20 @@ class MetricsDoor {
   void addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const { server_.addPollFds(fds, timeout_ms); }
   void service(const std::vector<pollfd>& fds, const JobMoment& moment);
   // After the job ended: serves `moment` (ended) for --metrics_linger seconds, or until a signal
-  // arrives on `signal_fd` (Ctrl-C ends it early).
-  void linger(int signal_fd, const JobMoment& moment);
+  // arrives on `signal_fd` (Ctrl-C ends it early), still writing to `link` what it holds.
+  void linger(int signal_fd, const JobMoment& moment, job::JobLink& link);
 
  private:
   const plan::LaunchPlan& plan_;
   const std::vector<WorkerProcess>& workers_;
   const FlightBoard& flights_;
   watch::MetricsServer server_;
+  // The last rendering, served again to scrapes within kFresh: a flood of scrapes costs one
+  // rendering (and one look at the processes) a kFresh.
+  static constexpr std::chrono::milliseconds kFresh{500};
+  std::string rendered_;
+  std::chrono::steady_clock::time_point rendered_at_{};
+  bool rendered_ended_ = false;
 };
 
 }  // namespace accel::launch::supervise

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "lib/launch/job/job_messages.h"
 #include "lib/launch/watch/status_json.h"
 
 namespace accel::launch::supervise {
@@ -24,7 +25,7 @@ void StatusReports::addTimeout(int& timeout_ms) const {
 void StatusReports::service() {
   if (!member() || plan_.num_machines < 2 || Clock::now() < next_) return;
   next_ = Clock::now() + kEvery;
-  link_.sendStatus(watch::statusJson(own_()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  link_.sendStatus(watch::fittedStatusJson(own_(), job::kMaxStatusText));
 }
 
 void StatusReports::asked(long long id) {
@@ -34,7 +35,7 @@ void StatusReports::asked(long long id) {
 
 bool StatusReports::follow(const job::JobEvent& event) {
   if (event.kind == job::JobEvent::Kind::StatusAsked) {
-    link_.tellStatus(event.rank, event.id, view());
+    link_.tellStatus(event.rank, event.id, view("", job::kMaxStatusText));
     return true;
   }
   if (event.kind != job::JobEvent::Kind::StatusAnswer) return false;
@@ -45,12 +46,16 @@ bool StatusReports::follow(const job::JobEvent& event) {
   return true;
 }
 
-std::string StatusReports::view(const std::string& note) const {
+std::string StatusReports::view(const std::string& note, size_t max) const {
   watch::JobView v;
   v.note = note;
   v.machines.push_back({own_(), -1});
   std::vector<std::string> missing;
   for (const auto& report : link_.machineReports()) {
+    if (report.lost) {
+      missing.push_back(fmt::format("machine {} ({}) was lost", report.machine, report.host));
+      continue;
+    }
     if (report.status.empty()) {
       missing.push_back(fmt::format("machine {} ({}) has sent no status yet", report.machine, report.host));
       continue;
@@ -67,7 +72,7 @@ std::string StatusReports::view(const std::string& note) const {
   std::sort(v.machines.begin(), v.machines.end(), [](const watch::MachineView& a, const watch::MachineView& b) {
     return a.status.machine < b.status.machine;
   });
-  return watch::jobViewJson(v);
+  return watch::fittedJobViewJson(std::move(v), max);
 }
 
 }  // namespace accel::launch::supervise

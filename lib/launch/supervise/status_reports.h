@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -37,8 +38,8 @@ class StatusReports {
   static constexpr std::chrono::seconds kEvery{1};
   bool member() const { return plan_.machine_rank != 0; }
   void asked(long long id);
-  // This machine's status and the others' last: the job's view as JSON text.
-  std::string view(const std::string& note = "") const;
+  // This machine's status and the others' last: the job's view as JSON text, cut to `max` bytes.
+  std::string view(const std::string& note = "", size_t max = SIZE_MAX) const;
 
   const plan::LaunchPlan& plan_;
   job::JobLink& link_;

@@ -18,6 +18,7 @@
 #include "lib/common/defaults.h"
 #include "lib/common/error.h"
 #include "lib/common/process/adopted.h"
+#include "lib/common/process/process_state.h"
 #include "lib/common/process/signal_channel.h"
 #include "lib/common/strings.h"
 #include "lib/launch/console/console.h"
@@ -66,7 +67,12 @@ class Supervisor {
     watch_.open(run_dir_, *link_, *answers_);
     arrivals_ = std::make_unique<RankArrivals>(plan_, flights_, workers_);
     process::adoptOrphanedDescendants();  // best effort: without it, leftovers are only what's in the groups
-    if (int code = link_->rendezvous(signals.fd())) return code;
+    if (int code = link_->rendezvous(signals.fd())) {
+      job::JobEvent interrupted = job::JobEvent::end(code, "interrupted while the machines joined");
+      interrupted.signal = code - 128;
+      watch_.story().ended(interrupted, code);
+      return code;
+    }
     watch_.story().rendezvousDone();
     joined_ = link_->layout();
     if (joined_) {  // a machine let into a running job starts at the job's round
@@ -296,7 +302,7 @@ class Supervisor {
       if (signal == SIGCHLD) {
         reap();
       } else if (process::isPassedOn(signal)) {
-        say(fmt::format("received SIG{}: forwarding it to every worker", ::sigabbrev_np(signal)));
+        say(fmt::format("received {}: forwarding it to every worker", process::signalName(signal)));
         passOn(workers_, signal);
       } else if (signal == SIGTSTP) {
         stopJobLikeCtrlZ(workers_, *link_, console_, input_);
@@ -358,7 +364,7 @@ class Supervisor {
       say("second interrupt: killing all workers");
       return killSurvivors("still running at the second interrupt");
     }
-    say(fmt::format("received SIG{}: forwarding it to every worker", ::sigabbrev_np(signal)));
+    say(fmt::format("received {}: forwarding it to every worker", process::signalName(signal)));
     stopOthers(signal);
   }
 

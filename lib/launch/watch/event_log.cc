@@ -2,6 +2,7 @@
 #include "lib/launch/watch/event_log.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -60,6 +61,19 @@ void EventLog::recordLine(const std::string& line) {
 void EventLog::write(const std::string& line) {
   const std::string text = line + "\n";
   for (auto it = targets_.begin(); it != targets_.end();) {
+    // A pipe or FIFO whose reader stalls must not stop the launcher: a line it cannot take now
+    // is dropped (a regular file always can).
+    pollfd ready{it->fd, POLLOUT, 0};
+    if (::poll(&ready, 1, 0) == 0) {
+      if (!it->stalled) {
+        say_(fmt::format("warning: the event log {} is not being read; events are dropped while it stalls", it->name),
+             true);
+      }
+      it->stalled = true;
+      ++it;
+      continue;
+    }
+    it->stalled = false;
     ssize_t n;
     do {
       n = ::write(it->fd, text.data(), text.size());

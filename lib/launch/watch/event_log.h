@@ -5,7 +5,8 @@
 // job channel: job_link.h sendEvent); each other machine's own targets hold its own.
 // Each line goes out in one write() to a descriptor opened O_APPEND, so lines of launchers that
 // share a file never mix. A target that cannot be written (a full disk) is said once and dropped;
-// the job goes on. Single-threaded.
+// a pipe whose reader stalls loses the lines it cannot take then, said once a stall; the job goes
+// on. Single-threaded.
 #pragma once
 
 #include <functional>
@@ -48,7 +49,8 @@ class EventLog {
   struct Target {
     int fd = -1;
     bool owned = false;
-    std::string name;  // for the warning: the file's path, or "fd:N"
+    std::string name;      // for the warning: the file's path, or "fd:N"
+    bool stalled = false;  // a pipe that took nothing last time (said once a stall)
   };
   void write(const std::string& line);
 

@@ -61,8 +61,13 @@ void MetricsServer::close() {
 
 void MetricsServer::addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const {
   if (listen_fd_ < 0) return;
-  fds.push_back({listen_fd_, POLLIN, 0});
   const auto now = Clock::now();
+  if (now >= paused_until_) {
+    fds.push_back({listen_fd_, POLLIN, 0});
+  } else {
+    const int ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(paused_until_ - now).count());
+    timeout_ms = timeout_ms < 0 ? ms : std::min(timeout_ms, ms);
+  }
   for (const auto& c : connections_) {
     fds.push_back({c.fd, static_cast<short>(c.answered ? POLLOUT : POLLIN), 0});
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(c.since + idle_ - now).count();
@@ -94,9 +99,13 @@ void MetricsServer::service(const std::vector<pollfd>& fds, const std::function<
 }
 
 void MetricsServer::accept() {
-  for (;;) {
+  for (int taken = 0; taken < kMaxAcceptsPerTurn; ++taken) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN: none left; anything else: the next poll tries again
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+      paused_until_ = Clock::now() + kAcceptPause;  // the backlog waits; the loop does not spin on it
+      return;
+    }
+    if (fd < 0) return;  // EAGAIN: none left
     if (connections_.size() >= kMaxConnections) {
       const std::string busy = refusal(503, "Service Unavailable", "too many connections to /metrics at once");
       (void)::send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -109,18 +118,23 @@ void MetricsServer::accept() {
 
 void MetricsServer::read(Connection& c, const std::function<std::string()>& render) {
   char buffer[4096];
+  bool ended = false;  // the client closed its side: a whole request before that is still answered
   for (;;) {
     const ssize_t n = ::recv(c.fd, buffer, sizeof buffer, MSG_DONTWAIT);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-      ::close(c.fd);
-      c.fd = -1;
-      return;
+      ended = true;
+      break;
     }
     if (n < 0) break;
     c.in.append(buffer, static_cast<size_t>(n));
     if (c.in.size() > kMaxRequest) break;
   }
   std::string head = headOf(c.in);
+  if (head.empty() && ended) {
+    ::close(c.fd);
+    c.fd = -1;
+    return;
+  }
   if (head.empty() && c.in.size() <= kMaxRequest) return;  // more to come, within the idle timeout
   if (!head.empty()) {
     c.out = answer(head, render);
@@ -159,6 +173,11 @@ void MetricsServer::write(Connection& c) {
     c.out.erase(0, static_cast<size_t>(n));
   }
   ::shutdown(c.fd, SHUT_WR);
+  // What the client sent beyond its request, read before closing: unread bytes at close() make
+  // the kernel reset the connection, which can throw away the answer still on its way.
+  char sink[4096];
+  for (int i = 0; i < 16 && ::recv(c.fd, sink, sizeof sink, MSG_DONTWAIT) > 0; ++i) {
+  }
   ::close(c.fd);
   c.fd = -1;
 }

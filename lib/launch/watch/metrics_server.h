@@ -25,6 +25,9 @@ class MetricsServer {
   static constexpr std::chrono::milliseconds kIdleTimeout{5000};
   static constexpr size_t kMaxRequest = 8 * 1024;
   static constexpr size_t kMaxTarget = 1024;
+  static constexpr int kMaxAcceptsPerTurn = 64;
+  // Out of descriptors: accepting waits this long, so a full backlog does not spin the loop.
+  static constexpr std::chrono::milliseconds kAcceptPause{200};
 
   explicit MetricsServer(std::chrono::milliseconds idle_timeout = kIdleTimeout) : idle_(idle_timeout) {}
   ~MetricsServer();
@@ -58,6 +61,7 @@ class MetricsServer {
   static std::string answer(const std::string& head, const std::function<std::string()>& render);
 
   std::chrono::milliseconds idle_;
+  Clock::time_point paused_until_{};
   int listen_fd_ = -1;
   int port_ = 0;
   std::vector<Connection> connections_;

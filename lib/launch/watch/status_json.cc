@@ -131,6 +131,51 @@ MachineStatus statusOf(const Json& j) {
   return s;
 }
 
+namespace {
+
+std::string dumped(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+// Each step leaves less of every rank; false when none is left to take.
+bool lighten(std::vector<RankStatus>& ranks, int step) {
+  for (auto& r : ranks) {
+    if (step == 0) r.lines.clear();
+    if (step == 1) r.progress.clear(), r.collective.clear();
+  }
+  return step < 2;
+}
+
+}  // namespace
+
+std::string fittedStatusJson(MachineStatus status, size_t max) {
+  std::string text = dumped(statusJson(status));
+  for (int step = 0; text.size() > max && lighten(status.ranks, step); ++step) text = dumped(statusJson(status));
+  while (text.size() > max && !status.ranks.empty()) {
+    status.ranks.resize(status.ranks.size() * 3 / 4);
+    text = dumped(statusJson(status));
+  }
+  return text;
+}
+
+std::string fittedJobViewJson(JobView view, size_t max) {
+  std::string text = jobViewJson(view);
+  if (text.size() <= max) return text;
+  view.note += std::string(view.note.empty() ? "" : "; ") +
+               "the view was cut to fit the job channel: accel top on machine 0 shows all of it";
+  for (int step = 0; text.size() > max && step < 2; ++step) {
+    for (auto& m : view.machines) lighten(m.status.ranks, step);
+    text = jobViewJson(view);
+  }
+  for (size_t i = view.machines.size(); text.size() > max && i > 1; --i) {
+    view.machines[i - 1].status.ranks.clear();
+    text = jobViewJson(view);
+  }
+  while (text.size() > max && !view.machines.empty() && !view.machines[0].status.ranks.empty()) {
+    view.machines[0].status.ranks.resize(view.machines[0].status.ranks.size() * 3 / 4);
+    text = jobViewJson(view);
+  }
+  return text;
+}
+
 std::string jobViewJson(const JobView& view) {
   Json machines = Json::array();
   for (const auto& m : view.machines) {
@@ -144,6 +189,7 @@ std::string jobViewJson(const JobView& view) {
 JobView jobViewFromJson(const std::string& text) {
   const Json j = Json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw StatusError("the answer is no JSON object");
+  if (!j.contains("machines") || !j.contains("note")) throw StatusError("the answer is no job's view");
   JobView view;
   view.note = field<std::string>(j, "note");
   const Json& machines = j.at("machines");

@@ -41,6 +41,12 @@ struct JobView {
 };
 
 std::string jobViewJson(const JobView& view);
+
+// The same texts cut to at most `max` bytes where they are longer: first the ranks' last lines go,
+// then their progress and collectives, then (a view) the other machines' ranks, then ranks from
+// the end; a view's note says it was cut.
+std::string fittedStatusJson(MachineStatus status, size_t max);
+std::string fittedJobViewJson(JobView view, size_t max);
 JobView jobViewFromJson(const std::string& text);  // throws StatusError
 
 }  // namespace accel::launch::watch

@@ -71,13 +71,13 @@ std::vector<std::string> header(const TopModel& model, const TopScreen& screen) 
   out.push_back(label + sparkline(model.throughput(), room) + fmt::format("  sort: {}", sortName(screen.sort)));
   std::string links = "machines:";
   for (const auto& m : machines) {
-    links += m.heard < 0 ? fmt::format("  {} {}", m.status.machine, m.status.host)
-                         : fmt::format("  {} {} {}", m.status.machine, m.status.host,
+    links += m.heard < 0 ? fmt::format("  {} {}", m.status.machine, plain(m.status.host))
+                         : fmt::format("  {} {} {}", m.status.machine, plain(m.status.host),
                                        m.heard > 5 ? fmt::format("SILENT {:.0f}s", m.heard)
                                                    : fmt::format("heard {:.1f}s ago", m.heard));
   }
   out.push_back(links);
-  if (!model.view().note.empty()) out.push_back("note: " + model.view().note);
+  if (!model.view().note.empty()) out.push_back("note: " + plain(model.view().note));
   return out;
 }
 
@@ -118,8 +118,9 @@ std::vector<std::string> topFrame(const TopModel& model, const TopScreen& screen
   for (int i = first; i < static_cast<int>(rows.size()) && i < first + room; ++i) {
     const TopRow& row = rows[static_cast<size_t>(i)];
     const RankStatus& r = *row.rank;
-    const std::string in = r.collective.empty() ? "" : fmt::format("{} {}", r.collective, age(r.collective_seconds));
-    std::string line = cell(std::to_string(r.rank), 5, true) + " " + cell(row.machine->host, host_w) + " " +
+    const std::string in =
+        r.collective.empty() ? "" : fmt::format("{} {}", plain(r.collective), age(r.collective_seconds));
+    std::string line = cell(std::to_string(r.rank), 5, true) + " " + cell(plain(row.machine->host), host_w) + " " +
                        cell(std::to_string(r.pid), 7, true) + " " + cell(row.state, 10) + " " +
                        cell(age(r.output_age), 6, true) + " " + cell(rate(row), 9, true) + " " + cell(in, coll_w) +
                        " " + cell(row.cpu_percent < 0 ? "-" : fmt::format("{:.0f}", row.cpu_percent), 5, true) + " " +

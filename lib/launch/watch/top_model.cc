@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "lib/common/process/process_state.h"
+
 namespace accel::launch::watch {
 
 namespace {
@@ -19,7 +21,7 @@ std::string stateOf(const RankStatus& r) {
   if (*r.exit_code == 0) return "exited 0";
   if (r.stopped_by_launcher) return "stopped";
   if (*r.exit_code > 128 && *r.exit_code < 128 + 65) {
-    return fmt::format("SIG{}", ::sigabbrev_np(*r.exit_code - 128));
+    return process::signalName(*r.exit_code - 128);
   }
   return fmt::format("failed {}", *r.exit_code);
 }
