@@ -19,16 +19,23 @@ int valueOf(char c) {
 }  // namespace
 
 std::string base64Encode(const std::string& bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    unsigned n = static_cast<unsigned char>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 2]);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += i + 1 < bytes.size() ? kAlphabet[(n >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? kAlphabet[n & 63] : '=';
+  std::string out((bytes.size() + 2) / 3 * 4, '=');
+  char* o = out.data();
+  const auto* in = reinterpret_cast<const unsigned char*>(bytes.data());
+  const size_t whole = bytes.size() / 3 * 3;
+  for (size_t i = 0; i < whole; i += 3, o += 4) {  // the log forwarder's bulk: no branch per byte
+    const unsigned n = in[i] << 16 | in[i + 1] << 8 | in[i + 2];
+    o[0] = kAlphabet[n >> 18];
+    o[1] = kAlphabet[(n >> 12) & 63];
+    o[2] = kAlphabet[(n >> 6) & 63];
+    o[3] = kAlphabet[n & 63];
+  }
+  if (whole < bytes.size()) {
+    unsigned n = in[whole] << 16;
+    if (whole + 1 < bytes.size()) n |= in[whole + 1] << 8;
+    o[0] = kAlphabet[n >> 18];
+    o[1] = kAlphabet[(n >> 12) & 63];
+    if (whole + 1 < bytes.size()) o[2] = kAlphabet[(n >> 6) & 63];
   }
   return out;
 }

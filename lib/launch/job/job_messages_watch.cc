@@ -35,11 +35,17 @@ json toJson(const StatusSent& m) { return {{"t", "st"}, {"json", objectText(m.js
 json toJson(const StatusAsked& m) { return {{"t", "sq"}, {"id", m.id}}; }
 json toJson(const StatusAnswer& m) { return {{"t", "sa"}, {"id", m.id}, {"json", objectText(m.json)}}; }
 
-json toJson(const LogsSent& m) {
+json toJson(const LogsSent& m) { return json::parse(logsLine(m)); }
+
+std::string logsLine(const LogsSent& m) {
   const LogChunk& c = m.chunk;
-  const std::string data = c.data.size() <= kMaxLogChunk ? c.data : c.data.substr(0, kMaxLogChunk);
-  return {{"t", "lg"},          {"round", c.round},           {"local", c.local_rank},
-          {"stream", c.stream}, {"data", base64Encode(data)}, {"dropped", std::max(0LL, c.dropped)}};
+  const std::string data = base64Encode(c.data.size() <= kMaxLogChunk ? c.data : c.data.substr(0, kMaxLogChunk));
+  std::string line = fmt::format(R"({{"t":"lg","round":{},"local":{},"stream":{},"dropped":{},"data":")", c.round,
+                                 c.local_rank, c.stream, std::max(0LL, c.dropped));
+  line.reserve(line.size() + data.size() + 2);
+  line += data;
+  line += "\"}";
+  return line;
 }
 
 LogsSent readLogs(Fields& f) {

@@ -56,6 +56,7 @@ json toJson(const StatusSent& m);
 json toJson(const StatusAsked& m);
 json toJson(const StatusAnswer& m);
 json toJson(const LogsSent& m);
+std::string logsLine(const LogsSent& m);
 std::optional<Message> readWatch(Fields& f, const std::string& t);
 
 }  // namespace accel::launch::job::codec
