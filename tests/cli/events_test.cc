@@ -5,6 +5,7 @@
 // log holding another machine's events; bad targets refused before any worker starts.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -218,4 +219,24 @@ TEST_CASE("events: bad event logs are refused before any worker starts", "[launc
   auto r = run(launchArgs({"--event_log", dir.file("missing/events.jsonl")}, {}), {}, hermeticEnv(dir), 30000);
   CHECK(r.exit_code == 0);
   CHECK(contains(r.err, "warning: the event log " + dir.file("missing/events.jsonl") + " cannot be opened"));
+}
+
+TEST_CASE("events: a hang is detected, every rank's stack gathered, and the job's end told", "[launch][events]") {
+  TempDir dir;
+  auto job = run(machineLaunch({"--cpu", "--main_process_port", "0", "--num_processes", "2", "--hang_timeout", "2",
+                                "--collective_timeout", "120", "--grace_period", "2", "--log_dir", dir.file("story")},
+                               {}, {runtimeWorker(), "spin", "1"}),
+                 {}, hermeticEnv(dir), 60000);
+  INFO(job.err);
+  CHECK(job.exit_code == 1);
+  const auto events = eventsIn(onlyRunDir(dir.file("story")) + "/events.jsonl");
+  const auto names = namesOf(events);
+  auto at = [&](const std::string& name) { return std::find(names.begin(), names.end(), name) - names.begin(); };
+  REQUIRE(at("hang_detected") < static_cast<long>(names.size()));
+  CHECK(at("hang_detected") < at("stacks_gathered"));
+  CHECK(at("stacks_gathered") < at("job_ended"));
+  CHECK(std::string(nth(events, "hang_detected").at("reason")).find("no rank made progress for 2 s") == 0);
+  CHECK(nth(events, "stacks_gathered").at("stacks") == 2);
+  CHECK(nth(events, "job_ended").at("exit_code") == 1);
+  CHECK(nth(events, "job_ended").at("verdict") == "hung");
 }

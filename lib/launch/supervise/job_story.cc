@@ -15,7 +15,7 @@ namespace accel::launch::supervise {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
+using StoryJson = nlohmann::ordered_json;
 
 // torchrun's rdzv_backend for the way this job's machines meet.
 std::string backendOf(const plan::LaunchPlan& p) {
@@ -35,7 +35,8 @@ std::string entryPoint(const plan::LaunchPlan& p) {
 std::string JobStory::verdictOf(const job::JobEvent& end, int code) {
   if (end.signal) return "interrupted";
   if (code == 0) return "succeeded";
-  return end.failure ? "failed" : "ended";
+  if (end.failure) return "failed";
+  return job::HangWatch::isHang(end.message) ? "hung" : "ended";
 }
 
 void JobStory::open(const std::string& run_dir, job::JobLink& link) {
@@ -57,7 +58,7 @@ void JobStory::rendezvousDone() {
 void JobStory::roundStarts(int round, int restarts) {
   round_ = round;
   if (!decides()) return;
-  Json procs = Json::array();
+  StoryJson procs = StoryJson::array();
   for (const auto& share : plan_.layout) procs.push_back(share.procs);
   record(
       "round_formed",
@@ -69,9 +70,9 @@ void JobStory::workerStarted(const WorkerProcess& w) {
 }
 
 void JobStory::workerExited(const WorkerProcess& w) {
-  Json fields = {
+  StoryJson fields = {
       {"rank", w.spec->rank}, {"local_rank", w.spec->local_rank}, {"pid", w.pid}, {"exit_code", w.exitCode()}};
-  fields["signal"] = WIFSIGNALED(w.status) ? Json(process::signalName(WTERMSIG(w.status))) : Json(nullptr);
+  fields["signal"] = WIFSIGNALED(w.status) ? StoryJson(process::signalName(WTERMSIG(w.status))) : StoryJson(nullptr);
   fields["stopped_by_launcher"] = w.stopped_by_us;
   fields["seconds"] = w.exited_at;
   record("worker_exited", std::move(fields));
@@ -98,7 +99,7 @@ void JobStory::stacksGathered(const std::string& why, size_t stacks, size_t note
 
 void JobStory::ended(const job::JobEvent& end, int code) {
   if (!decides()) return record("launcher_ended", {{"exit_code", code}});
-  Json fields = {{"exit_code", code}, {"verdict", verdictOf(end, code)}};
+  StoryJson fields = {{"exit_code", code}, {"verdict", verdictOf(end, code)}};
   if (!end.message.empty()) fields["message"] = end.message;
   if (end.signal) fields["signal"] = process::signalName(end.signal);
   if (end.failure) {
@@ -111,7 +112,7 @@ void JobStory::ended(const job::JobEvent& end, int code) {
   record("job_ended", std::move(fields));
 }
 
-void JobStory::record(const char* name, Json fields) {
+void JobStory::record(const char* name, StoryJson fields) {
   watch::Event e{name, watch::wallClockNow(), plan_.run_id, plan_.host, plan_.machine_rank, round_, std::move(fields)};
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count();
   watch::TorchrunContext context{

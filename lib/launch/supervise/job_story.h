@@ -39,8 +39,8 @@ class JobStory {
   void stacksGathered(const std::string& why, size_t stacks, size_t notes);
   // The launch ends with `code`.
   void ended(const job::JobEvent& end, int code);
-  // "succeeded", "failed", "interrupted" or "ended" (a lost machine, a refused join): how the
-  // launch that ends with `end` and `code` went.
+  // "succeeded", "failed", "interrupted", "hung" (--hang_timeout) or "ended" (a lost machine, a
+  // refused join): how the launch that ends with `end` and `code` went.
   static std::string verdictOf(const job::JobEvent& end, int code);
   // The file this machine's events go to ("" for none), for `accel top --events`.
   std::string eventsFile() const { return log_.firstFile(); }

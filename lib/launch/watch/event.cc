@@ -12,18 +12,20 @@ namespace accel::launch::watch {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
+using EventJson = nlohmann::ordered_json;
 
 // torchrun's worker states for accel's worker events: START, then SUCCEEDED, FAILED or
 // TERMINATED (stopped by its agent), as _get_worker_state names them.
 std::string workerState(const Event& e) {
   if (e.name == "worker_started") return "START";
-  const Json& f = e.fields;
+  const EventJson& f = e.fields;
   if (f.value("stopped_by_launcher", false)) return "TERMINATED";
   return f.value("exit_code", 0) == 0 ? "SUCCEEDED" : "FAILED";
 }
 
-Json nullable(const Json& fields, const char* key) { return fields.contains(key) ? fields[key] : Json(nullptr); }
+EventJson nullable(const EventJson& fields, const char* key) {
+  return fields.contains(key) ? fields[key] : EventJson(nullptr);
+}
 
 }  // namespace
 
@@ -41,20 +43,20 @@ double wallClockNow() {
 }
 
 std::string eventLine(const Event& e) {
-  Json line = {{"time", utcTime(e.time)}, {"event", e.name},      {"job", e.job},
-               {"host", e.host},          {"machine", e.machine}, {"round", e.round}};
+  EventJson line = {{"time", utcTime(e.time)}, {"event", e.name},      {"job", e.job},
+                    {"host", e.host},          {"machine", e.machine}, {"round", e.round}};
   for (const auto& [key, value] : e.fields.items()) {
     if (!line.contains(key)) line[key] = value;
   }
-  return line.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return line.dump(-1, ' ', false, EventJson::error_handler_t::replace);
 }
 
-std::string pythonJson(const Json& value) {
+std::string pythonJson(const EventJson& value) {
   if (value.is_object()) {
     std::string out = "{";
     bool first = true;
     for (const auto& [key, item] : value.items()) {
-      out += fmt::format("{}{}: {}", first ? "" : ", ", Json(key).dump(-1, ' ', true), pythonJson(item));
+      out += fmt::format("{}{}: {}", first ? "" : ", ", EventJson(key).dump(-1, ' ', true), pythonJson(item));
       first = false;
     }
     return out + "}";
@@ -64,7 +66,7 @@ std::string pythonJson(const Json& value) {
     for (size_t i = 0; i < value.size(); ++i) out += (i ? ", " : "") + pythonJson(value[i]);
     return out + "]";
   }
-  return value.dump(-1, ' ', true, Json::error_handler_t::replace);
+  return value.dump(-1, ' ', true, EventJson::error_handler_t::replace);
 }
 
 std::optional<std::string> torchrunLine(const Event& e, const TorchrunContext& c) {
@@ -79,32 +81,33 @@ std::optional<std::string> torchrunLine(const Event& e, const TorchrunContext& c
   } else {
     return std::nullopt;
   }
-  Json md = {{"group_world_size", c.machines}, {"entry_point", c.entry_point}};
+  EventJson md = {{"group_world_size", c.machines}, {"entry_point", c.entry_point}};
   if (worker) {
     const bool failed = state == "FAILED";
-    md["local_rank"] = Json::array({nullable(e.fields, "local_rank")});
-    md["role_rank"] = Json::array({nullable(e.fields, "rank")});
-    md["role_world_size"] = Json::array({c.world_size});
-    md["exit_code"] = Json::array({failed ? nullable(e.fields, "exit_code") : Json(nullptr)});
-    md["worker_pid"] = Json::array({failed ? nullable(e.fields, "pid") : Json(nullptr)});
+    md["local_rank"] = EventJson::array({nullable(e.fields, "local_rank")});
+    md["role_rank"] = EventJson::array({nullable(e.fields, "rank")});
+    md["role_world_size"] = EventJson::array({c.world_size});
+    md["exit_code"] = EventJson::array({failed ? nullable(e.fields, "exit_code") : EventJson(nullptr)});
+    md["worker_pid"] = EventJson::array({failed ? nullable(e.fields, "pid") : EventJson(nullptr)});
   }
-  Json metadata = {{"run_id", e.job},
-                   {"global_rank", worker ? nullable(e.fields, "rank") : Json(nullptr)},
-                   {"group_rank", e.name == "rendezvous_done" ? Json(nullptr) : Json(e.machine)},
-                   {"worker_id", worker ? Json(fmt::format("{}", e.fields.value("pid", 0))) : Json(nullptr)},
-                   {"role", c.role},
-                   {"hostname", e.host},
-                   {"state", state},
-                   {"total_run_time", static_cast<long long>(c.run_seconds)},
-                   {"rdzv_backend", c.rdzv_backend},
-                   {"raw_error", worker && state == "FAILED" ? nullable(e.fields, "error") : Json(nullptr)},
-                   {"metadata", pythonJson(md)},
-                   {"agent_restarts", c.restarts},
-                   {"duration_ms", nullable(e.fields, "duration_ms")}};
-  Json event = {{"name", "torchelastic.worker.status." + state},
-                {"source", worker ? "WORKER" : "AGENT"},
-                {"timestamp", 0},
-                {"metadata", metadata}};
+  EventJson metadata = {
+      {"run_id", e.job},
+      {"global_rank", worker ? nullable(e.fields, "rank") : EventJson(nullptr)},
+      {"group_rank", e.name == "rendezvous_done" ? EventJson(nullptr) : EventJson(e.machine)},
+      {"worker_id", worker ? EventJson(fmt::format("{}", e.fields.value("pid", 0))) : EventJson(nullptr)},
+      {"role", c.role},
+      {"hostname", e.host},
+      {"state", state},
+      {"total_run_time", static_cast<long long>(c.run_seconds)},
+      {"rdzv_backend", c.rdzv_backend},
+      {"raw_error", worker && state == "FAILED" ? nullable(e.fields, "error") : EventJson(nullptr)},
+      {"metadata", pythonJson(md)},
+      {"agent_restarts", c.restarts},
+      {"duration_ms", nullable(e.fields, "duration_ms")}};
+  EventJson event = {{"name", "torchelastic.worker.status." + state},
+                     {"source", worker ? "WORKER" : "AGENT"},
+                     {"timestamp", 0},
+                     {"metadata", metadata}};
   return pythonJson(event);
 }
 

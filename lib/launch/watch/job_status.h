@@ -53,7 +53,7 @@ struct MachineStatus {
   // Once the job ended (--metrics_linger serves these).
   bool ended = false;
   int exit_code = 0;
-  std::string verdict;  // succeeded, failed, interrupted, ended
+  std::string verdict;  // succeeded, failed, interrupted, hung, ended
 };
 
 }  // namespace accel::launch::watch

@@ -66,7 +66,7 @@ void jobSeries(Writer& w, const MachineStatus& s, const std::string& job) {
   if (!s.ended) return;
   w.family("accel_job_exit_code", "gauge", "The launch's exit code.");
   w.sample("accel_job_exit_code", job, s.exit_code);
-  w.family("accel_job_verdict", "gauge", "How the job ended: succeeded, failed, interrupted or ended (value 1).");
+  w.family("accel_job_verdict", "gauge", "How the job ended: succeeded, failed, interrupted, hung or ended (value 1).");
   w.sample("accel_job_verdict", fmt::format(R"({{job="{}",verdict="{}"}})", labelValue(s.job), labelValue(s.verdict)),
            1);
 }

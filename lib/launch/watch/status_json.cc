@@ -7,14 +7,14 @@ namespace accel::launch::watch {
 
 namespace {
 
-using Json = nlohmann::json;
+using StatusValue = nlohmann::json;
 
-Json rankJson(const RankStatus& r) {
+StatusValue rankJson(const RankStatus& r) {
   return {{"rank", r.rank},
           {"local_rank", r.local_rank},
           {"pid", r.pid},
           {"running", r.running},
-          {"exit_code", r.exit_code ? Json(*r.exit_code) : Json(nullptr)},
+          {"exit_code", r.exit_code ? StatusValue(*r.exit_code) : StatusValue(nullptr)},
           {"stopped_by_launcher", r.stopped_by_launcher},
           {"output_age", r.output_age},
           {"stdout_bytes", r.stdout_bytes},
@@ -33,17 +33,17 @@ Json rankJson(const RankStatus& r) {
 }
 
 // A field of `j` as T, or StatusError naming it.
-template <class T> T field(const Json& j, const char* key) {
+template <class T> T field(const StatusValue& j, const char* key) {
   const auto it = j.find(key);
   if (it == j.end()) throw StatusError(fmt::format("field '{}' is missing", key));
   try {
     return it->get<T>();
-  } catch (const Json::exception&) {
+  } catch (const StatusValue::exception&) {
     throw StatusError(fmt::format("field '{}' is a {}", key, it->type_name()));
   }
 }
 
-RankStatus rankFromJson(const Json& j) {
+RankStatus rankFromJson(const StatusValue& j) {
   RankStatus r;
   r.rank = field<int>(j, "rank");
   r.local_rank = field<int>(j, "local_rank");
@@ -70,10 +70,10 @@ RankStatus rankFromJson(const Json& j) {
 
 }  // namespace
 
-MachineStatus statusOf(const Json& j);
+MachineStatus statusOf(const StatusValue& j);
 
-Json statusJson(const MachineStatus& s) {
-  Json ranks = Json::array();
+StatusValue statusJson(const MachineStatus& s) {
+  StatusValue ranks = StatusValue::array();
   for (const auto& r : s.ranks) ranks.push_back(rankJson(r));
   return {{"job", s.job},
           {"host", s.host},
@@ -95,16 +95,16 @@ Json statusJson(const MachineStatus& s) {
           {"ranks", ranks}};
 }
 
-MachineStatus statusFromJson(const Json& j) {
+MachineStatus statusFromJson(const StatusValue& j) {
   if (!j.is_object()) throw StatusError("a status is no JSON object");
   try {
     return statusOf(j);
-  } catch (const Json::exception& e) {
+  } catch (const StatusValue::exception& e) {
     throw StatusError(fmt::format("a status field is missing or wrong: {}", e.what()));
   }
 }
 
-MachineStatus statusOf(const Json& j) {
+MachineStatus statusOf(const StatusValue& j) {
   MachineStatus s;
   s.job = field<std::string>(j, "job");
   s.host = field<std::string>(j, "host");
@@ -123,7 +123,7 @@ MachineStatus statusOf(const Json& j) {
   s.ended = field<bool>(j, "ended");
   s.exit_code = field<int>(j, "exit_code");
   s.verdict = field<std::string>(j, "verdict");
-  const Json& ranks = j.at("ranks");
+  const StatusValue& ranks = j.at("ranks");
   if (!ranks.is_array() || ranks.size() > kMaxStatusRanks) {
     throw StatusError(fmt::format("field 'ranks': not a list of at most {}", kMaxStatusRanks));
   }
@@ -133,7 +133,7 @@ MachineStatus statusOf(const Json& j) {
 
 namespace {
 
-std::string dumped(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string dumped(const StatusValue& j) { return j.dump(-1, ' ', false, StatusValue::error_handler_t::replace); }
 
 // Each step leaves less of every rank; false when none is left to take.
 bool lighten(std::vector<RankStatus>& ranks, int step) {
@@ -177,22 +177,23 @@ std::string fittedJobViewJson(JobView view, size_t max) {
 }
 
 std::string jobViewJson(const JobView& view) {
-  Json machines = Json::array();
+  StatusValue machines = StatusValue::array();
   for (const auto& m : view.machines) {
-    Json j = statusJson(m.status);
+    StatusValue j = statusJson(m.status);
     j["heard"] = m.heard;
     machines.push_back(std::move(j));
   }
-  return Json{{"machines", machines}, {"note", view.note}}.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return StatusValue{{"machines", machines}, {"note", view.note}}.dump(-1, ' ', false,
+                                                                       StatusValue::error_handler_t::replace);
 }
 
 JobView jobViewFromJson(const std::string& text) {
-  const Json j = Json::parse(text, nullptr, false);
+  const StatusValue j = StatusValue::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw StatusError("the answer is no JSON object");
   if (!j.contains("machines") || !j.contains("note")) throw StatusError("the answer is no job's view");
   JobView view;
   view.note = field<std::string>(j, "note");
-  const Json& machines = j.at("machines");
+  const StatusValue& machines = j.at("machines");
   if (!machines.is_array() || machines.size() > kMaxStatusMachines) throw StatusError("field 'machines': no list");
   for (const auto& m : machines) view.machines.push_back({statusFromJson(m), field<double>(m, "heard")});
   return view;

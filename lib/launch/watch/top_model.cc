@@ -42,10 +42,10 @@ const char* sortName(TopSort sort) {
 TopSort nextSort(TopSort sort) { return static_cast<TopSort>((static_cast<int>(sort) + 1) % 5); }
 
 std::string barRate(const std::string& frame) {
-  static const std::regex rate(R"(([0-9]+(?:\.[0-9]+)?)\s?(it/s|s/it))");
+  static const std::regex kRate(R"(([0-9]+(?:\.[0-9]+)?)\s?(it/s|s/it))");
   std::smatch m;
   std::string last;
-  for (auto it = std::sregex_iterator(frame.begin(), frame.end(), rate); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(frame.begin(), frame.end(), kRate); it != std::sregex_iterator(); ++it) {
     last = (*it)[1].str() + (*it)[2].str();
   }
   return last;
