@@ -92,8 +92,10 @@ TEST_CASE("machine logs: a 3-machine job's rank files all in machine 0's --log_d
   }
 }
 
+// A scenario (the normal build only): hundreds of megabytes through the sanitizers' launcher
+// would take a minute and test nothing more.
 TEST_CASE("machine logs: a flooding rank finishes, and what was not sent is stated and marked",
-          "[launch][machines][logs]") {
+          "[launch][machines][logs][scenario]") {
   TempDir dir;
   const std::string script =
       "if [ $RANK = 2 ]; then yes 'flood line 0123456789 abcdefghijklmnopqrstuvwxyz' | head -c 300000000; fi; "
