@@ -24,6 +24,11 @@ class TensorLoader {
  public:
   // Throws Error when inputs and targets differ in length or batch_size is 0.
   TensorLoader(at::Tensor inputs, at::Tensor targets, size_t batch_size, DistributedSampler sampler, at::Device device);
+  // Not copyable: the accelerator ends an accumulation window at the end of the loader it
+  // prepared, so `auto loader = accelerator.prepare(...)` (a copy it never sees) must not compile;
+  // write `auto& loader`.
+  TensorLoader(const TensorLoader&) = delete;
+  TensorLoader& operator=(const TensorLoader&) = delete;
   // Starts epoch `epoch` (reshuffles; DistributedSampler.set_epoch) at its first batch.
   void setEpoch(int64_t epoch);
   // The next batch of this epoch, or nullopt once the epoch is over. The last one may be short.

@@ -5,7 +5,7 @@
 //   auto model = accelerator.prepare(Net());                // to the device, DDP-wrapped
 //   torch::optim::SGD sgd(model->parameters(), 0.05);
 //   auto optimizer = accelerator.prepareOptimizer(sgd);
-//   auto loader = accelerator.prepare(images, labels, 64);  // this rank's share, batched
+//   auto& loader = accelerator.prepare(images, labels, 64); // this rank's share, batched
 //   while (auto batch = loader.next()) {
 //     auto scope = accelerator.accumulate();                // gradient accumulation windows
 //     auto loss = torch::nn::functional::cross_entropy(model(batch->input), batch->target);

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,6 +17,10 @@
 
 #include "runtime/ddp/reducer.h"
 #include "runtime/torch/torch_accelerator.h"
+
+// `auto loader = accelerator.prepare(...)` would copy the loader the accelerator watches: refused
+// at compile time (runtime/torch/data_loader.h).
+static_assert(!std::is_copy_constructible_v<accel::TensorLoader> && !std::is_copy_assignable_v<accel::TensorLoader>);
 
 namespace {
 
