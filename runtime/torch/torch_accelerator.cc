@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/torch/torch_accelerator.h"
 
+#include <iostream>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -94,11 +95,18 @@ void TorchAccelerator::backward(const at::Tensor& loss) {
   if (sync_gradients_) synced_since_step_ = true;
 }
 
+// Accelerate's Accelerator._do_sync: the end of a prepared loader's epoch ends the window and
+// starts the count afresh, so every epoch's windows fall alike (3 batches, 2 steps: 011 011).
 void TorchAccelerator::beginMicroStep() {
-  ++micro_step_;
   bool loader_ended = false;
   for (const auto& l : loaders_) loader_ended = loader_ended || l->atEnd();
-  sync_gradients_ = micro_step_ % accumulation_steps_ == 0 || loader_ended;
+  if (loader_ended) {
+    micro_step_ = 0;
+    sync_gradients_ = true;
+  } else {
+    ++micro_step_;
+    sync_gradients_ = micro_step_ % accumulation_steps_ == 0;
+  }
   for (auto& m : models_) m->setGradientSync(sync_gradients_);
 }
 
@@ -151,6 +159,17 @@ void TorchAccelerator::unscaleGradients() {
 // named (another kernel than libtorch C++'s Tensor::norm(p), which sums 1-norms in another
 // order), then the norm of the norms, the coefficient clamped to 1.
 double TorchAccelerator::clipGradNorm(double max_norm, double norm_type) {
+  // Inside a window the gradients are partial and this rank's own: clipping them would clip
+  // something no optimizer step sees (Accelerate's documentation guards the call with
+  // sync_gradients). A no-op, said once.
+  if (!sync_gradients_) {
+    if (!said_partial_clip_ && isMainProcess()) {
+      std::cerr << "accel: clipGradNorm inside an accumulation window does nothing: the gradients are partial until "
+                   "the window's last micro-step (guard the call with accelerator.syncGradients())\n";
+    }
+    said_partial_clip_ = true;
+    return 0.0;
+  }
   unscaleGradients();
   torch::NoGradGuard no_grad;
   std::vector<at::Tensor> grads, norms;

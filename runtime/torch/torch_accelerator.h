@@ -88,7 +88,8 @@ class AcceleratedScheduler {
 };
 
 // accumulate(): one micro-step; syncs gradients when a window ends (every N micro-steps, or at
-// the end of a prepared loader's epoch), else runs backward under no_sync.
+// the end of a prepared loader's epoch, which starts the next epoch's count afresh, as
+// Accelerate's GradientState.end_of_dataloader does), else runs backward under no_sync.
 class AccumulateScope {
  public:
   explicit AccumulateScope(TorchAccelerator& accelerator);
@@ -140,6 +141,8 @@ class TorchAccelerator {
   bool syncGradients() const { return sync_gradients_; }
   // Unscales (fp16) and clips every prepared model's gradients: torch.nn.utils.clip_grad_norm_.
   // Returns the total norm before clipping. After backward, gradients are equal on every rank.
+  // Inside an accumulation window (syncGradients() false) it does nothing, returns 0 and says
+  // so once: the gradients are partial there.
   double clipGradNorm(double max_norm, double norm_type = 2.0);
 
   // Every rank's tensor, concatenated along dimension 0 in rank order. Collective.
@@ -190,6 +193,7 @@ class TorchAccelerator {
   bool sync_gradients_ = true;
   bool synced_since_step_ = false;  // a synchronising backward ran since the last optimizer step
   bool unscaled_ = false;           // this step's gradients are already unscaled (clipGradNorm)
+  bool said_partial_clip_ = false;  // clipGradNorm inside a window was said to do nothing
   bool skipped_ = false;            // the last optimizer step was skipped (inf/NaN under fp16)
 };
 

@@ -61,6 +61,16 @@ def check_clip():
     print("ok: clipGradNorm: the gradients and norm of torch.nn.utils.clip_grad_norm_ (2-norm, 1-norm, no clip)")
 
 
+def check_partial_clip():
+    text = launch(1, "partial_clip")
+    lines = payload(text, "clip")
+    assert [line.split()[0] for line in lines] == ["0", "0", "1"], lines
+    assert [float(line.split()[1]) for line in lines[:2]] == [0.0, 0.0], lines
+    assert float(lines[2].split()[1]) > 0, lines
+    assert text.count("clipGradNorm inside an accumulation window does nothing") == 1, text
+    print("ok: clipGradNorm inside an accumulation window does nothing and says so once; at its end it clips")
+
+
 def check_steplr():
     for world in (1, 2):
         got = [float(v) for v in payload(launch(world, "steplr", 8), "lr")[:8]]
@@ -119,6 +129,35 @@ def check_reload():
     print("ok: torch::load into a wrapped model (new gradient accumulators): its gradients are still reduced")
 
 
+def accelerate_windows(batches, steps, epochs):
+    """Accelerate 1.15's Accelerator._do_sync, micro-step by micro-step: at the dataloader's end
+    (GradientState.end_of_dataloader) the step count restarts at 0 and gradients sync; else the
+    count goes on and they sync every `steps`."""
+    out, step = [], 0
+    for _ in range(epochs):
+        line = ""
+        for b in range(batches):
+            if b == batches - 1:
+                step, sync = 0, True
+            else:
+                step += 1
+                sync = step % steps == 0
+            line += "1" if sync else "0"
+        out.append(line)
+    return out
+
+
+def check_windows():
+    for n, batch, steps in ((6, 2, 2), (10, 2, 3), (8, 2, 4), (7, 3, 2)):
+        batches = -(-n // batch)
+        for world in (1, 2):
+            got = payload(launch(world, "windows", n * world, batch, steps, 3), "windows")
+            want = accelerate_windows(batches, steps, 3)
+            assert got == want, f"windows of {batches} batches, {steps} steps, world {world}: {got}, Accelerate: {want}"
+    print("ok: windows: accumulation windows end at each epoch's end and restart, as Accelerate's _do_sync (3 batches, "
+          "2 steps: 011 011 011)")
+
+
 def check_loader_resume():
     # (world, saved world, saved position) -> (position, the next sample's global list position)
     cases = {(4, 2, 8): (4, 16), (2, 4, 3): (6, 12), (2, 3, 5): (7, 14), (3, 3, 5): (5, 15)}
@@ -130,5 +169,5 @@ def check_loader_resume():
     print("ok: loader_resume: a loader state of N ranks resumes at the same global sample on M (a partial step again)")
 
 
-for check in (check_loader_resume, check_reload, check_sampler, check_clip, check_steplr, check_gather, check_unused, check_refusals, check_overlap):
+for check in (check_windows, check_partial_clip, check_loader_resume, check_reload, check_sampler, check_clip, check_steplr, check_gather, check_unused, check_refusals, check_overlap):
     check()

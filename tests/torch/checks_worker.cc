@@ -108,6 +108,43 @@ int gather(char** argv) {
   return 0;
 }
 
+// windows N BATCH STEPS EPOCHS: the accumulation windows over EPOCHS epochs of N samples in
+// batches of BATCH with STEPS accumulation steps: one line per epoch, 1 where a micro-step syncs.
+int windows(char** argv) {
+  accel::TorchAcceleratorOptions options;
+  options.gradient_accumulation_steps = std::stoi(argv[2]);
+  accel::TorchAccelerator acc(options);
+  const int64_t n = std::stoll(argv[0]);
+  accel::TensorLoader& loader =
+      acc.prepare(torch::arange(n).to(torch::kFloat).unsqueeze(1), torch::arange(n), std::stoul(argv[1]));
+  for (int epoch = 0; epoch < std::stoi(argv[3]); ++epoch) {
+    loader.setEpoch(epoch);
+    std::string syncs;
+    while (loader.next()) {
+      auto scope = acc.accumulate();
+      syncs += acc.syncGradients() ? '1' : '0';
+    }
+    if (acc.isMainProcess()) std::cout << "windows " << syncs << std::endl;
+  }
+  return 0;
+}
+
+// partial_clip: clipGradNorm inside a window of 2 steps (twice), then at its last step.
+int partialClip(char**) {
+  accel::TorchAcceleratorOptions options;
+  options.gradient_accumulation_steps = 2;
+  accel::TorchAccelerator acc(options);
+  torch::manual_seed(1);
+  auto model = acc.prepare(TwoLayer());
+  for (int step = 0; step < 2; ++step) {
+    auto scope = acc.accumulate();
+    acc.backward(model(torch::ones({4, 8})).pow(2).sum());
+    std::cout << fmt::format("clip {} {:.6g}\n", acc.syncGradients() ? 1 : 0, acc.clipGradNorm(1e9));
+    if (!acc.syncGradients()) std::cout << fmt::format("clip {} {:.6g}\n", 0, acc.clipGradNorm(1e9));
+  }
+  return 0;
+}
+
 // unused FIND: a model with a parameter the loss never uses; with FIND=1 it trains and reports
 // each parameter's gradient state, with 0 the first backward is refused naming it.
 int unused(char** argv) {
@@ -282,7 +319,9 @@ int main(int argc, char** argv) try {
                                                                    {"scaler", scaler},
                                                                    {"handoff", handoff},
                                                                    {"reload", reload},
-                                                                   {"loader_resume", loaderResume}};
+                                                                   {"loader_resume", loaderResume},
+                                                                   {"windows", windows},
+                                                                   {"partial_clip", partialClip}};
   if (argc < 2 || !modes.count(argv[1])) throw accel::Error("usage: checks_worker MODE [ARGS...]");
   return modes.at(argv[1])(argv + 2);
 } catch (const accel::Error& e) {
