@@ -32,20 +32,6 @@ using Clock = std::chrono::steady_clock;
 // machines, then sends everything.
 constexpr auto kLauncherMargin = std::chrono::seconds(30);
 
-// Everything the other end sends until it closes, or the deadline.
-std::string readToEnd(int fd, Clock::time_point deadline) {
-  std::string text;
-  char buffer[65536];
-  for (;;) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, net::remainingMs(deadline)) <= 0) return text;
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) return text;
-    text.append(buffer, static_cast<size_t>(n));
-  }
-}
-
 }  // namespace
 
 std::optional<launch::stacks::GatheredStacks> askLauncherStacks(const launch::stacks::RunningJob& job, double seconds,
@@ -63,7 +49,7 @@ std::optional<launch::stacks::GatheredStacks> askLauncherStacks(const launch::st
   }
   const std::string question = fmt::format("stacks {:g}\n", seconds);
   const bool asked = ::write(fd, question.data(), question.size()) == static_cast<ssize_t>(question.size());
-  const std::string answer = asked ? readToEnd(fd, deadline) : "";
+  const std::string answer = asked ? net::readUntilClosed(fd, deadline) : "";
   ::close(fd);
   auto stacks = launch::stacks::decodeStacks(answer);
   if (!stacks) why = answer.empty() ? "it gave no answer" : "it answered: " + answer.substr(0, answer.find('\n'));

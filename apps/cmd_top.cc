@@ -40,12 +40,6 @@ constexpr auto kEvery = std::chrono::seconds(1);
 constexpr auto kPatience = std::chrono::seconds(12);     // the launcher's own is 10 s
 constexpr auto kLivePatience = std::chrono::seconds(3);  // on the screen: the last view stays meanwhile
 
-// The launcher still runs (a zombie its parent has not reaped is gone).
-bool launcherRuns(pid_t pid) {
-  const auto state = process::processState(pid);
-  return state.exists && state.state != 'Z' && state.state != 'X';
-}
-
 double seconds() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
 // The launcher's answer to "status", or nullopt with `why`.
@@ -56,18 +50,8 @@ std::optional<launch::watch::JobView> askStatus(const launch::stacks::RunningJob
   std::string error;
   const int fd = net::connectUnix(job.socket, deadline, error);
   if (fd < 0) return why = fmt::format("cannot reach it at {}: {}", job.socket, error), std::nullopt;
-  std::string answer;
-  if (::send(fd, "status\n", 7, MSG_NOSIGNAL) == 7) {
-    char buffer[65536];
-    for (;;) {
-      pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, net::remainingMs(deadline)) <= 0) break;
-      const ssize_t n = ::read(fd, buffer, sizeof buffer);
-      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      if (n <= 0) break;
-      answer.append(buffer, static_cast<size_t>(n));
-    }
-  }
+  const std::string answer =
+      ::send(fd, "status\n", 7, MSG_NOSIGNAL) == 7 ? net::readUntilClosed(fd, deadline) : std::string();
   ::close(fd);
   try {
     return launch::watch::jobViewFromJson(answer.substr(0, answer.find('\n')));
@@ -128,7 +112,7 @@ int followEvents(const launch::stacks::RunningJob& job) {
   for (;;) {
     while (std::getline(in, line)) std::cout << line << "\n" << std::flush;
     in.clear();
-    if (!launcherRuns(job.launcher)) {
+    if (process::processState(job.launcher).gone()) {
       while (std::getline(in, line)) std::cout << line << "\n";
       return 0;
     }
@@ -145,8 +129,8 @@ int live(const launch::stacks::RunningJob& job) {
   for (;;) {
     if (Clock::now() >= next) {
       std::string why;
-      auto view = askStatus(job, why, kLivePatience);      // the keys wait no longer than this
-      if (!view && !launcherRuns(job.launcher)) return 0;  // the job ended
+      auto view = askStatus(job, why, kLivePatience);                     // the keys wait no longer than this
+      if (!view && process::processState(job.launcher).gone()) return 0;  // the job ended
       if (view) model.update(std::move(*view), seconds());
       next = Clock::now() + kEvery;
     }

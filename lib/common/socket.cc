@@ -147,6 +147,19 @@ int remainingMs(std::chrono::steady_clock::time_point deadline) {
   return static_cast<int>(std::clamp<int64_t>(ms, 0, INT_MAX));
 }
 
+std::string readUntilClosed(int fd, std::chrono::steady_clock::time_point deadline) {
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, remainingMs(deadline)) <= 0) return text;
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return text;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+}
+
 bool isLoopback(const std::string& host) { return host == "localhost" || startsWith(host, "127.") || host == "::1"; }
 
 std::string localAddressTowards(const std::string& peer) {

@@ -31,6 +31,9 @@ int connectTcp(const std::string& host, int port, std::chrono::steady_clock::tim
 // Milliseconds left until `deadline` for poll(): 0 once it passed, at most INT_MAX.
 int remainingMs(std::chrono::steady_clock::time_point deadline);
 
+// Everything the other end of `fd` sends until it closes, or what came by `deadline`.
+std::string readUntilClosed(int fd, std::chrono::steady_clock::time_point deadline);
+
 // Whether `host` names this machine's loopback (localhost, 127.x.y.z, ::1).
 bool isLoopback(const std::string& host);
 

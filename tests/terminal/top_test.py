@@ -168,9 +168,12 @@ def with_job(scenario):
         job = Job(tmp)
         try:
             deadline = time.monotonic() + 30
+            # Ready once machine 0's view holds all 4 ranks: machine 1's status comes a second
+            # after its workers start.
             while time.monotonic() < deadline:
-                if subprocess.run([ACCEL, "top", "--json", str(job.machines[0].pid)], capture_output=True,
-                                  timeout=60).returncode == 0:
+                ready = subprocess.run([ACCEL, "top", "--json", str(job.machines[0].pid)], capture_output=True,
+                                       text=True, timeout=60)
+                if ready.returncode == 0 and len(json.loads(ready.stdout)["ranks"]) == 4:
                     break
                 time.sleep(0.5)
             scenario(t, tmp, job)

@@ -18,6 +18,8 @@ struct ProcessState {
   unsigned long long rss = 0;  // resident memory, bytes
 
   bool stopped() const { return exists && (state == 'T' || state == 't'); }
+  // No such process, or one that exited and waits to be reaped (a zombie).
+  bool gone() const { return !exists || state == 'Z' || state == 'X'; }
   // "alive but stopped (state T: SIGSTOP or Ctrl-Z)", "alive and running (state R)", "gone", …
   std::string describe() const;
 };

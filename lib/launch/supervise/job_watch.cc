@@ -44,7 +44,7 @@ void JobWatch::addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const {
 }
 
 void JobWatch::service(const std::vector<pollfd>& fds) {
-  metrics_.service(fds, moment());
+  if (metrics_.listening()) metrics_.service(fds, moment());  // a moment costs a look at the event log
   statuses_->service();
   if (forwarder_.held() > 0) {
     for (const auto& line : forwarder_.service(*link_)) say(line);

@@ -28,6 +28,7 @@ class MetricsDoor {
   // Listens where the plan says (nothing without --metrics_port); returns the line to say: where
   // /metrics is, or why it is not served.
   std::string open();
+  bool listening() const { return server_.listening(); }
   void addPollFds(std::vector<pollfd>& fds, int& timeout_ms) const { server_.addPollFds(fds, timeout_ms); }
   void service(const std::vector<pollfd>& fds, const JobMoment& moment);
   // After the job ended: serves `moment` (ended) for --metrics_linger seconds, or until a signal
