@@ -220,7 +220,7 @@ template <typename Holder> void runDistributed(const Args& a, Holder net) {
     optimizer.step();
     optimizer.zeroGrad();
   };
-  const accel::Reducer& reducer = model.engine().reducer();
+  const accel::Reducer& reducer = model.engine().ddp()->reducer();
   Measured m = measure(
       a, step, [&] { return reducer.timing(); }, [&] { accelerator.waitForEveryone(); });
   m.comm = meanOverRanks(accelerator, m.comm);

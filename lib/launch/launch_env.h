@@ -63,6 +63,20 @@ inline constexpr const char* kUseFsdp = "ACCELERATE_USE_FSDP";                  
 inline constexpr const char* kUseMegatronLm = "ACCELERATE_USE_MEGATRON_LM";                // "true"
 inline constexpr const char* kUseParallelismConfig = "ACCELERATE_USE_PARALLELISM_CONFIG";  // "true"
 inline constexpr const char* kConfigDsFields = "ACCELERATE_CONFIG_DS_FIELDS";
+// The DeepSpeed and FSDP settings the libtorch component shards by (runtime/torch/zero/
+// zero_options.h); a test checks them against the schema's exports too.
+inline constexpr const char* kDeepSpeedZeroStage = "ACCELERATE_DEEPSPEED_ZERO_STAGE";
+inline constexpr const char* kDeepSpeedConfigFile = "ACCELERATE_DEEPSPEED_CONFIG_FILE";
+inline constexpr const char* kDeepSpeedOffloadOptimizer = "ACCELERATE_DEEPSPEED_OFFLOAD_OPTIMIZER_DEVICE";
+inline constexpr const char* kDeepSpeedOffloadParam = "ACCELERATE_DEEPSPEED_OFFLOAD_PARAM_DEVICE";
+inline constexpr const char* kGradientClipping = "ACCELERATE_GRADIENT_CLIPPING";
+inline constexpr const char* kFsdpVersion = "FSDP_VERSION";
+inline constexpr const char* kFsdpShardingStrategy = "FSDP_SHARDING_STRATEGY";
+inline constexpr const char* kFsdpReshardAfterForward = "FSDP_RESHARD_AFTER_FORWARD";
+inline constexpr const char* kFsdpOffloadParams = "FSDP_OFFLOAD_PARAMS";
+inline constexpr const char* kFsdpAutoWrapPolicy = "FSDP_AUTO_WRAP_POLICY";
+inline constexpr const char* kFsdpTransformerClsToWrap = "FSDP_TRANSFORMER_CLS_TO_WRAP";
+inline constexpr const char* kFsdpMinNumParams = "FSDP_MIN_NUM_PARAMS";
 
 // ---- accel's own ----
 inline constexpr const char* kAccelRunId = "ACCEL_RUN_ID";  // same on every machine of a job

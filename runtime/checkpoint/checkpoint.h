@@ -28,6 +28,7 @@ struct CheckpointPart {
   // OtherWorld rule), for state the program maps itself (a sampler's position).
   int saved_world = 0;
   int saved_rank = -1;
+  std::string saved_dir{};  // the checkpoint directory it was read from (readSavedPart)
 };
 
 // Returns the directory written (DIR/step-<step>, or step-<step>.<k> when that name was taken).

@@ -116,6 +116,7 @@ std::string examine(const std::string& dir, const Decision& d, const Manifest& m
   part = decodePart(data, path);
   part.saved_world = m.world;
   part.saved_rank = rank;
+  part.saved_dir = at;
   if (part.step != m.step)
     return fmt::format("checkpoint part {} is from step {}, the manifest says {}", path, part.step, m.step);
   return "";
@@ -159,6 +160,29 @@ std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string
                fmt::format("the ranks cannot all resume from the checkpoint rank 0 chose ({}, step {}): ",
                            where(d.dir, d.name), m.step),
                kSameFilesHint);
+  return part;
+}
+
+CheckpointPart readSavedPart(const CheckpointPart& loaded, int rank) {
+  const std::string manifest_path = loaded.saved_dir + "/manifest";
+  if (!fileExists(manifest_path)) {
+    throw Error(
+        fmt::format("{} is not on this machine: resharding reads every rank's part of the checkpoint", manifest_path),
+        "save checkpoints to a directory every machine shares");
+  }
+  const Manifest m = parseManifest(readFile(manifest_path), manifest_path);
+  const std::string path = loaded.saved_dir + "/" + partName(rank);
+  auto entry = m.parts.find(rank);
+  if (entry == m.parts.end() || !fileExists(path)) throw Error(fmt::format("checkpoint part {} is missing", path));
+  const std::string data = readFile(path);
+  if (data.size() != entry->second.size ||
+      crc32(reinterpret_cast<const uint8_t*>(data.data()), data.size()) != entry->second.crc) {
+    throw Error(fmt::format("checkpoint part {} is corrupt: its size or CRC-32 is not the manifest's", path));
+  }
+  CheckpointPart part = decodePart(data, path);
+  part.saved_world = m.world;
+  part.saved_rank = rank;
+  part.saved_dir = loaded.saved_dir;
   return part;
 }
 

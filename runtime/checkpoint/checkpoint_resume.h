@@ -29,6 +29,12 @@ namespace accel {
 enum class OtherWorld { Refuse, Replicated };
 std::optional<CheckpointPart> resumeCheckpoint(Backend& group, const std::string& dir,
                                                OtherWorld other = OtherWorld::Refuse);
+// Rank `rank`'s part of the checkpoint `loaded` was read from, checked against that checkpoint's
+// manifest on this machine: for state a program reshards itself (ZeRO's shards at another world
+// size), which needs every part where this rank runs (one machine, or a shared directory).
+// Throws Error naming the file that is missing or damaged. Not collective.
+CheckpointPart readSavedPart(const CheckpointPart& loaded, int rank);
+
 // resumeCheckpoint(), where no checkpoint is an Error.
 CheckpointPart loadCheckpoint(Backend& group, const std::string& dir, OtherWorld other = OtherWorld::Refuse);
 

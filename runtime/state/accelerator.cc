@@ -19,6 +19,7 @@
 #include "runtime/comm/nccl/nccl_backend.h"
 #include "runtime/state/cuda_devices.h"
 #include "runtime/state/rank_inquiry.h"
+#include "runtime/state/uncaught_error.h"
 #include "runtime/store/hash_store.h"
 #include "runtime/store/prefix_store.h"
 #include "runtime/store/tcp_store.h"
@@ -69,6 +70,7 @@ Accelerator::Accelerator(AcceleratorOptions options)
     : env_(readDistributedEnv()),
       settings_(readRuntimeSettings()),
       timeout_(options.timeout.value_or(settings_.collective_timeout)) {
+  reportUncaughtErrors();
   // Gloo writes to peer sockets without MSG_NOSIGNAL: when a peer dies, SIGPIPE would kill this
   // rank before it can report the failure. Python (hence torch) ignores SIGPIPE at start-up too.
   struct sigaction current {};

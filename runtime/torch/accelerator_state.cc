@@ -13,27 +13,19 @@
 #include "lib/common/error.h"
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/metrics/trackers.h"
+#include "runtime/torch/archive_bytes.h"
 #include "runtime/torch/scheduler_steps.h"
+#include "runtime/torch/state_export.h"
 #include "runtime/torch/tensor_view.h"
 #include "runtime/torch/torch_accelerator.h"
+#include "runtime/torch/zero/sharded_state.h"
 
 namespace accel {
 
 namespace {
 
-std::vector<uint8_t> archiveBytes(const std::function<void(torch::serialize::OutputArchive&)>& fill) {
-  torch::serialize::OutputArchive archive;
-  fill(archive);
-  std::ostringstream out;
-  archive.save_to(out);
-  const std::string bytes = out.str();
-  return {bytes.begin(), bytes.end()};
-}
-
 void fromArchive(const std::vector<uint8_t>& bytes, const std::function<void(torch::serialize::InputArchive&)>& read) {
-  std::istringstream in(std::string(bytes.begin(), bytes.end()));
-  torch::serialize::InputArchive archive;
-  archive.load_from(in);
+  torch::serialize::InputArchive archive = openArchive(bytes);
   read(archive);
 }
 
@@ -130,6 +122,10 @@ std::string TorchAccelerator::saveState(const std::string& dir, int64_t step) {
   CheckpointPart part;
   part.step = step;
   for (size_t i = 0; i < models_.size(); ++i) {
+    if (auto* sharded = dynamic_cast<ShardedEngine*>(models_[i].get())) {
+      saveShardedState(*sharded, i, optimizers_, part);  // this rank's rows, not the whole model
+      continue;
+    }
     part.blobs["model." + std::to_string(i)] = archiveBytes([&](auto& a) { models_[i]->module().save(a); });
   }
   for (size_t i = 0; i < optimizers_.size(); ++i) {
@@ -155,11 +151,20 @@ std::optional<int64_t> TorchAccelerator::loadState(const std::string& dir) {
   std::optional<CheckpointPart> part = resumeCheckpoint(base_.processGroup().backend(), dir, OtherWorld::Replicated);
   if (!part) return std::nullopt;
   for (size_t i = 0; i < models_.size(); ++i) {
+    if (dynamic_cast<ShardedEngine*>(models_[i].get())) continue;
+    if (part->blobs.count("zero." + std::to_string(i))) {
+      throw UsageError(fmt::format("the checkpoint's model {} was saved sharded (ZeRO); this run does not shard it", i),
+                       "resume with the ZeRO stage it was saved with, or export the whole state and load that");
+    }
     fromArchive(blob(*part, "model." + std::to_string(i)),
                 [&](auto& a) { loadModuleInPlace(models_[i]->module(), a); });
   }
   for (size_t i = 0; i < optimizers_.size(); ++i) {
     fromArchive(blob(*part, "optimizer." + std::to_string(i)), [&](auto& a) { optimizers_[i]->load(a); });
+  }
+  for (size_t i = 0; i < models_.size(); ++i) {  // after the optimizers: their state of the shards
+    if (auto* sharded = dynamic_cast<ShardedEngine*>(models_[i].get()))
+      loadShardedState(*sharded, i, optimizers_, *part);
   }
   for (size_t i = 0; i < schedulers_.size(); ++i) {
     const std::string name = "scheduler." + std::to_string(i);
@@ -179,6 +184,14 @@ std::optional<int64_t> TorchAccelerator::loadState(const std::string& dir) {
   base_.loadRngState(blob(*part, "rng.accel"));
   micro_step_ = static_cast<int64_t>(u64From(blob(*part, "micro_step"), "micro_step"));
   return part->step;
+}
+
+void TorchAccelerator::exportState(const std::string& path) {
+  std::vector<ModelEngine*> models;
+  for (auto& m : models_) models.push_back(m.get());
+  const c10::impl::GenericDict state = wholeState(models, optimizers_, processIndex(), 0);
+  if (isMainProcess()) writeTorchFile(path, state);
+  waitForEveryone();
 }
 
 void TorchAccelerator::initTrackers(const std::string& project, const TrackerConfig& config) {

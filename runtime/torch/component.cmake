@@ -43,9 +43,22 @@ function(accel_add_torch_component runtime fmt)
     ${ACCEL_TORCH_DIR}/ddp.cc
     ${ACCEL_TORCH_DIR}/ddp_checks.cc
     ${ACCEL_TORCH_DIR}/distributed_sampler.cc
+    ${ACCEL_TORCH_DIR}/prepared_model.cc
+    ${ACCEL_TORCH_DIR}/state_export.cc
     ${ACCEL_TORCH_DIR}/tensor_view.cc
     ${ACCEL_TORCH_DIR}/torch_accelerator.cc
-    ${ACCEL_TORCH_DIR}/torch_version.cc)
+    ${ACCEL_TORCH_DIR}/torch_version.cc
+    ${ACCEL_TORCH_DIR}/zero/gather_on_use.cc
+    ${ACCEL_TORCH_DIR}/zero/shard_layout.cc
+    ${ACCEL_TORCH_DIR}/zero/sharded_engine.cc
+    ${ACCEL_TORCH_DIR}/zero/sharded_gradients.cc
+    ${ACCEL_TORCH_DIR}/zero/sharded_state.cc
+    ${ACCEL_TORCH_DIR}/zero/unit_memory.cc
+    ${ACCEL_TORCH_DIR}/zero/zero_options.cc)
+  # RecordFunction's layout depends on NDEBUG: its observer is compiled as libtorch was, on its
+  # own (no precompiled header, no unity batch), whatever the build type.
+  set_source_files_properties(${ACCEL_TORCH_DIR}/zero/gather_on_use.cc PROPERTIES
+    COMPILE_DEFINITIONS NDEBUG SKIP_PRECOMPILE_HEADERS ON SKIP_UNITY_BUILD_INCLUSION ON)
   # $ORIGIN: installed, it finds libaccel_runtime beside itself (a user's RUNPATH does not reach
   # a library's own dependencies).
   # One translation unit: each file's own code is small beside the libtorch templates it
@@ -53,7 +66,7 @@ function(accel_add_torch_component runtime fmt)
   set_target_properties(accel_torch PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 0)
   set_target_properties(accel_torch PROPERTIES OUTPUT_NAME accel_torch EXPORT_NAME torch
                         VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR} INSTALL_RPATH "$ORIGIN")
-  target_link_libraries(accel_torch PUBLIC ${runtime} ${TORCH_LIBRARIES} PRIVATE ${fmt})
+  target_link_libraries(accel_torch PUBLIC ${runtime} ${TORCH_LIBRARIES} PRIVATE ${fmt} nlohmann_json::nlohmann_json)
   accel_use_torch_pch(accel_torch)
   target_include_directories(accel_torch PUBLIC
     $<BUILD_INTERFACE:${ACCEL_SOURCE_ROOT}>

@@ -46,12 +46,6 @@ struct DdpEngine::State {
 namespace {
 
 // Every tensor's bytes from rank 0, in order (initial state, and buffers before a forward).
-void broadcastFromRankZero(Backend& group, const std::vector<at::Tensor>& tensors, const char* kind) {
-  std::vector<WorkPtr> works;
-  for (const auto& t : tensors) works.push_back(group.broadcast(bytesOf(t, kind), 0));
-  for (auto& w : works) w->wait();
-}
-
 std::vector<GradientBuffer> gradientLayout(const std::vector<at::Tensor>& params,
                                            const std::vector<std::string>& names) {
   std::vector<GradientBuffer> out;

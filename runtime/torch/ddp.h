@@ -20,12 +20,12 @@
 
 #include <memory>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include <torch/nn/module.h>
 
 #include "runtime/ddp/bucketing.h"
+#include "runtime/torch/prepared_model.h"
 
 namespace accel {
 
@@ -40,7 +40,7 @@ struct DdpOptions {
 };
 
 // The device-independent part of DistributedDataParallel<M>, on any torch::nn::Module.
-class DdpEngine {
+class DdpEngine : public ModelEngine {
  public:
   // Verifies shapes across ranks, broadcasts rank 0's parameters and buffers, builds the buckets
   // and installs the hooks. Collective. Throws Error for parameters on another device than the
@@ -51,12 +51,13 @@ class DdpEngine {
   DdpEngine& operator=(const DdpEngine&) = delete;
 
   // Around the module's forward (DistributedDataParallel::forward calls them).
-  void beforeForward();
-  void afterForward(const std::vector<at::Tensor>& outputs);
+  void beforeForward() override;
+  void afterForward(const std::vector<at::Tensor>& outputs) override;
 
   // Off: backward accumulates local gradients only (PyTorch's no_sync()).
-  void setGradientSync(bool sync);
-  bool gradientSync() const;
+  void setGradientSync(bool sync) override;
+  bool gradientSync() const override;
+  DdpEngine* ddp() override { return this; }
   // Backward passes whose gradients were reduced, since construction.
   size_t reductions() const;
   // Buckets whose all-reduce had started when the last gradient of the latest synchronising
@@ -64,61 +65,19 @@ class DdpEngine {
   size_t launchedBeforeLastGradient() const;
   const Reducer& reducer() const;
   const std::vector<std::string>& parameterNames() const;
-  torch::nn::Module& module() const;
+  torch::nn::Module& module() const override;
 
  private:
   struct State;  // shared with the autograd hooks, which outlive nothing: they hold it weakly
   std::shared_ptr<State> state_;
 };
 
-// PyTorch's no_sync(): gradient sync off for this scope, restored after.
-class NoSync {
- public:
-  explicit NoSync(DdpEngine& engine) : engine_(engine), previous_(engine.gradientSync()) {
-    engine_.setGradientSync(false);
-  }
-  ~NoSync() { engine_.setGradientSync(previous_); }
-  NoSync(const NoSync&) = delete;
-  NoSync& operator=(const NoSync&) = delete;
-
- private:
-  DdpEngine& engine_;
-  bool previous_;
-};
-
-// The tensors of a forward's result that find_unused_parameters walks back from.
-inline std::vector<at::Tensor> forwardOutputs(const at::Tensor& t) { return {t}; }
-inline std::vector<at::Tensor> forwardOutputs(const std::vector<at::Tensor>& ts) { return ts; }
-template <typename... Ts> std::vector<at::Tensor> forwardOutputs(const std::tuple<Ts...>& ts) {
-  std::vector<at::Tensor> out;
-  std::apply([&](const auto&... t) { (out.push_back(t), ...); }, ts);
-  return out;
-}
-
 // A module holder (the TORCH_MODULE type, e.g. `Net`) wrapped for data-parallel training:
 // forward() as the module's, with DDP's work around it. Copies share the wrapped module.
-template <typename Holder> class DistributedDataParallel {
+template <typename Holder> class DistributedDataParallel : public DataParallel<Holder, DdpEngine> {
  public:
   DistributedDataParallel(Holder module, Accelerator& accelerator, DdpOptions options = {})
-      : module_(std::move(module)), engine_(std::make_shared<DdpEngine>(module_.ptr(), accelerator, options)) {}
-
-  template <typename... Args> auto forward(Args&&... args) {
-    engine_->beforeForward();
-    auto out = module_->forward(std::forward<Args>(args)...);
-    engine_->afterForward(forwardOutputs(out));
-    return out;
-  }
-  template <typename... Args> auto operator()(Args&&... args) { return forward(std::forward<Args>(args)...); }
-
-  Holder& module() { return module_; }  // Accelerate's unwrap_model
-  auto* operator->() { return module_.get(); }
-  DdpEngine& engine() { return *engine_; }
-  std::shared_ptr<DdpEngine> sharedEngine() const { return engine_; }
-  NoSync noSync() { return NoSync(*engine_); }
-
- private:
-  Holder module_;
-  std::shared_ptr<DdpEngine> engine_;
+      : DataParallel<Holder, DdpEngine>(module, std::make_shared<DdpEngine>(module.ptr(), accelerator, options)) {}
 };
 
 }  // namespace accel

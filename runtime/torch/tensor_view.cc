@@ -48,4 +48,10 @@ Tensor bytesOf(const at::Tensor& tensor, const std::string& what) {
 
 std::string shapeText(at::IntArrayRef sizes) { return fmt::format("[{}]", fmt::join(sizes, ", ")); }
 
+void broadcastFromRankZero(Backend& group, const std::vector<at::Tensor>& tensors, const std::string& what) {
+  std::vector<WorkPtr> works;
+  for (const auto& t : tensors) works.push_back(group.broadcast(bytesOf(t, what), 0));
+  for (auto& w : works) w->wait();
+}
+
 }  // namespace accel

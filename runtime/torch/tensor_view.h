@@ -5,9 +5,11 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <torch/types.h>
 
+#include "runtime/comm/backend.h"
 #include "runtime/comm/types.h"
 
 namespace accel {
@@ -22,6 +24,9 @@ DeviceType runtimeDevice(const at::Device& device, const std::string& what);
 Tensor viewOf(const at::Tensor& tensor, const std::string& what);
 // The same memory seen as bytes (U8), for moving tensors of any dtype (buffers, RNG states).
 Tensor bytesOf(const at::Tensor& tensor, const std::string& what);
+// Every tensor's bytes from rank 0 of `group`, in place, in order (a model's initial state,
+// buffers before a forward). Collective; blocks until done.
+void broadcastFromRankZero(Backend& group, const std::vector<at::Tensor>& tensors, const std::string& what);
 // "[64, 784]", for messages.
 std::string shapeText(at::IntArrayRef sizes);
 

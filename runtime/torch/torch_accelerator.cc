@@ -27,6 +27,12 @@ c10::ScalarType precisionDtype(const std::string& mixed_precision) {
   return mixed_precision == "fp16" ? at::kHalf : at::kBFloat16;
 }
 
+at::Tensor wholeNorm(const at::Tensor& t, double norm_type) {
+  std::vector<int64_t> dims(static_cast<size_t>(t.dim()));
+  std::iota(dims.begin(), dims.end(), 0);
+  return at::norm(t, norm_type, dims, false);
+}
+
 bool usesAutocast(const std::string& mixed_precision) { return mixed_precision == "fp16" || mixed_precision == "bf16"; }
 
 LossScalerOptions scalerFor(const std::string& mixed_precision, LossScalerOptions options) {
@@ -42,7 +48,8 @@ TorchAccelerator::TorchAccelerator(TorchAcceleratorOptions options)
       device_(torchDevice(base_.device())),
       accumulation_steps_(std::max(1, options_.gradient_accumulation_steps > 0 ? options_.gradient_accumulation_steps
                                                                                : base_.gradientAccumulationSteps())),
-      scaler_(scalerFor(base_.mixedPrecision(), options_.scaler)) {}
+      scaler_(scalerFor(base_.mixedPrecision(), options_.scaler)),
+      zero_(options_.zero ? *options_.zero : readZeroOptions()) {}
 
 TorchAccelerator::~TorchAccelerator() = default;
 
@@ -60,7 +67,13 @@ void TorchAccelerator::placeModel(torch::nn::Module& model) {
   if (on_cpu && !device_.is_cpu()) model.to(device_);
 }
 
+std::shared_ptr<ModelEngine> TorchAccelerator::makeEngine(std::shared_ptr<torch::nn::Module> module) {
+  if (zero_.stage == 0) return std::make_shared<DdpEngine>(std::move(module), base_, options_.ddp);
+  return std::make_shared<ShardedEngine>(std::move(module), base_, zero_, options_.ddp);
+}
+
 AcceleratedOptimizer TorchAccelerator::prepareOptimizer(torch::optim::Optimizer& optimizer) {
+  for (auto& m : models_) m->adoptOptimizer(optimizer);
   optimizers_.push_back(&optimizer);
   return AcceleratedOptimizer(optimizer, *this);
 }
@@ -107,11 +120,15 @@ void TorchAccelerator::beginMicroStep() {
     ++micro_step_;
     sync_gradients_ = micro_step_ % accumulation_steps_ == 0;
   }
-  for (auto& m : models_) m->setGradientSync(sync_gradients_);
+  for (auto& m : models_) {
+    if (!m->reducesEveryBackward()) m->setGradientSync(sync_gradients_);
+  }
 }
 
 void TorchAccelerator::endMicroStep() {
-  for (auto& m : models_) m->setGradientSync(true);
+  for (auto& m : models_) {
+    if (!m->reducesEveryBackward()) m->setGradientSync(true);
+  }
 }
 
 AccumulateScope::AccumulateScope(TorchAccelerator& accelerator) : accelerator_(accelerator) {
@@ -122,7 +139,7 @@ AccumulateScope::~AccumulateScope() { accelerator_.endMicroStep(); }
 std::vector<at::Tensor> TorchAccelerator::parameters() const {
   std::vector<at::Tensor> out;
   for (const auto& m : models_) {
-    for (const auto& p : m->module().parameters()) out.push_back(p);
+    for (const auto& p : m->gradientHolders()) out.push_back(p);
   }
   if (!models_.empty()) return out;  // the optimizers' parameters are the models'
   for (const auto* o : optimizers_) {
@@ -176,17 +193,17 @@ double TorchAccelerator::clipGradNorm(double max_norm, double norm_type) {
   for (const auto& p : parameters()) {
     if (p.grad().defined()) grads.push_back(p.grad());
   }
-  if (grads.empty()) return 0.0;
-  const auto norm = [norm_type](const at::Tensor& t) {
-    std::vector<int64_t> dims(static_cast<size_t>(t.dim()));
-    std::iota(dims.begin(), dims.end(), 0);
-    return at::norm(t, norm_type, dims, false);
-  };
-  for (const auto& g : grads) norms.push_back(norm(g));
-  const at::Tensor total = norm(torch::stack(norms));
+  for (auto& m : models_) {
+    for (auto& n : m->gradientNorms(norm_type)) norms.push_back(n.to(device_));  // collective when sharded
+  }
+  if (models_.empty()) {
+    for (const auto& g : grads) norms.push_back(wholeNorm(g, norm_type));
+  }
+  if (norms.empty()) return 0.0;
+  const at::Tensor total = wholeNorm(torch::stack(norms), norm_type);
   // Python's `max_norm / tensor` is tensor.reciprocal() * max_norm (Tensor.__rtruediv__).
   const at::Tensor coefficient = torch::clamp((total + 1e-6).reciprocal() * max_norm, c10::nullopt, 1.0);
-  for (auto& g : grads) g.mul_(coefficient);
+  for (auto& g : grads) g.mul_(coefficient.to(g.device()));
   return total.item<double>();
 }
 
@@ -199,11 +216,16 @@ void AcceleratedOptimizer::step() {
   TorchAccelerator& a = *accelerator_;
   if (!a.sync_gradients_) return;  // inside an accumulation window
   skipped_ = false;
+  if (a.zero_.gradient_clipping > 0) a.clipGradNorm(a.zero_.gradient_clipping);  // DeepSpeed's gradient_clipping
   if (a.scaler_.enabled()) {
     a.unscaleGradients();
     skipped_ = !a.scaler_.step(&a.base_.processGroup().backend());
   }
-  if (!skipped_) optimizer_->step();
+  if (!skipped_) {
+    for (auto& m : a.models_) m->beforeOptimizerStep();
+    optimizer_->step();
+    for (auto& m : a.models_) m->afterOptimizerStep();
+  }
   a.skipped_ = skipped_;
   a.optimizerStepped();
 }
@@ -211,6 +233,7 @@ void AcceleratedOptimizer::step() {
 void AcceleratedOptimizer::zeroGrad() {
   if (!accelerator_->sync_gradients_) return;
   optimizer_->zero_grad();
+  for (auto& m : accelerator_->models_) m->afterZeroGrad();
   accelerator_->optimizerStepped();
 }
 

@@ -2,7 +2,7 @@
 // Accelerate's Accelerator for libtorch training loops, as its tutorials write them:
 //
 //   accel::TorchAccelerator accelerator;                    // the launcher's environment
-//   auto model = accelerator.prepare(Net());                // to the device, DDP-wrapped
+//   auto model = accelerator.prepare(Net());                // to the device, DDP or ZeRO
 //   torch::optim::SGD sgd(model->parameters(), 0.05);
 //   auto optimizer = accelerator.prepareOptimizer(sgd);
 //   auto& loader = accelerator.prepare(images, labels, 64); // this rank's share, batched
@@ -17,7 +17,9 @@
 // Mixed precision follows ACCELERATE_MIXED_PRECISION (what `accel launch --mixed_precision`
 // sets): bf16 autocasts forwards (autocast()), fp16 too and scales the loss with GradScaler's
 // rule (runtime/amp/loss_scaler.h). Gradient accumulation follows
-// ACCELERATE_GRADIENT_ACCUMULATION_STEPS. Every collective method must be called by every rank
+// ACCELERATE_GRADIENT_ACCUMULATION_STEPS. The launch's DeepSpeed or FSDP settings choose a ZeRO
+// stage (zero/zero_options.h): prepare() then shards the model (zero/sharded_engine.h) and
+// prepareOptimizer() its optimizer. Every collective method must be called by every rank
 // in the same order. One per process; not thread-safe.
 #pragma once
 
@@ -37,6 +39,8 @@
 #include "runtime/torch/autocast.h"
 #include "runtime/torch/data_loader.h"
 #include "runtime/torch/ddp.h"
+#include "runtime/torch/prepared_model.h"
+#include "runtime/torch/zero/sharded_engine.h"
 
 namespace accel {
 
@@ -48,7 +52,11 @@ struct TorchAcceleratorOptions {
   int gradient_accumulation_steps = 0;  // 0: $ACCELERATE_GRADIENT_ACCUMULATION_STEPS, else 1
   std::string log_with;                 // Accelerate's log_with: "jsonl", "tensorboard", "all" ("": none)
   std::string project_dir = ".";
+  std::optional<ZeroOptions> zero;  // nullopt: the launch's DeepSpeed/FSDP settings (stage 0: DDP)
 };
+
+// What prepare() returns: the module, with DDP or a ZeRO stage around its forward.
+template <typename Holder> using PreparedModel = DataParallel<Holder, ModelEngine>;
 
 class TorchAccelerator;
 
@@ -114,19 +122,23 @@ class TorchAccelerator {
   bool isLocalMainProcess() const { return base_.isLocalMainProcess(); }
   const std::string& mixedPrecision() const { return base_.mixedPrecision(); }
   int gradientAccumulationSteps() const { return accumulation_steps_; }
+  const ZeroOptions& zeroOptions() const { return zero_; }
   void print(const std::string& line) const { base_.print(line); }
   void waitForEveryone() { base_.waitForEveryone(); }
 
-  // The model on the device, wrapped in DDP (every rank; collective). Refuses fp16 on a CPU whose
-  // libtorch has no fp16 CPU autocast, and a model already on another device.
+  // The model on the device, wrapped in DDP or sharded by the ZeRO stage of zeroOptions()
+  // (every rank; collective). Refuses fp16 on a CPU whose libtorch has no fp16 CPU autocast, and
+  // a model already on another device.
   template <typename Holder>
   requires requires(Holder h) { h.ptr(); }  // a TORCH_MODULE holder
-  DistributedDataParallel<Holder> prepare(Holder model) {
+  PreparedModel<Holder> prepare(Holder model) {
     placeModel(*model.ptr());
-    DistributedDataParallel<Holder> ddp(std::move(model), base_, options_.ddp);
-    models_.push_back(ddp.sharedEngine());
-    return ddp;
+    std::shared_ptr<ModelEngine> engine = makeEngine(model.ptr());
+    models_.push_back(engine);
+    return PreparedModel<Holder>(std::move(model), std::move(engine));
   }
+  // Prepared after the model: under a ZeRO stage each rank keeps the state of its shards only.
+  // Throws Error for what the stage cannot shard (LBFGS; an optimizer that already stepped).
   AcceleratedOptimizer prepareOptimizer(torch::optim::Optimizer& optimizer);
   AcceleratedScheduler prepareScheduler(torch::optim::LRScheduler& scheduler);
   // This rank's batches of (inputs, targets), in DistributedSampler order (options().sampler).
@@ -161,6 +173,9 @@ class TorchAccelerator {
   // sample (checkpoint_resume.h, data_loader.h).
   std::string saveState(const std::string& dir, int64_t step);
   std::optional<int64_t> loadState(const std::string& dir);  // nullopt: no checkpoint there
+  // The whole model and optimizers' state in one file Python's torch.load reads with its default
+  // weights_only=True (state_export.h), written by the main process. Collective.
+  void exportState(const std::string& path);
 
   // Trackers (log_with) on the main process; no-ops elsewhere.
   void initTrackers(const std::string& project, const TrackerConfig& config = {});
@@ -173,6 +188,7 @@ class TorchAccelerator {
   friend class AcceleratedScheduler;
   friend class AccumulateScope;
   void placeModel(torch::nn::Module& model);
+  std::shared_ptr<ModelEngine> makeEngine(std::shared_ptr<torch::nn::Module> module);
   void unscaleGradients();
   void beginMicroStep();
   void endMicroStep();
@@ -184,7 +200,8 @@ class TorchAccelerator {
   at::Device device_;
   int accumulation_steps_ = 1;
   LossScaler scaler_;
-  std::vector<std::shared_ptr<DdpEngine>> models_;
+  ZeroOptions zero_;
+  std::vector<std::shared_ptr<ModelEngine>> models_;
   std::vector<torch::optim::Optimizer*> optimizers_;
   std::vector<torch::optim::LRScheduler*> schedulers_;
   std::vector<std::unique_ptr<TensorLoader>> loaders_;

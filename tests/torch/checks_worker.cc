@@ -199,8 +199,9 @@ int overlap(char**) {
       acc.prepare(torch::nn::Sequential(torch::nn::Linear(256, 256), torch::nn::ReLU(), torch::nn::Linear(256, 256),
                                         torch::nn::ReLU(), torch::nn::Linear(256, 256)));
   model(torch::randn({64, 256})).sum().backward();
-  std::cout << fmt::format("buckets {} launched_before_last_gradient {}\n", model.engine().reducer().buckets().size(),
-                           model.engine().launchedBeforeLastGradient());
+  std::cout << fmt::format("buckets {} launched_before_last_gradient {}\n",
+                           model.engine().ddp()->reducer().buckets().size(),
+                           model.engine().ddp()->launchedBeforeLastGradient());
   return 0;
 }
 
@@ -269,8 +270,9 @@ int handoff(char** argv) {
     optimizer.step();
     optimizer.zeroGrad();
   }
-  std::cout << fmt::format("reductions {} buckets {} launched_before_last_gradient {}\n", model.engine().reductions(),
-                           model.engine().reducer().buckets().size(), model.engine().launchedBeforeLastGradient());
+  std::cout << fmt::format("reductions {} buckets {} launched_before_last_gradient {}\n",
+                           model.engine().ddp()->reductions(), model.engine().ddp()->reducer().buckets().size(),
+                           model.engine().ddp()->launchedBeforeLastGradient());
   return 0;
 }
 
@@ -299,7 +301,7 @@ int reload(char** argv) {
   torch::save(model.module(), path);
   torch::load(model.module(), path);
   fixedBackward([&](torch::Tensor x) { return model(x); });
-  std::cout << fmt::format("reductions {}\n", model.engine().reductions());
+  std::cout << fmt::format("reductions {}\n", model.engine().ddp()->reductions());
   return 0;
 }
 

@@ -16,22 +16,11 @@
 
 #include "runtime/torch/torch_accelerator.h"
 #include "tests/torch/parity_net.h"
+#include "tests/torch/worker_files.h"
 
 namespace {
 
 constexpr int64_t kTrain = 512, kTest = 256, kBatch = 8;
-
-void save(const std::string& path, const c10::Dict<std::string, torch::Tensor>& tensors) {
-  const std::vector<char> bytes = torch::pickle_save(tensors);
-  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-c10::Dict<std::string, torch::Tensor> stateOf(torch::nn::Module& m) {
-  c10::Dict<std::string, torch::Tensor> out;
-  for (const auto& p : m.named_parameters()) out.insert(p.key(), p.value().detach().to(torch::kCPU, false, true));
-  for (const auto& b : m.named_buffers()) out.insert(b.key(), b.value().detach().to(torch::kCPU, false, true));
-  return out;
-}
 
 // Inputs from a seed; labels from a fixed random linear teacher, so the task is learnable.
 std::pair<torch::Tensor, torch::Tensor> makeData(int64_t n, uint64_t seed) {
@@ -70,8 +59,8 @@ int main(int argc, char** argv) try {
   if (rank == 0) {
     c10::Dict<std::string, torch::Tensor> data;
     for (const auto& [k, v] : {std::pair{"x", x}, {"y", y}, {"tx", tx}, {"ty", ty}}) data.insert(k, v);
-    save(out + "/data.pt", data);
-    save(out + "/init.pt", stateOf(*net));
+    saveTensors(out + "/data.pt", data);
+    saveTensors(out + "/init.pt", moduleState(*net));
   }
   auto model = accelerator.prepare(net);
   torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
@@ -99,7 +88,7 @@ int main(int argc, char** argv) try {
       if (every && step % every == 0) accelerator.saveState(checkpoint, step);
     }
   }
-  save(out + "/final-rank" + std::to_string(rank) + ".pt", stateOf(*model.module()));
+  saveTensors(out + "/final-rank" + std::to_string(rank) + ".pt", moduleState(*model.module()));
   torch::NoGradGuard no_grad;
   model.module()->eval();
   const torch::Tensor predicted = model.module()->forward(tx.to(accelerator.device())).argmax(1);

@@ -221,6 +221,23 @@ TEST_CASE("launch flags: torchrun's --signals_to_handle reaches the workers as g
 TEST_CASE("launch flags: the variables the runtime reads are the ones the schema exports", "[launch][flags]") {
   CHECK(keySpec("mixed_precision").exports == launch_env::kMixedPrecision);
   CHECK(keySpec("deepspeed_config.gradient_accumulation_steps").exports == launch_env::kGradientAccumulationSteps);
+  const std::vector<std::pair<const char*, const char*>> sharding = {
+      {"deepspeed_config.zero_stage", launch_env::kDeepSpeedZeroStage},
+      {"deepspeed_config.deepspeed_config_file", launch_env::kDeepSpeedConfigFile},
+      {"deepspeed_config.offload_optimizer_device", launch_env::kDeepSpeedOffloadOptimizer},
+      {"deepspeed_config.offload_param_device", launch_env::kDeepSpeedOffloadParam},
+      {"deepspeed_config.gradient_clipping", launch_env::kGradientClipping},
+      {"fsdp_config.fsdp_version", launch_env::kFsdpVersion},
+      {"fsdp_config.fsdp_sharding_strategy", launch_env::kFsdpShardingStrategy},
+      {"fsdp_config.fsdp_reshard_after_forward", launch_env::kFsdpReshardAfterForward},
+      {"fsdp_config.fsdp_offload_params", launch_env::kFsdpOffloadParams},
+      {"fsdp_config.fsdp_auto_wrap_policy", launch_env::kFsdpAutoWrapPolicy},
+      {"fsdp_config.fsdp_transformer_layer_cls_to_wrap", launch_env::kFsdpTransformerClsToWrap},
+      {"fsdp_config.fsdp_min_num_params", launch_env::kFsdpMinNumParams}};
+  for (const auto& [key, name] : sharding) {
+    INFO(key);
+    CHECK(keySpec(key).exports == name);
+  }
 }
 
 TEST_CASE("launch flags: --help lists every flag of both tables", "[launch][flags]") {
