@@ -3,7 +3,6 @@
 
 #include <cstdio>
 #include <map>
-#include <sstream>
 
 #include <caffe2/serialize/inline_container.h>
 #include <fmt/format.h>
@@ -14,6 +13,7 @@
 
 #include "lib/common/error.h"
 #include "runtime/torch/archive_bytes.h"
+#include "runtime/torch/optimizer_state.h"
 #include "runtime/torch/zero/sharded_engine.h"
 
 namespace accel {
@@ -28,12 +28,6 @@ struct Holder {
   ShardedEngine* engine = nullptr;  // null: a whole tensor (DDP)
   size_t index = 0;
 };
-
-std::string keyOf(const at::Tensor& t) {
-  std::ostringstream s;
-  s << t.unsafeGetTensorImpl();
-  return s.str();
-}
 
 // Every field of a parameter's optimizer state, whole: a sharded tensor gathered by rows.
 Dict stateFields(const torch::optim::OptimizerParamState& state, const at::Tensor& param, const Holder& h, bool keep) {
@@ -88,10 +82,10 @@ Dict wholeState(const std::vector<ModelEngine*>& models, const std::vector<torch
     for (auto& group : o->param_groups()) {
       c10::impl::GenericList params(c10::AnyType::get());  // an int list would pickle as build_intlist
       for (const auto& p : group.params()) {
-        auto it = o->state().find(keyOf(p));
+        const auto* param_state = optimizerState(*o, p);
         auto h = holders.find(p.unsafeGetTensorImpl());
-        if (it != o->state().end()) {
-          Dict fields = stateFields(*it->second, p, h == holders.end() ? Holder{} : h->second, keep);
+        if (param_state) {
+          Dict fields = stateFields(*param_state, p, h == holders.end() ? Holder{} : h->second, keep);
           if (keep) state.insert(index, fields);
         }
         params.push_back(index++);

@@ -47,7 +47,7 @@ def run(name, world, flags, *args, expect=0):
 
 
 def weights(out, rank=0):
-    return torch.load(os.path.join(out, f"final-rank{rank}.pt"))
+    return torch.load(os.path.join(out, f"final-rank{rank}.pt"), weights_only=False)  # pickle_save's type tags
 
 
 def difference(a, b):

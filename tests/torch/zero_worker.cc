@@ -24,6 +24,7 @@
 #include <c10/core/CPUAllocator.h>
 #include <fmt/format.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include "runtime/torch/torch_accelerator.h"
 #include "tests/torch/worker_files.h"
@@ -44,19 +45,25 @@ struct CountingAllocator final : c10::Allocator {
     now -= static_cast<int64_t>(bytes);
     std::free(block);
   }
+// libtorch 2 made Allocator::allocate non-const.
+#if TORCH_VERSION_MAJOR >= 2
+  c10::DataPtr allocate(size_t n) override{
+#else
   c10::DataPtr allocate(size_t n) const override {
-    void* block = nullptr;
-    if (posix_memalign(&block, kHeader, n + kHeader) != 0) throw std::bad_alloc();
-    std::memcpy(block, &n, sizeof n);
-    const int64_t total = now += static_cast<int64_t>(n);
-    for (int64_t p = peak.load(); total > p && !peak.compare_exchange_weak(p, total);) {
-    }
-    void* data = static_cast<char*>(block) + kHeader;
-    return {data, data, &release, c10::Device(c10::kCPU)};
+#endif
+      void* block = nullptr;
+  if (posix_memalign(&block, kHeader, n + kHeader) != 0) throw std::bad_alloc();
+  std::memcpy(block, &n, sizeof n);
+  const int64_t total = now += static_cast<int64_t>(n);
+  for (int64_t p = peak.load(); total > p && !peak.compare_exchange_weak(p, total);) {
   }
-  c10::DeleterFnPtr raw_deleter() const override { return &release; }
-  void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
-};
+  void* data = static_cast<char*>(block) + kHeader;
+  return {data, data, &release, c10::Device(c10::kCPU)};
+} c10::DeleterFnPtr raw_deleter() const override {
+  return &release;
+}
+void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
+};  // namespace
 
 CountingAllocator& counting() {
   static CountingAllocator* a = [] {

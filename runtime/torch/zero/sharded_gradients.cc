@@ -3,6 +3,8 @@
 // is reduce-scattered at once, while backward goes on; the end of backward (an autograd engine
 // callback) reduces the units that did not complete (a parameter without a gradient counts as
 // zeros), waits, and adds each rank's rows to its shards' gradients.
+#include <numeric>
+
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/torch.h>
@@ -100,8 +102,9 @@ void ShardedEngine::State::finishBackward() {
   ++reductions;
 }
 
-// torch.linalg.vector_norm over each whole parameter from its shards: each rank's sum of
-// |g|^p (or max |g|), one all-reduce for all of them.
+// Each whole parameter's gradient norm from its shards, as PyTorch's DTensor computes it for
+// fully_shard's clip_grad_norm_ (_NormPartial): each rank's torch.linalg.vector_norm of its rows,
+// to the power p, summed over ranks (max for the inf-norm), to the power 1/p; one all-reduce.
 std::vector<at::Tensor> ShardedEngine::State::shardNorms(double norm_type) {
   torch::NoGradGuard no_grad;
   const bool inf = std::isinf(norm_type);
@@ -110,9 +113,12 @@ std::vector<at::Tensor> ShardedEngine::State::shardNorms(double norm_type) {
     const at::Tensor g = s.grad();
     if (!g.defined() || g.numel() == 0) {
       local.push_back(torch::zeros({}, s.options().device(shard_device)));
-    } else {
-      local.push_back(inf ? g.abs().max() : g.abs().pow(norm_type).sum());
+      continue;
     }
+    std::vector<int64_t> dims(static_cast<size_t>(g.dim()));
+    std::iota(dims.begin(), dims.end(), 0);
+    const at::Tensor norm = at::norm(g, norm_type, dims, false);
+    local.push_back(inf ? norm : norm.pow(norm_type));
   }
   at::Tensor all = torch::stack(local).to(device).contiguous();
   data->allReduce(viewOf(all, "gradient norms"), inf ? ReduceOp::Max : ReduceOp::Sum)->wait();

@@ -2,7 +2,6 @@
 #include "runtime/torch/zero/sharded_state.h"
 
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <torch/serialize.h>
@@ -10,6 +9,7 @@
 
 #include "lib/common/error.h"
 #include "runtime/torch/archive_bytes.h"
+#include "runtime/torch/optimizer_state.h"
 
 namespace accel {
 
@@ -22,18 +22,6 @@ const std::vector<uint8_t>& shardBlob(const CheckpointPart& part, const std::str
                 "resume with the same stage (--zero_stage / the FSDP strategy) it was saved with");
   }
   return it->second;
-}
-
-// libtorch's key of a parameter's state in Optimizer::state().
-std::string stateKey(const at::Tensor& t) {
-  std::ostringstream s;
-  s << t.unsafeGetTensorImpl();
-  return s.str();
-}
-
-torch::optim::OptimizerParamState* stateOf(torch::optim::Optimizer& o, const at::Tensor& p) {
-  auto it = o.state().find(stateKey(p));
-  return it == o.state().end() ? nullptr : it->second.get();
 }
 
 // A tensor of a shard's shape (rows first) is cut by rows; Adam's step and the like are not.
@@ -56,7 +44,7 @@ void saveShardedState(ShardedEngine& engine, size_t m, const std::vector<torch::
   for (size_t o = 0; o < optimizers.size(); ++o) {
     part.blobs[prefix + ".opt." + std::to_string(o)] = archiveBytes([&](auto& a) {
       for (size_t i = 0; i < engine.shards().size(); ++i) {
-        const auto* state = stateOf(*optimizers[o], engine.shards()[i]);
+        const auto* state = optimizerState(*optimizers[o], engine.shards()[i]);
         if (!state) continue;
         torch::serialize::OutputArchive sub(a.compilation_unit());
         state->serialize(sub);
@@ -125,7 +113,7 @@ void loadShardedState(ShardedEngine& engine, size_t m, const std::vector<torch::
   for (size_t o = 0; o < optimizers.size(); ++o) {
     const std::string name = prefix + ".opt." + std::to_string(o);
     for (size_t i = 0; i < engine.shards().size(); ++i) {
-      auto* state = stateOf(*optimizers[o], engine.shards()[i]);
+      auto* state = optimizerState(*optimizers[o], engine.shards()[i]);
       const auto pieces = r.pieces(i);
       if (!state || pieces.empty()) continue;
       std::vector<torch::serialize::InputArchive> saved;

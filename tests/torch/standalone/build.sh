@@ -11,7 +11,7 @@
 #   through its own rpath), not the older ones of /usr/local/cuda that the linker meets first;
 # - the runtime's Gloo first: libtorch_cpu exports the symbols of the Gloo built into it, which
 #   would otherwise bind accel_runtime's calls into that Gloo (another version, other layouts).
-# Usage: build.sh PYTHON ACCEL_PREFIX BUILD_DIR [TARGET...]  (default: accel_torch checks_worker parity_worker)
+# Usage: build.sh PYTHON ACCEL_PREFIX BUILD_DIR [TARGET...]  (default: accel_torch checks_worker parity_worker zero_worker)
 # Exit: 0 built (the last line says what, against which torch, in how long); 77 this torch
 # cannot be built against here (a line "skipped: <reason>"); 1 configure or build failed.
 set -euo pipefail
@@ -19,7 +19,7 @@ set -euo pipefail
 py=$1 prefix=$(cd "$2" && pwd) build=$3
 shift 3
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(accel_torch checks_worker parity_worker)
+[[ ${#targets[@]} -gt 0 ]] || targets=(accel_torch checks_worker parity_worker zero_worker)
 here=$(cd "$(dirname "$0")" && pwd)
 start=$SECONDS
 skip() {
