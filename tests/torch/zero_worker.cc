@@ -2,13 +2,14 @@
 // The C++ side of the ZeRO tests (zero_test.py, zero_torch.py, scripts/bench_zero), under
 // `accel launch` with DeepSpeed or FSDP settings choosing the stage: trains ZeroNet (zero_net.h)
 // with the TorchAccelerator on data made from a seed, and writes what is compared:
-// final-rank<r>.pt (every parameter whole), losses-rank<r>.txt, and one line
+// final-rank<r>.pt (every parameter whole; with --no-files a line `digest rank R HEX` instead,
+// and no data.pt or init.pt), losses-rank<r>.txt, and one line
 // `memory rank R stage S peak P rest Q` of CPU bytes counted by an allocator installed before
 // anything is allocated (c10::SetCPUAllocator): the peak during the training loop (from the
 // prepared model and optimizer on) and what stays allocated after an optimizer step. Rank 0 writes data.pt and init.pt
 // for the Python side. Usage: zero_worker OUT_DIR STEPS sgd|adamw [--width W] [--depth D] [--batch B] [--clip X]
 //          [--checkpoint DIR --save-at K] [--resume DIR] [--die-at K] [--die-in-save K] [--export FILE]
-//          [--safetensors FILE] [--tied 1] [--meta-param 1] [--nosync 1]
+//          [--safetensors FILE] [--tied 1] [--meta-param 1] [--nosync 1] [--no-files 1]
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
@@ -78,7 +79,7 @@ struct Args {
   std::string out, optimizer, checkpoint, resume, export_file, safetensors;
   int64_t steps = 0, width = 32, depth = 3, batch = 8, save_at = -1, die_at = -1, die_in_save = -1;
   double clip = 0;
-  bool tied = false, meta_param = false, nosync = false;
+  bool tied = false, meta_param = false, nosync = false, no_files = false;
 };
 
 Args parse(int argc, char** argv) {
@@ -104,7 +105,8 @@ Args parse(int argc, char** argv) {
       {"--safetensors", text(a.safetensors)},
       {"--tied", flag(a.tied)},
       {"--meta-param", flag(a.meta_param)},
-      {"--nosync", flag(a.nosync)}};
+      {"--nosync", flag(a.nosync)},
+      {"--no-files", flag(a.no_files)}};
   for (int i = 4; i + 1 < argc; i += 2) {
     auto it = options.find(argv[i]);
     if (it == options.end()) throw accel::Error(std::string("zero_worker: unknown option ") + argv[i]);
@@ -143,6 +145,18 @@ void writeSafetensors(const std::string& path, torch::nn::Module& m) {
   for (const auto& t : tensors) out.write(static_cast<const char*>(t.data_ptr()), t.numel() * 4);
 }
 
+// FNV-1a over every parameter's bytes in registration order (reading a stage-3 parameter gathers
+// its unit).
+uint64_t digest(torch::nn::Module& m) {
+  uint64_t h = 1469598103934665603ull;
+  for (const auto& p : m.named_parameters()) {
+    const torch::Tensor t = p.value().detach().contiguous();
+    const auto* bytes = static_cast<const unsigned char*>(t.data_ptr());
+    for (size_t i = 0; i < t.nbytes(); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  }
+  return h;
+}
+
 // A weight two blocks share, or a parameter on another device than the rest: refused by prepare.
 void spoil(ZeroNet& net, const Args& args) {
   if (args.tied) net->register_parameter("tied", (*net->blocks)[0]->as<Block>()->fc->weight);
@@ -165,7 +179,7 @@ int main(int argc, char** argv) try {
   torch::Tensor y = x.matmul(torch::randn({16, 10})).argmax(1);
   torch::manual_seed(42);
   ZeroNet net(16, args.width, args.depth, 10);
-  if (rank == 0) {
+  if (rank == 0 && !args.no_files) {
     c10::Dict<std::string, torch::Tensor> data;
     data.insert("x", x);
     data.insert("y", y);
@@ -212,7 +226,11 @@ int main(int argc, char** argv) try {
   std::cout << fmt::format("memory rank {} stage {} peak {} rest {}\n", rank, accelerator.zeroOptions().stage,
                            CountingAllocator::peak.load(), rest);
   if (!args.export_file.empty()) accelerator.exportState(args.export_file);
-  saveTensors(args.out + "/final-rank" + std::to_string(rank) + ".pt", moduleState(*model.module(), false));
+  if (args.no_files) {  // a model too big to write twice: its bytes' digest instead
+    std::cout << fmt::format("digest rank {} {:016x}\n", rank, digest(*model.module()));
+  } else {
+    saveTensors(args.out + "/final-rank" + std::to_string(rank) + ".pt", moduleState(*model.module(), false));
+  }
   return 0;
 } catch (const accel::Error&) {
   throw;  // out of main on purpose: the runtime prints it with its hint and exits with its status
