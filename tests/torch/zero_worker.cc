@@ -6,11 +6,14 @@
 // and no data.pt or init.pt), losses-rank<r>.txt, and one line
 // `memory rank R stage S peak P rest Q` of CPU bytes counted by an allocator installed before
 // anything is allocated (c10::SetCPUAllocator): the peak during the training loop (from the
-// prepared model and optimizer on) and what stays allocated after an optimizer step. Rank 0 writes data.pt and init.pt
+// prepared model and optimizer on) and what stays allocated after an optimizer step; and
+// `step rank R median S`, the median seconds of a step after the first. Rank 0 writes data.pt and init.pt
 // for the Python side. Usage: zero_worker OUT_DIR STEPS sgd|adamw [--width W] [--depth D] [--batch B] [--clip X]
 //          [--checkpoint DIR --save-at K] [--resume DIR] [--die-at K] [--die-in-save K] [--export FILE]
 //          [--safetensors FILE] [--tied 1] [--meta-param 1] [--nosync 1] [--no-files 1]
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -194,12 +197,14 @@ int main(int argc, char** argv) try {
   accel::TensorLoader& loader = accelerator.prepare(x, y, static_cast<size_t>(args.batch));
   int64_t step = args.resume.empty() ? 0 : accelerator.loadState(args.resume).value_or(0);
   int64_t rest = 0;
+  std::vector<double> seconds;                              // each step's
   CountingAllocator::peak = CountingAllocator::now.load();  // the training's peak: from the prepared state on
   std::ofstream losses(args.out + "/losses-rank" + std::to_string(rank) + ".txt");
   for (int64_t epoch = loader.sampler().epoch(); step < args.steps; loader.setEpoch(++epoch)) {
     while (step < args.steps) {
       auto batch = loader.next();
       if (!batch) break;
+      const auto started = std::chrono::steady_clock::now();
       auto scope = accelerator.accumulate();
       std::optional<accel::NoSync> no_sync;
       if (args.nosync) no_sync.emplace(model.engine());
@@ -210,6 +215,7 @@ int main(int argc, char** argv) try {
       optimizer.zeroGrad();
       if (accelerator.syncGradients()) rest = CountingAllocator::now.load();
       losses << fmt::format("{:.9g}\n", loss.item<float>()) << std::flush;
+      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
       ++step;
       if (step == args.save_at) accelerator.saveState(args.checkpoint, step);
       if (step == args.die_in_save) {  // killed at some moment of the save
@@ -225,6 +231,10 @@ int main(int argc, char** argv) try {
   }
   std::cout << fmt::format("memory rank {} stage {} peak {} rest {}\n", rank, accelerator.zeroOptions().stage,
                            CountingAllocator::peak.load(), rest);
+  if (seconds.size() > 1) {  // the median of the steps after the first
+    std::sort(seconds.begin() + 1, seconds.end());
+    std::cout << fmt::format("step rank {} median {:.6f}\n", rank, seconds[1 + (seconds.size() - 2) / 2]);
+  }
   if (!args.export_file.empty()) accelerator.exportState(args.export_file);
   if (args.no_files) {  // a model too big to write twice: its bytes' digest instead
     std::cout << fmt::format("digest rank {} {:016x}\n", rank, digest(*model.module()));
