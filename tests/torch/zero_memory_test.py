@@ -21,7 +21,10 @@ import torch_launch
 
 ACCEL, WORKER = sys.argv[1], sys.argv[2]
 TMP = tempfile.mkdtemp(prefix="zero_memory.")
-MODEL = ["--width", 2048, "--depth", 12, "--batch", 8, "--no-files", 1]
+# 67 M parameters: DDP's model states (16 bytes a parameter, and its buckets) well above ZeRO-3's
+# at world 2 (8 bytes and a few layers), whatever each rank's cgroup also counts (its share of
+# the page cache of the libraries and files it touches first).
+MODEL = ["--width", 2048, "--depth", 16, "--batch", 8, "--no-files", 1]
 CONFIG = """compute_environment: LOCAL_MACHINE
 distributed_type: DEEPSPEED
 deepspeed_config:
@@ -43,65 +46,63 @@ def skip(why):
 
 
 class Cgroups:
-    """One memory cgroup per local rank, v2 or v1, made here and removed at the end."""
+    """One memory cgroup per local rank and run, v2 or v1, made here and removed at the end: a
+    run's cgroups are new, so no earlier run's page cache is counted in them."""
 
     def __init__(self):
-        v2 = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
-        self.root = "/sys/fs/cgroup" if v2 else "/sys/fs/cgroup/memory"
-        self.v2 = v2
-        self.base = os.path.join(self.root, f"accel_zero_{os.getpid()}")
+        self.v2 = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
+        self.root = "/sys/fs/cgroup" if self.v2 else "/sys/fs/cgroup/memory"
+        self.made = []
         if not os.path.isdir(self.root):
             skip(f"no memory cgroup hierarchy at {self.root}")
-        if v2 and "memory" not in open("/sys/fs/cgroup/cgroup.controllers").read().split():
+        if self.v2 and "memory" not in open("/sys/fs/cgroup/cgroup.controllers").read().split():
             skip("cgroup v2 without the memory controller")
         try:
-            for r in (0, 1):
-                os.mkdir(self.dir(r))
-                self.write(r, "memory.swap.max" if v2 else "memory.swappiness", "0")
+            self.fresh("probe")
         except OSError as e:
             self.remove()
             skip(f"cannot make or write a memory cgroup under {self.root}: {e}")
 
-    def dir(self, rank):
-        return f"{self.base}_{rank}"
+    def fresh(self, run, limit=None):
+        """The base path of this run's cgroups (BASE_<local rank>), made with `limit` bytes."""
+        base = os.path.join(self.root, f"accel_zero_{os.getpid()}_{run}")
+        for r in (0, 1):
+            os.mkdir(f"{base}_{r}")
+            self.made.append(f"{base}_{r}")
+            self.write(f"{base}_{r}", "memory.swap.max" if self.v2 else "memory.swappiness", "0")
+            if limit is not None:
+                self.write(f"{base}_{r}", "memory.max" if self.v2 else "memory.limit_in_bytes", str(limit))
+        return base
 
-    def write(self, rank, name, value):
-        with open(os.path.join(self.dir(rank), name), "w") as f:
+    @staticmethod
+    def write(path, name, value):
+        with open(os.path.join(path, name), "w") as f:
             f.write(value)
 
-    def limit(self, value):
-        for r in (0, 1):
-            self.write(r, "memory.max" if self.v2 else "memory.limit_in_bytes", str(value))
-
-    def reset_peak(self):
-        for r in (0, 1):
-            if not self.v2:
-                self.write(r, "memory.max_usage_in_bytes", "0")
-
-    def peaks(self):
+    def peaks(self, base):
         name = "memory.peak" if self.v2 else "memory.max_usage_in_bytes"
-        return [int(open(os.path.join(self.dir(r), name)).read()) for r in (0, 1)]
+        return [int(open(os.path.join(f"{base}_{r}", name)).read()) for r in (0, 1)]
 
     def remove(self):
-        for r in (0, 1):
-            if os.path.isdir(self.dir(r)):
-                os.rmdir(self.dir(r))
+        for path in reversed(self.made):
+            if os.path.isdir(path):
+                os.rmdir(path)
 
 
-def train(cg, stage, expect=0):
+def train(cg, stage, limit=None, expect=0):
     config = os.path.join(TMP, f"stage{stage}.yaml")
     with open(config, "w") as f:
         f.write(CONFIG.format(stage=stage, offload="cpu" if stage == 3 else "none"))
-    enter = f'echo $$ > "{cg.base}_$LOCAL_RANK/cgroup.procs" && exec "$@"'
+    base = cg.fresh(f"{stage}_{'capped' if limit else 'free'}", limit)
+    enter = f'echo $$ > "{base}_$LOCAL_RANK/cgroup.procs" && exec "$@"'
     cmd = [ACCEL, "launch", "--config_file", config, "--main_process_port", "0", "sh", "-c", enter, "sh", WORKER,
-           os.path.join(TMP, "out"), 3, "adamw", *MODEL]
+           os.path.join(TMP, "out"), 2, "adamw", *MODEL]
     os.makedirs(os.path.join(TMP, "out"), exist_ok=True)
-    cg.reset_peak()
     job = subprocess.run([str(c) for c in cmd], env=torch_launch.ENV, capture_output=True, text=True, timeout=900)
     text = job.stdout + job.stderr
     if job.returncode != expect:
         sys.exit(f"FAIL: stage {stage} exited {job.returncode}, expected {expect}\n{text}")
-    return text, cg.peaks()
+    return text, cg.peaks(base)
 
 
 def digests(text):
@@ -115,10 +116,9 @@ def main():
         zero_text, zero = train(cg, 3)
         assert min(ddp) > 1.25 * max(zero), f"DDP's peaks {ddp} are not well above ZeRO-3's {zero}"
         cap = (min(ddp) + max(zero)) // 2
-        cg.limit(cap)
-        killed, _ = train(cg, 0, expect=137)
+        killed, _ = train(cg, 0, cap, expect=137)
         assert "SIGKILL" in killed, killed
-        capped_text, capped = train(cg, 3)
+        capped_text, capped = train(cg, 3, cap)
         assert "offloading to the CPU changes nothing here" in capped_text, capped_text
         want = [d for _, d in digests(ddp_text)]
         assert len(set(want)) == 1 and [d for _, d in digests(capped_text)] == want, \

@@ -38,7 +38,8 @@ std::string refusal(const std::map<std::string, std::string>& env) {
 
 }  // namespace
 
-TEST_CASE("zero options: none without DeepSpeed or FSDP; DeepSpeed's stage, offload and clipping", "[torch][zero]") {
+TEST_CASE("zero options: none without DeepSpeed or FSDP, then DeepSpeed's stage, offload and clipping",
+          "[torch][zero]") {
   CHECK(read({}).stage == 0);
   CHECK(read({{"ACCELERATE_USE_DEEPSPEED", "true"}}).stage == 2);  // DeepSpeedPlugin's default
   const ZeroOptions z = read({{"ACCELERATE_USE_DEEPSPEED", "true"},

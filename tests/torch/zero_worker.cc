@@ -148,14 +148,19 @@ void writeSafetensors(const std::string& path, torch::nn::Module& m) {
   for (const auto& t : tensors) out.write(static_cast<const char*>(t.data_ptr()), t.numel() * 4);
 }
 
-// FNV-1a over every parameter's bytes in registration order (reading a stage-3 parameter gathers
-// its unit).
-uint64_t digest(torch::nn::Module& m) {
+// FNV-1a over every parameter's bytes in registration order. A sharded model's parameters are
+// gathered one at a time (reading a stage-3 parameter directly would leave its unit gathered).
+uint64_t digest(accel::ModelEngine& engine) {
   uint64_t h = 1469598103934665603ull;
-  for (const auto& p : m.named_parameters()) {
-    const torch::Tensor t = p.value().detach().contiguous();
+  const auto add = [&h](const torch::Tensor& whole) {
+    const torch::Tensor t = whole.detach().contiguous();
     const auto* bytes = static_cast<const unsigned char*>(t.data_ptr());
     for (size_t i = 0; i < t.nbytes(); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  };
+  if (auto* sharded = dynamic_cast<accel::ShardedEngine*>(&engine)) {
+    for (size_t i = 0; i < sharded->layout().params.size(); ++i) add(sharded->wholeParameter(i));
+  } else {
+    for (const auto& p : engine.module().named_parameters()) add(p.value());
   }
   return h;
 }
@@ -237,7 +242,7 @@ int main(int argc, char** argv) try {
   }
   if (!args.export_file.empty()) accelerator.exportState(args.export_file);
   if (args.no_files) {  // a model too big to write twice: its bytes' digest instead
-    std::cout << fmt::format("digest rank {} {:016x}\n", rank, digest(*model.module()));
+    std::cout << fmt::format("digest rank {} {:016x}\n", rank, digest(model.engine()));
   } else {
     saveTensors(args.out + "/final-rank" + std::to_string(rank) + ".pt", moduleState(*model.module(), false));
   }
