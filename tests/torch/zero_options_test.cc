@@ -73,6 +73,10 @@ TEST_CASE("zero options: a DeepSpeed config file wins, its auto takes the launch
   auto without_clip = env;
   without_clip.erase("ACCELERATE_GRADIENT_CLIPPING");
   CHECK_THAT(refusal(without_clip), Catch::Contains("gradient_clipping is \"auto\" and the launch gives no value"));
+  std::ofstream(path) << R"({"zero_optimization": {"offload_param": {"device": 1}}})";
+  CHECK_THAT(refusal(env), Catch::Contains("zero_optimization.offload_param.device is not a string"));
+  std::ofstream(path) << "[]";
+  CHECK_THAT(refusal(env), Catch::Contains("the top level is not an object"));
   std::ofstream(path) << "{not json";
   CHECK_THAT(refusal(env), Catch::Contains(path + ": not JSON"));
   auto missing = env;

@@ -74,7 +74,14 @@ void readDeepSpeedFile(const std::string& path, const EnvReader& getenv, ZeroOpt
   } catch (const Json::parse_error& e) {
     throw UsageError(fmt::format("{}: not JSON: {}", path, e.what()), "fix the DeepSpeed config file");
   }
+  // A value of another type than DeepSpeed's is said with its key, not left to the JSON
+  // library's exception.
+  const auto wrong = [&path](const std::string& key, const char* want) {
+    return UsageError(fmt::format("{}: {} is not {}", path, key, want), "fix the DeepSpeed config file");
+  };
+  if (!j.is_object()) throw wrong("the top level", "an object");
   const Json zero = j.value("zero_optimization", Json::object());
+  if (!zero.is_object()) throw wrong("zero_optimization", "an object");
   if (zero.contains("stage")) {
     if (!zero["stage"].is_number_integer() || zero["stage"].get<int>() < 0 || zero["stage"].get<int>() > 3) {
       throw UsageError(fmt::format("{}: zero_optimization.stage {} is not 0-3", path, zero["stage"].dump()),
@@ -83,7 +90,10 @@ void readDeepSpeedFile(const std::string& path, const EnvReader& getenv, ZeroOpt
     z.stage = zero["stage"].get<int>();
   }
   const auto device = [&](const char* key) -> std::optional<std::string> {
-    if (!zero.contains(key) || !zero[key].contains("device")) return std::nullopt;
+    if (!zero.contains(key)) return std::nullopt;
+    if (!zero[key].is_object()) throw wrong(std::string("zero_optimization.") + key, "an object");
+    if (!zero[key].contains("device")) return std::nullopt;
+    if (!zero[key]["device"].is_string()) throw wrong(std::string("zero_optimization.") + key + ".device", "a string");
     return zero[key]["device"].get<std::string>();
   };
   if (auto d = device("offload_optimizer"))
